@@ -1,0 +1,243 @@
+//===- Printer.cpp - the stable text form of the typed IR -----------------===//
+//
+// Prints programs for --emit=ir. Deterministic: stages in program order,
+// numbered by id; no addresses. Elementwise bodies print as nested calls
+// reading operand stages by id, e.g. `add(mul(%3, %2), 1)`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Program.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace coconet::ir {
+
+/// The shortest decimal text that reads back as the same double.
+static std::string formatDouble(double v) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  std::string s = buf;
+  // Keep float literals recognisable as floats.
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+static std::string axisName(const Program &program, int axis) {
+  if (axis < 0)
+    return "all";
+  if (static_cast<unsigned>(axis) < program.mesh.axes.size())
+    return program.mesh.axes[axis].name;
+  return "?";
+}
+
+/// Prints a body iteratively: a stack of (node, next child) frames.
+static void printBody(const Stage &stage,
+                      llvm::raw_ostream &os) {
+  struct Frame {
+    const ScalarExpr *expr;
+    unsigned next;
+  };
+  llvm::SmallVector<Frame, 16> stack;
+  stack.push_back({stage.body, 0});
+  while (!stack.empty()) {
+    Frame &frame = stack.back();
+    const ScalarExpr *e = frame.expr;
+    if (frame.next == 0) {
+      switch (e->op) {
+      case ScalarOp::Operand:
+        if (e->operandIndex < stage.operands.size())
+          os << '%' << stage.operands[e->operandIndex]->id;
+        else
+          os << "%<bad operand " << e->operandIndex << '>';
+        stack.pop_back();
+        continue;
+      case ScalarOp::Const:
+        if (isFloat(e->dtype))
+          os << formatDouble(e->constValue);
+        else if (e->dtype == DType::Bool)
+          os << (e->constInt ? "true" : "false");
+        else if (e->dtype == DType::U64)
+          os << static_cast<uint64_t>(e->constInt);
+        else
+          os << e->constInt;
+        if (e->dtype != DType::F32 && e->dtype != DType::I32 &&
+            e->dtype != DType::Bool)
+          os << ':' << dtypeName(e->dtype);
+        stack.pop_back();
+        continue;
+      case ScalarOp::Cast:
+        os << dtypeName(e->dtype) << '(';
+        break;
+      default:
+        os << scalarOpName(e->op) << '(';
+        break;
+      }
+    }
+    if (frame.next < e->args.size()) {
+      if (frame.next)
+        os << ", ";
+      const ScalarExpr *child = e->args[frame.next++];
+      stack.push_back({child, 0});
+      continue;
+    }
+    os << ')';
+    stack.pop_back();
+  }
+}
+
+static void printOperands(const Stage &stage, llvm::raw_ostream &os,
+                          bool leadingComma) {
+  for (size_t i = 0; i < stage.operands.size(); ++i) {
+    if (i || leadingComma)
+      os << ", ";
+    os << '%' << stage.operands[i]->id;
+  }
+}
+
+static void printStage(const Program &program, const Stage &stage,
+                       llvm::raw_ostream &os) {
+  os << "  %" << stage.id << ' ' << stage.name << " : "
+     << stage.type.str(program.mesh) << " = ";
+  switch (stage.kind) {
+  case StageKind::Param:
+    os << "param " << stage.paramIndex;
+    break;
+  case StageKind::Elementwise:
+    os << "elementwise ";
+    printBody(stage, os);
+    break;
+  case StageKind::Reduction:
+    os << "reduction " << reductionKindName(stage.reduction) << '(';
+    printOperands(stage, os, false);
+    if (stage.dim >= 0)
+      os << ", dim=" << stage.dim;
+    os << ')';
+    break;
+  case StageKind::MatMul:
+  case StageKind::Transpose:
+  case StageKind::LayerNorm:
+  case StageKind::RmsNorm:
+    os << stageKindName(stage.kind) << '(';
+    printOperands(stage, os, false);
+    os << ')';
+    break;
+  case StageKind::AllReduce:
+    os << "allreduce(" << reduceOpName(stage.reduceOp);
+    printOperands(stage, os, true);
+    os << ") over " << axisName(program, stage.axis);
+    break;
+  case StageKind::ReduceScatter:
+    os << "reducescatter(" << reduceOpName(stage.reduceOp);
+    printOperands(stage, os, true);
+    os << ", dim=" << stage.dim << ") over " << axisName(program, stage.axis);
+    break;
+  case StageKind::AllGather:
+    os << "allgather(";
+    printOperands(stage, os, false);
+    os << ") over " << axisName(program, stage.axis);
+    break;
+  case StageKind::Broadcast:
+    os << "broadcast(";
+    printOperands(stage, os, false);
+    os << ", root=" << stage.root << ") over "
+       << axisName(program, stage.axis);
+    break;
+  case StageKind::Reduce:
+    os << "reduce(" << reduceOpName(stage.reduceOp);
+    printOperands(stage, os, true);
+    os << ", root=" << stage.root << ") over "
+       << axisName(program, stage.axis);
+    break;
+  case StageKind::SendRecv:
+    os << "sendrecv(";
+    printOperands(stage, os, false);
+    os << ", offset=" << stage.offset << ") over "
+       << axisName(program, stage.axis);
+    break;
+  }
+  if (stage.updates)
+    os << " -> update %" << stage.updates->id;
+  os << '\n';
+}
+
+void printProgram(const Program &program, llvm::raw_ostream &os) {
+  os << "program " << program.name;
+  if (!program.mesh.isImplicit || program.mesh.axes.size() != 1) {
+    os << " mesh [";
+    for (size_t i = 0; i < program.mesh.axes.size(); ++i) {
+      if (i)
+        os << ", ";
+      os << program.mesh.axes[i].name << ": " << program.mesh.axes[i].size;
+    }
+    os << ']';
+  }
+  os << " {\n";
+  for (const auto &stage : program.getStages())
+    printStage(program, *stage, os);
+  os << "  results";
+  for (size_t i = 0; i < program.getResults().size(); ++i) {
+    const Stage *r = program.getResults()[i];
+    os << (i ? ", " : " ") << '%' << r->id;
+    if (r->updates)
+      os << " -> " << r->updates->name;
+  }
+  os << "\n}\n";
+}
+
+static llvm::StringRef directiveName(Schedule::Directive::Kind kind) {
+  switch (kind) {
+  case Schedule::Directive::Kind::Split:
+    return "split";
+  case Schedule::Directive::Kind::Reorder:
+    return "reorder";
+  case Schedule::Directive::Kind::Shard:
+    return "shard";
+  case Schedule::Directive::Kind::Fuse:
+    return "fuse";
+  case Schedule::Directive::Kind::Overlap:
+    return "overlap";
+  case Schedule::Directive::Kind::Apply:
+    return "apply";
+  }
+  return "?";
+}
+
+void printSchedule(const Schedule &schedule, llvm::raw_ostream &os) {
+  os << "schedule " << schedule.name << " for " << schedule.program << " {\n";
+  for (const auto &d : schedule.directives) {
+    os << "  ";
+    if (d.kind == Schedule::Directive::Kind::Apply) {
+      os << "apply " << (d.args.empty() ? "?" : d.args[0]) << '\n';
+      continue;
+    }
+    if (!d.results.empty()) {
+      os << '(';
+      for (size_t i = 0; i < d.results.size(); ++i)
+        os << (i ? ", " : "") << d.results[i];
+      os << ") = ";
+    }
+    os << directiveName(d.kind) << '(';
+    for (size_t i = 0; i < d.args.size(); ++i)
+      os << (i ? ", " : "") << d.args[i];
+    os << ')';
+    if (d.kind == Schedule::Directive::Kind::Overlap)
+      os << " chunks " << d.chunks;
+    os << '\n';
+  }
+  os << "}\n";
+}
+
+} // namespace coconet::ir

@@ -1,0 +1,176 @@
+//===- Program.h - the typed IR: stages and programs ------------*- C++ -*-===//
+//
+// A program is a DAG of stages in SSA form: every Stage defines one tensor
+// value (a scalar is a tensor of rank 0) and reads the values of its operand
+// stages. Stages are kept in program order, which is a topological order.
+//
+// Semantics of each kind (P is the number of ranks of the stage's axis):
+//   Param          an input; its type is the declared one.
+//   Elementwise    body evaluated per element of the result shape; operands
+//                  broadcast against the trailing dimensions of the result.
+//   Reduction      sum / max / min / norm (L2) over all elements (dim = -1,
+//                  giving a scalar) or along `dim`; accumulates in f64 and
+//                  rounds once. Of a sliced or local input it is a per-rank
+//                  partial value (layout local) until a collective combines it.
+//   MatMul         [..., M, K] x [..., K, N] -> [..., M, N]; accumulates in
+//                  f64, rounds once.
+//   Transpose      swaps the last two dimensions.
+//   LayerNorm      (x, gamma, beta, eps) over the last dimension.
+//   RmsNorm        (x, gamma, eps) over the last dimension.
+//   AllReduce      combine over the axis in ascending rank order, in f64,
+//                  rounding once; every rank gets the result.
+//   ReduceScatter  as AllReduce, rank i of the axis keeps block i along `dim`.
+//   AllGather      concatenates the blocks along the sliced dimension.
+//   Broadcast      every rank of the axis gets the value of rank `root`.
+//   Reduce         rank `root` gets the combination; the others get zeros.
+//   SendRecv       rank i of the axis receives the value of rank i - offset,
+//                  zeros when there is no such rank.
+// Any stage may carry `updates = p`: `x = update(p, e)` makes the stage that
+// computes e write its value into parameter p in place; it is then a result.
+// A collective's `axis` is an index into the mesh, or -1 for every axis.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_IR_PROGRAM_H
+#define COCONET_IR_PROGRAM_H
+
+#include "ir/ScalarExpr.h"
+#include "ir/Types.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace coconet::ir {
+
+enum class StageKind {
+#define STAGE(Name, Printed) Name,
+#include "ir/StageKinds.def"
+};
+
+llvm::StringRef stageKindName(StageKind kind);
+
+/// Kinds of Reduction stages.
+enum class ReductionKind { Sum, Max, Min, Norm };
+llvm::StringRef reductionKindName(ReductionKind kind);
+
+/// Is this kind a collective or point-to-point communication?
+bool isCommunication(StageKind kind);
+
+/// One SSA value of a program. Which attribute fields are meaningful
+/// depends on the kind (see the file comment).
+class Stage {
+public:
+  StageKind kind = StageKind::Param;
+  /// Position in program order (assigned by Program::renumber()).
+  unsigned id = 0;
+  /// The stage's name: the statement or parameter name, or `x.1` for a
+  /// stage split out of the expression of statement `x`.
+  std::string name;
+  TensorType type;
+  llvm::SmallVector<Stage *, 4> operands;
+  /// The DSL statement (or parameter) that defined it.
+  llvm::SMRange loc;
+
+  // Attributes.
+  unsigned paramIndex = 0;                 ///< Param
+  const ScalarExpr *body = nullptr;        ///< Elementwise
+  ReductionKind reduction = ReductionKind::Sum; ///< Reduction
+  int dim = -1;       ///< Reduction (-1: all); ReduceScatter (scattered dim)
+  ReduceOp reduceOp = ReduceOp::Sum;       ///< AllReduce, ReduceScatter, Reduce
+  int axis = 0;       ///< communication: mesh axis, -1 for all axes
+  int64_t root = 0;   ///< Broadcast, Reduce: coordinate along the axis
+  int64_t offset = 0; ///< SendRecv
+  /// The parameter this stage's value is written into, or null.
+  Stage *updates = nullptr;
+
+  bool isParam() const { return kind == StageKind::Param; }
+};
+
+/// A program: parameters, stages and results.
+class Program {
+public:
+  std::string name;
+  Mesh mesh;
+  llvm::SMRange loc;
+  /// Size names in order of first appearance (mesh sizes first).
+  llvm::SmallVector<std::string, 4> sizeNames;
+
+  Program() = default;
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+
+  /// Creates a stage at the end of program order.
+  Stage *addStage(StageKind kind, llvm::StringRef name, TensorType type,
+                  llvm::ArrayRef<Stage *> operands, llvm::SMRange loc);
+  /// Creates a scalar expression node owned by the program.
+  const ScalarExpr *addExpr(ScalarExpr expr);
+
+  llvm::ArrayRef<std::unique_ptr<Stage>> getStages() const { return stages; }
+  llvm::ArrayRef<Stage *> getParams() const { return params; }
+  /// Updates (in parameter order) followed by returned values.
+  llvm::ArrayRef<Stage *> getResults() const { return results; }
+  void addResult(Stage *stage) { results.push_back(stage); }
+  Stage *findStage(llvm::StringRef name) const;
+  /// The stage that updates `param`, or null.
+  Stage *findUpdateOf(const Stage *param) const;
+  /// Assigns ids in program order.
+  void renumber();
+
+private:
+  std::vector<std::unique_ptr<Stage>> stages;
+  std::vector<std::unique_ptr<ScalarExpr>> exprs;
+  llvm::SmallVector<Stage *, 8> params;
+  llvm::SmallVector<Stage *, 8> results;
+};
+
+/// A schedule with its names resolved against its program. Transformations
+/// are applied by the pass manager (issue #3); here they are only checked to
+/// name existing stages and known transformations.
+struct Schedule {
+  struct Directive {
+    enum class Kind { Split, Reorder, Shard, Fuse, Overlap, Apply };
+    Kind kind = Kind::Split;
+    llvm::SmallVector<std::string, 2> results;
+    llvm::SmallVector<std::string, 4> args;
+    int64_t chunks = 0;
+    llvm::SMRange loc;
+  };
+  std::string name;
+  std::string program;
+  std::vector<Directive> directives;
+  llvm::SMRange loc;
+};
+
+/// Everything one compilation produced: programs (imported ones included)
+/// and schedules, in source order.
+struct Module {
+  std::vector<std::unique_ptr<Program>> programs;
+  std::vector<Schedule> schedules;
+
+  Program *findProgram(llvm::StringRef name) const;
+  const Schedule *findSchedule(llvm::StringRef name) const;
+};
+
+/// Prints a program in the stable text form of --emit=ir.
+void printProgram(const Program &program, llvm::raw_ostream &os);
+/// Prints a schedule's directives.
+void printSchedule(const Schedule &schedule, llvm::raw_ostream &os);
+
+/// Checks the IR invariants (operand order, types and layouts consistent with
+/// each kind's rules). Returns an empty string when valid, else a description
+/// of the first violation (a compiler bug, never a user error).
+std::string verifyProgram(const Program &program);
+
+} // namespace coconet::ir
+
+#endif // COCONET_IR_PROGRAM_H

@@ -1,0 +1,54 @@
+//===- ScalarExpr.h - per-element bodies of elementwise stages --*- C++ -*-===//
+//
+// An elementwise stage computes every element of its result with a small
+// immutable expression tree (Halide-style). Leaves read one element of a
+// stage operand (broadcast over leading dimensions; size-1 dimensions
+// repeat) or are constants. Every node has an element type; a node of type
+// f16/bf16 computes in f32 and rounds its result to its type, so results do
+// not depend on how stages are later fused.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_IR_SCALAREXPR_H
+#define COCONET_IR_SCALAREXPR_H
+
+#include "ir/Types.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace coconet::ir {
+
+/// Operations of scalar bodies. Unary math ops take one argument; Pow, Max,
+/// Min and the arithmetic and comparison ops take two; Select takes
+/// (condition, then, else); Dropout takes (x, p, seed) and keeps x / (1 - p)
+/// where dropoutKeep(seed, global element index, p) (support/Philox.h), else
+/// 0.
+enum class ScalarOp {
+  Operand, ///< operandIndex: element of the stage's operand
+  Const,   ///< constValue (exact for every dtype but u64/i64 beyond 2^53)
+  Cast,    ///< convert args[0] to dtype
+  Neg,
+  Add, Sub, Mul, Div,
+  Lt, Le, Gt, Ge, Eq, Ne, ///< bool results
+  Select,
+  Sqrt, Rsqrt, Exp, Log, Abs, Tanh, Erf, Relu, Gelu, Silu,
+  Pow, Max, Min,
+  Dropout,
+};
+
+/// The printed name ("add", "sqrt", ...).
+llvm::StringRef scalarOpName(ScalarOp op);
+
+struct ScalarExpr {
+  ScalarOp op = ScalarOp::Const;
+  DType dtype = DType::F32;
+  llvm::SmallVector<const ScalarExpr *, 3> args;
+  unsigned operandIndex = 0;
+  double constValue = 0;
+  int64_t constInt = 0; ///< Exact value of integer constants.
+};
+
+} // namespace coconet::ir
+
+#endif // COCONET_IR_SCALAREXPR_H

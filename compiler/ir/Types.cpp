@@ -1,0 +1,255 @@
+//===- Types.cpp - element types, shapes, layouts and meshes --------------===//
+//
+// Construction, comparison and printing of the IR's types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Types.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+
+namespace coconet::ir {
+
+llvm::StringRef dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  case DType::U64:
+    return "u64";
+  case DType::Bool:
+    return "bool";
+  }
+  return "?";
+}
+
+std::optional<DType> parseDType(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<DType>>(name)
+      .Case("f16", DType::F16)
+      .Case("bf16", DType::BF16)
+      .Case("f32", DType::F32)
+      .Case("f64", DType::F64)
+      .Case("i32", DType::I32)
+      .Case("i64", DType::I64)
+      .Case("u64", DType::U64)
+      .Case("bool", DType::Bool)
+      .Default(std::nullopt);
+}
+
+bool isFloat(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+  case DType::F32:
+  case DType::F64:
+    return true;
+  case DType::I32:
+  case DType::I64:
+  case DType::U64:
+  case DType::Bool:
+    return false;
+  }
+  return false;
+}
+
+bool isInteger(DType dtype) {
+  return dtype == DType::I32 || dtype == DType::I64 || dtype == DType::U64;
+}
+
+unsigned dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F64:
+  case DType::I64:
+  case DType::U64:
+    return 8;
+  case DType::Bool:
+    return 1;
+  }
+  return 1;
+}
+
+Dim Dim::constant(int64_t value) {
+  Dim d;
+  d.coeff = value;
+  return d;
+}
+
+Dim Dim::symbol(llvm::StringRef name) {
+  Dim d;
+  d.syms.push_back(name.str());
+  return d;
+}
+
+Dim Dim::operator*(const Dim &other) const {
+  Dim d;
+  d.coeff = coeff * other.coeff;
+  d.syms = syms;
+  d.syms.append(other.syms.begin(), other.syms.end());
+  std::sort(d.syms.begin(), d.syms.end());
+  return d;
+}
+
+std::optional<Dim> Dim::divideBy(int64_t divisor) const {
+  if (divisor <= 0 || coeff % divisor != 0)
+    return std::nullopt;
+  Dim d = *this;
+  d.coeff /= divisor;
+  return d;
+}
+
+std::optional<int64_t> Dim::evaluate(const DimEnv &env) const {
+  int64_t value = coeff;
+  for (const std::string &s : syms) {
+    auto it = env.find(s);
+    if (it == env.end())
+      return std::nullopt;
+    if (__builtin_mul_overflow(value, it->second, &value))
+      return std::nullopt;
+  }
+  return value;
+}
+
+std::string Dim::str() const {
+  std::string out;
+  if (coeff != 1 || syms.empty())
+    out = std::to_string(coeff);
+  for (const std::string &s : syms) {
+    if (!out.empty())
+      out += '*';
+    out += s;
+  }
+  return out;
+}
+
+std::string shapeStr(llvm::ArrayRef<Dim> shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += shape[i].str();
+  }
+  return out + "]";
+}
+
+Mesh Mesh::world() {
+  Mesh m;
+  m.axes.push_back({"world", "P"});
+  m.isImplicit = true;
+  return m;
+}
+
+std::optional<unsigned> Mesh::findAxis(llvm::StringRef name) const {
+  for (unsigned i = 0; i < axes.size(); ++i)
+    if (axes[i].name == name)
+      return i;
+  return std::nullopt;
+}
+
+bool Layout::isReplicated() const {
+  return llvm::all_of(axes, [](const AxisLayout &a) {
+    return a.state == AxisState::Replicated;
+  });
+}
+
+bool Layout::isLocalAnywhere() const {
+  return llvm::any_of(
+      axes, [](const AxisLayout &a) { return a.state == AxisState::Local; });
+}
+
+bool Layout::isSlicedAnywhere() const {
+  return llvm::any_of(
+      axes, [](const AxisLayout &a) { return a.state == AxisState::Sliced; });
+}
+
+bool Layout::slicesDim(int dim) const {
+  return llvm::any_of(axes, [&](const AxisLayout &a) {
+    return a.state == AxisState::Sliced && a.dim == dim;
+  });
+}
+
+static std::string axisTerm(const AxisLayout &a, llvm::StringRef axisNames) {
+  switch (a.state) {
+  case AxisState::Replicated:
+    return axisNames.empty() ? "replicated"
+                             : "replicated(" + axisNames.str() + ")";
+  case AxisState::Local:
+    return axisNames.empty() ? "local" : "local(" + axisNames.str() + ")";
+  case AxisState::Sliced:
+    return axisNames.empty()
+               ? "sliced(" + std::to_string(a.dim) + ")"
+               : "sliced(" + std::to_string(a.dim) + ", " + axisNames.str() +
+                     ")";
+  }
+  return "?";
+}
+
+std::string Layout::str(const Mesh &mesh) const {
+  if (axes.empty())
+    return "replicated";
+  // One term when every axis agrees; otherwise one term per axis, in mesh
+  // order, so the text reads back as the same layout.
+  if (llvm::all_of(axes, [&](const AxisLayout &a) { return a == axes[0]; }))
+    return axisTerm(axes[0], "");
+  std::string out;
+  for (unsigned i = 0; i < axes.size(); ++i) {
+    if (i)
+      out += ' ';
+    llvm::StringRef name =
+        i < mesh.axes.size() ? llvm::StringRef(mesh.axes[i].name) : "?";
+    out += axisTerm(axes[i], name);
+  }
+  return out;
+}
+
+std::string TensorType::str(const Mesh &mesh) const {
+  std::string out = dtypeName(dtype).str();
+  if (isScalar())
+    return layout.isReplicated() ? out : out + " " + layout.str(mesh);
+  return out + shapeStr(shape) + " " + layout.str(mesh);
+}
+
+llvm::StringRef reduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Prod:
+    return "prod";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Min:
+    return "min";
+  case ReduceOp::Avg:
+    return "avg";
+  }
+  return "?";
+}
+
+std::optional<ReduceOp> parseReduceOp(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<ReduceOp>>(name)
+      .Case("sum", ReduceOp::Sum)
+      .Case("prod", ReduceOp::Prod)
+      .Case("max", ReduceOp::Max)
+      .Case("min", ReduceOp::Min)
+      .Case("avg", ReduceOp::Avg)
+      .Default(std::nullopt);
+}
+
+} // namespace coconet::ir

@@ -1,0 +1,167 @@
+//===- Types.h - element types, shapes, layouts and meshes ------*- C++ -*-===//
+//
+// The type of every IR value is a TensorType: an element type, a symbolic
+// shape and a layout. A scalar is a tensor of rank 0. Shapes are *global*:
+// a tensor sliced along dimension d over a mesh axis of size P has global
+// size n along d and each rank holds the block of n/P elements at offset
+// coordinate * n/P.
+//
+// A layout says, for each axis of the program's mesh, how the value relates
+// across the ranks of that axis:
+//   replicated  every rank of the axis holds the same full tensor;
+//   local       every rank holds a full-size tensor with its own values;
+//   sliced(d)   rank i of the axis holds the i-th block along dimension d.
+// A program without a mesh has one axis, `world`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_IR_TYPES_H
+#define COCONET_IR_TYPES_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace coconet::ir {
+
+/// Element types. Arithmetic on f16 and bf16 is done in f32 and rounded to
+/// the element type (round to nearest even) whenever a value of that type is
+/// produced.
+enum class DType { F16, BF16, F32, F64, I32, I64, U64, Bool };
+
+llvm::StringRef dtypeName(DType dtype);
+std::optional<DType> parseDType(llvm::StringRef name);
+bool isFloat(DType dtype);
+bool isInteger(DType dtype);
+/// Bytes of one element in memory.
+unsigned dtypeSize(DType dtype);
+
+/// The values of the size names of a program, e.g. {N: 1024}.
+using DimEnv = std::map<std::string, int64_t, std::less<>>;
+
+/// A symbolic size: a positive coefficient times a product of size names,
+/// kept sorted so that equal sizes compare equal (`4*H` == `H*4`).
+class Dim {
+public:
+  Dim() = default;
+  static Dim constant(int64_t value);
+  static Dim symbol(llvm::StringRef name);
+
+  int64_t coefficient() const { return coeff; }
+  llvm::ArrayRef<std::string> symbols() const { return syms; }
+  bool isConstant() const { return syms.empty(); }
+
+  Dim operator*(const Dim &other) const;
+  /// Divides by a constant when the coefficient allows it.
+  std::optional<Dim> divideBy(int64_t divisor) const;
+  bool operator==(const Dim &other) const {
+    return coeff == other.coeff && syms == other.syms;
+  }
+  bool operator!=(const Dim &other) const { return !(*this == other); }
+
+  /// The value under `env`; nullopt if a name is unbound or it overflows.
+  std::optional<int64_t> evaluate(const DimEnv &env) const;
+  /// "4*H", "N", "1024".
+  std::string str() const;
+
+private:
+  int64_t coeff = 1;
+  llvm::SmallVector<std::string, 2> syms;
+};
+
+using Shape = llvm::SmallVector<Dim, 4>;
+
+/// "[N, 4*H]", or "[]" for a scalar.
+std::string shapeStr(llvm::ArrayRef<Dim> shape);
+
+/// How a value relates across the ranks of one mesh axis.
+enum class AxisState : uint8_t { Replicated, Local, Sliced };
+
+struct AxisLayout {
+  AxisState state = AxisState::Replicated;
+  int dim = 0; ///< The sliced dimension, for Sliced.
+  bool operator==(const AxisLayout &o) const {
+    return state == o.state && (state != AxisState::Sliced || dim == o.dim);
+  }
+  bool operator!=(const AxisLayout &o) const { return !(*this == o); }
+};
+
+/// A process mesh: named axes whose sizes are size names bound at run time.
+struct Mesh {
+  struct Axis {
+    std::string name;
+    std::string size; ///< The size name, e.g. "T"; "P" for the world axis.
+  };
+  llvm::SmallVector<Axis, 2> axes;
+  bool isImplicit = true; ///< No `mesh` declared: one axis called world.
+
+  static Mesh world();
+  std::optional<unsigned> findAxis(llvm::StringRef name) const;
+  unsigned size() const { return axes.size(); }
+};
+
+/// One AxisLayout per mesh axis.
+class Layout {
+public:
+  Layout() = default;
+  explicit Layout(unsigned numAxes, AxisLayout all = {})
+      : axes(numAxes, all) {}
+  static Layout replicated(unsigned numAxes) { return Layout(numAxes); }
+  static Layout local(unsigned numAxes) {
+    return Layout(numAxes, {AxisState::Local, 0});
+  }
+
+  unsigned size() const { return axes.size(); }
+  const AxisLayout &operator[](unsigned i) const { return axes[i]; }
+  AxisLayout &operator[](unsigned i) { return axes[i]; }
+  llvm::ArrayRef<AxisLayout> getAxes() const { return axes; }
+
+  bool isReplicated() const;
+  bool isLocalAnywhere() const;
+  bool isSlicedAnywhere() const;
+  /// Is dimension `dim` sliced over some axis?
+  bool slicesDim(int dim) const;
+
+  bool operator==(const Layout &o) const { return axes == o.axes; }
+  bool operator!=(const Layout &o) const { return !(*this == o); }
+
+  /// Source syntax: "replicated", "sliced(0)", "local(pp) sliced(0, tp)".
+  std::string str(const Mesh &mesh) const;
+
+private:
+  llvm::SmallVector<AxisLayout, 2> axes;
+};
+
+/// The type of an IR value.
+struct TensorType {
+  DType dtype = DType::F32;
+  Shape shape;
+  Layout layout;
+
+  bool isScalar() const { return shape.empty(); }
+  unsigned rank() const { return shape.size(); }
+  bool operator==(const TensorType &o) const {
+    return dtype == o.dtype && shape == o.shape && layout == o.layout;
+  }
+  bool operator!=(const TensorType &o) const { return !(*this == o); }
+  /// "f16[N] sliced(0)" or "f32".
+  std::string str(const Mesh &mesh) const;
+};
+
+/// Reduction operators of collectives.
+enum class ReduceOp { Sum, Prod, Max, Min, Avg };
+llvm::StringRef reduceOpName(ReduceOp op);
+std::optional<ReduceOp> parseReduceOp(llvm::StringRef name);
+
+} // namespace coconet::ir
+
+#endif // COCONET_IR_TYPES_H

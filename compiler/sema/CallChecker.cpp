@@ -1,0 +1,758 @@
+//===- CallChecker.cpp - the built-in operations --------------------------===//
+//
+// Checks calls of built-in operations: binds positional and keyword
+// arguments to the operation's signature, then applies its element type,
+// shape and layout rule. Elementwise operations extend the statement's body;
+// the others (reductions, matmul, norms, collectives) become stages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sema/LayoutRules.h"
+#include "sema/ProgramChecker.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace coconet::sema {
+
+using ir::DType;
+using ir::ScalarOp;
+using ir::StageKind;
+using ir::TensorType;
+
+namespace {
+
+/// A signature: parameter names, how many are required.
+struct Signature {
+  llvm::SmallVector<llvm::StringRef, 5> params;
+  unsigned required;
+};
+
+/// The operation families, which decide how a call is checked.
+enum class Family {
+  Cast,
+  FloatMath,
+  NumMath,
+  Pow,
+  MinMax, // two arguments: elementwise; one: reduction
+  Select,
+  Dropout,
+  Reduction,
+  MatMul,
+  Transpose,
+  LayerNorm,
+  RmsNorm,
+  Collective,
+  Update,
+};
+
+struct Builtin {
+  Family family;
+  Signature sig;
+};
+
+std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs) {
+  using F = Family;
+  if (ir::parseDType(name) && name != "bool")
+    return Builtin{F::Cast, {{"x"}, 1}};
+  return llvm::StringSwitch<std::optional<Builtin>>(name)
+      .Cases("sqrt", "rsqrt", "exp", "log", "tanh",
+             Builtin{F::FloatMath, {{"x"}, 1}})
+      .Cases("erf", "gelu", "silu", Builtin{F::FloatMath, {{"x"}, 1}})
+      .Cases("abs", "relu", Builtin{F::NumMath, {{"x"}, 1}})
+      .Case("pow", Builtin{F::Pow, {{"x", "y"}, 2}})
+      .Cases("max", "min",
+             numArgs >= 2 && numArgs != 0
+                 ? Builtin{F::MinMax, {{"x", "y"}, 2}}
+                 : Builtin{F::Reduction, {{"x", "dim"}, 1}})
+      .Case("select", Builtin{F::Select, {{"cond", "x", "y"}, 3}})
+      .Case("dropout", Builtin{F::Dropout, {{"x", "p", "seed"}, 3}})
+      .Cases("sum", "norm", Builtin{F::Reduction, {{"x", "dim"}, 1}})
+      .Case("matmul", Builtin{F::MatMul, {{"a", "b"}, 2}})
+      .Case("transpose", Builtin{F::Transpose, {{"x"}, 1}})
+      .Case("layernorm",
+            Builtin{F::LayerNorm, {{"x", "gamma", "beta", "eps"}, 4}})
+      .Case("rmsnorm", Builtin{F::RmsNorm, {{"x", "gamma", "eps"}, 3}})
+      .Case("allreduce", Builtin{F::Collective, {{"op", "x", "axis"}, 2}})
+      .Case("reducescatter",
+            Builtin{F::Collective, {{"op", "x", "axis", "dim"}, 2}})
+      .Case("allgather", Builtin{F::Collective, {{"x", "axis"}, 1}})
+      .Case("broadcast", Builtin{F::Collective, {{"x", "root", "axis"}, 2}})
+      .Case("reduce",
+            Builtin{F::Collective, {{"op", "x", "root", "axis"}, 3}})
+      .Case("sendrecv",
+            numArgs == 2 ? Builtin{F::Collective, {{"x", "offset"}, 2}}
+                         : Builtin{F::Collective, {{"x", "axis", "offset"}, 3}})
+      .Case("update", Builtin{F::Update, {{"target", "value"}, 2}})
+      .Default(std::nullopt);
+}
+
+std::string argCount(const Signature &sig) {
+  auto plural = [](unsigned n) {
+    return std::to_string(n) + (n == 1 ? " argument" : " arguments");
+  };
+  if (sig.required == sig.params.size())
+    return plural(sig.required);
+  return std::to_string(sig.required) + " to " + plural(sig.params.size());
+}
+
+} // namespace
+
+/// Checking of one call: its bound arguments and the checker.
+struct CallChecker {
+  ProgramChecker &c;
+  const ast::Expr &call;
+  llvm::StringRef name;
+  llvm::SmallVector<const ast::Expr *, 5> args; // by signature position
+
+  DiagnosticEngine &diags() { return c.diags; }
+  unsigned numAxes() const { return c.program.mesh.size(); }
+
+  /// Binds arguments to `sig`; reports and returns false on a mismatch.
+  bool bind(const Signature &sig) {
+    args.assign(sig.params.size(), nullptr);
+    bool sawKeyword = false;
+    size_t positional = 0;
+    for (size_t i = 0; i < call.operands.size(); ++i) {
+      const ast::Ident &key = call.argKeys[i];
+      if (key.name.empty()) {
+        if (sawKeyword) {
+          diags().report(call.operands[i]->range,
+                         DiagId::PositionalAfterKeyword);
+          return false;
+        }
+        if (positional >= sig.params.size()) {
+          diags().report(call.range, DiagId::WrongArgCount, name,
+                         argCount(sig), call.operands.size());
+          return false;
+        }
+        args[positional++] = call.operands[i].get();
+        continue;
+      }
+      sawKeyword = true;
+      auto it = llvm::find(sig.params, key.name);
+      if (it == sig.params.end()) {
+        diags().report(key.range, DiagId::UnknownKeyword, name, key.name);
+        return false;
+      }
+      size_t index = it - sig.params.begin();
+      if (args[index]) {
+        diags().report(key.range, DiagId::DuplicateKeyword, key.name);
+        return false;
+      }
+      args[index] = call.operands[i].get();
+    }
+    for (unsigned i = 0; i < sig.required; ++i) {
+      if (!args[i]) {
+        diags().report(call.range, DiagId::WrongArgCount, name, argCount(sig),
+                       call.operands.size());
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const ast::Expr *arg(llvm::StringRef param, const Signature &sig) const {
+    auto it = llvm::find(sig.params, param);
+    return it == sig.params.end() ? nullptr : args[it - sig.params.begin()];
+  }
+
+  /// An integer literal argument, possibly signed.
+  std::optional<int64_t> constantInt(const ast::Expr *e,
+                                     llvm::StringRef what) {
+    const ast::Expr *inner = e;
+    bool negate = false;
+    while (inner->kind == ast::Expr::Kind::Unary) {
+      negate ^= inner->unaryOp == ast::UnaryOp::Neg;
+      inner = inner->operands[0].get();
+    }
+    if (inner->kind != ast::Expr::Kind::IntLit ||
+        inner->intValue > static_cast<uint64_t>(INT64_MAX)) {
+      diags().report(e->range, DiagId::ExpectedConstant, name, what);
+      return std::nullopt;
+    }
+    int64_t v = static_cast<int64_t>(inner->intValue);
+    return negate ? -v : v;
+  }
+
+  /// The mesh axis named by `e`, or -1 for "every axis" when `e` is null.
+  std::optional<int> axisArg(const ast::Expr *e, bool required) {
+    const ir::Mesh &mesh = c.program.mesh;
+    if (!e) {
+      if (mesh.size() == 1)
+        return 0;
+      if (required) {
+        diags().report(call.range, DiagId::CollectiveNeedsAxis, name,
+                       mesh.size());
+        return std::nullopt;
+      }
+      return -1;
+    }
+    if (e->kind == ast::Expr::Kind::Name) {
+      if (auto axis = mesh.findAxis(e->text))
+        return static_cast<int>(*axis);
+    }
+    std::string axes;
+    for (const auto &a : mesh.axes)
+      axes += (axes.empty() ? "'" : ", '") + a.name + "'";
+    std::string what = mesh.isImplicit
+                           ? "the program has no mesh; its only axis is " + axes
+                           : "the mesh has axes " + axes;
+    diags().report(e->range, DiagId::UnknownMeshAxis,
+                   e->kind == ast::Expr::Kind::Name ? e->text : "<expression>",
+                   what);
+    return std::nullopt;
+  }
+
+  std::optional<ir::ReduceOp> reduceOpArg(const ast::Expr *e) {
+    if (e->kind == ast::Expr::Kind::Name)
+      if (auto op = ir::parseReduceOp(e->text))
+        return op;
+    diags().report(e->range, DiagId::NotAReduceOp,
+                   e->kind == ast::Expr::Kind::Name ? e->text : "expression");
+    return std::nullopt;
+  }
+
+  /// A checked operand that must be a (non-literal) stage.
+  ir::Stage *stageArg(const ast::Expr *e, Value *out = nullptr) {
+    Value v = c.checkExpr(*e);
+    if (v.isError())
+      return nullptr;
+    if (out)
+      *out = v;
+    return c.materialize(v, c.nestedName(), /*copyExisting=*/false);
+  }
+
+  Value stageValue(ir::Stage *stage) {
+    Value v;
+    v.kind = Value::Kind::Stage;
+    v.stage = stage;
+    v.fresh = true;
+    v.type = stage->type;
+    v.range = call.range;
+    return v;
+  }
+
+  ir::Stage *newStage(StageKind kind, TensorType type,
+                      llvm::ArrayRef<ir::Stage *> operands) {
+    return c.program.addStage(kind, c.nestedName(), std::move(type), operands,
+                              call.range);
+  }
+
+  bool requireFloat(const ast::Expr *e, DType dtype) {
+    if (ir::isFloat(dtype))
+      return true;
+    diags().report(e->range, DiagId::ExpectedFloat, name,
+                   ir::dtypeName(dtype));
+    return false;
+  }
+
+  /// A scalar operand `what` of element type `dtype` (literals adapt).
+  ir::Stage *scalarArg(const ast::Expr *e, DType dtype, llvm::StringRef what) {
+    Value v = c.checkExpr(*e);
+    if (v.isError())
+      return nullptr;
+    if (v.isLiteral()) {
+      Value typed = typeLiteral(c, v, dtype);
+      if (typed.isError())
+        return nullptr;
+      return c.materialize(typed, c.nestedName(), false);
+    }
+    if (!v.type.isScalar()) {
+      diags().report(e->range, DiagId::ExpectedScalar, name, what,
+                     ir::shapeStr(v.type.shape));
+      return nullptr;
+    }
+    if (v.type.dtype != dtype) {
+      diags().report(e->range, DiagId::MixedDTypes, name,
+                     ir::dtypeName(v.type.dtype), ir::dtypeName(dtype));
+      return nullptr;
+    }
+    return c.materialize(v, c.nestedName(), false);
+  }
+
+  Value checkElementwiseCall(const Builtin &b);
+  Value checkReduction();
+  Value checkMatMul();
+  Value checkTranspose();
+  Value checkNorm(bool layer);
+  Value checkCollective();
+  Value run();
+};
+
+static ScalarOp mathOp(llvm::StringRef name) {
+  return llvm::StringSwitch<ScalarOp>(name)
+      .Case("sqrt", ScalarOp::Sqrt)
+      .Case("rsqrt", ScalarOp::Rsqrt)
+      .Case("exp", ScalarOp::Exp)
+      .Case("log", ScalarOp::Log)
+      .Case("tanh", ScalarOp::Tanh)
+      .Case("erf", ScalarOp::Erf)
+      .Case("gelu", ScalarOp::Gelu)
+      .Case("silu", ScalarOp::Silu)
+      .Case("abs", ScalarOp::Abs)
+      .Case("relu", ScalarOp::Relu)
+      .Case("pow", ScalarOp::Pow)
+      .Case("max", ScalarOp::Max)
+      .Case("min", ScalarOp::Min)
+      .Default(ScalarOp::Abs);
+}
+
+Value CallChecker::checkElementwiseCall(const Builtin &b) {
+  llvm::SmallVector<Value, 3> vals;
+  for (const ast::Expr *e : args) {
+    vals.push_back(c.checkExpr(*e));
+    if (vals.back().isError())
+      return Value::error();
+  }
+  switch (b.family) {
+  case Family::Cast: {
+    DType to = *ir::parseDType(name);
+    Value &x = vals[0];
+    if (x.isLiteral()) {
+      if (x.lit == Value::LitKind::Bool) {
+        diags().report(call.range, DiagId::CastFromBool, name);
+        return Value::error();
+      }
+      if (x.lit == Value::LitKind::Float && !ir::isFloat(to)) {
+        // A float literal converted to an integer type truncates.
+        Value t = x;
+        t.lit = Value::LitKind::Int;
+        t.litInt = static_cast<__int128>(x.litFloat);
+        return typeLiteral(c, t, to);
+      }
+      return typeLiteral(c, x, to);
+    }
+    if (x.type.dtype == DType::Bool) {
+      diags().report(call.range, DiagId::CastFromBool, name);
+      return Value::error();
+    }
+    return combine(c, ScalarOp::Cast, to, vals, call.range, name);
+  }
+  case Family::FloatMath:
+  case Family::NumMath: {
+    Value &x = vals[0];
+    if (x.isLiteral())
+      x = typeLiteral(c, x,
+                      x.lit == Value::LitKind::Float ? DType::F32
+                      : b.family == Family::FloatMath ? DType::F32
+                                                      : DType::I32);
+    if (x.isError())
+      return x;
+    if (b.family == Family::FloatMath && !requireFloat(args[0], x.type.dtype))
+      return Value::error();
+    if (x.type.dtype == DType::Bool) {
+      diags().report(call.range, DiagId::BoolArithmetic, name);
+      return Value::error();
+    }
+    return combine(c, mathOp(name), x.type.dtype, vals, call.range, name);
+  }
+  case Family::Pow:
+  case Family::MinMax: {
+    auto dtype = unifyDTypes(c, vals, call.range, name);
+    if (!dtype)
+      return Value::error();
+    if (!*dtype) { // two literals: give them the default type
+      DType d = vals[0].lit == Value::LitKind::Float ||
+                        vals[1].lit == Value::LitKind::Float ||
+                        b.family == Family::Pow
+                    ? DType::F32
+                    : DType::I32;
+      for (Value &v : vals)
+        if ((v = typeLiteral(c, v, d)).isError())
+          return v;
+      *dtype = d;
+    }
+    if (b.family == Family::Pow && !requireFloat(&call, **dtype))
+      return Value::error();
+    if (**dtype == DType::Bool) {
+      diags().report(call.range, DiagId::BoolArithmetic, name);
+      return Value::error();
+    }
+    return combine(c, mathOp(name), **dtype, vals, call.range, name);
+  }
+  case Family::Select: {
+    Value &cond = vals[0];
+    if (cond.isLiteral())
+      cond = typeLiteral(c, cond, DType::Bool);
+    if (cond.isError())
+      return cond;
+    if (cond.type.dtype != DType::Bool) {
+      diags().report(args[0]->range, DiagId::ExpectedBool, name,
+                     ir::dtypeName(cond.type.dtype));
+      return Value::error();
+    }
+    auto dtype = unifyDTypes(c, llvm::MutableArrayRef<Value>(vals).drop_front(),
+                             call.range, name);
+    if (!dtype)
+      return Value::error();
+    if (!*dtype) {
+      DType d = vals[1].lit == Value::LitKind::Float ||
+                        vals[2].lit == Value::LitKind::Float
+                    ? DType::F32
+                    : vals[1].lit == Value::LitKind::Bool ? DType::Bool
+                                                          : DType::I32;
+      for (unsigned i = 1; i < 3; ++i)
+        if ((vals[i] = typeLiteral(c, vals[i], d)).isError())
+          return vals[i];
+      *dtype = d;
+    }
+    return combine(c, ScalarOp::Select, **dtype, vals, call.range, name);
+  }
+  case Family::Dropout: {
+    Value &x = vals[0];
+    if (x.isLiteral() || !ir::isFloat(x.type.dtype)) {
+      diags().report(args[0]->range, DiagId::ExpectedFloat, name,
+                     x.isLiteral() ? "a literal" : ir::dtypeName(x.type.dtype));
+      return Value::error();
+    }
+    // p: a float scalar, used as f32.
+    Value &p = vals[1];
+    if (p.isLiteral()) {
+      p = typeLiteral(c, p, DType::F32);
+      if (p.isError())
+        return p;
+    } else if (!p.type.isScalar() || !ir::isFloat(p.type.dtype)) {
+      if (!p.type.isScalar())
+        diags().report(args[1]->range, DiagId::ExpectedScalar, name,
+                       "probability", ir::shapeStr(p.type.shape));
+      else
+        diags().report(args[1]->range, DiagId::ExpectedFloat, name,
+                       ir::dtypeName(p.type.dtype));
+      return Value::error();
+    } else if (p.type.dtype != DType::F32) {
+      p = combine(c, ScalarOp::Cast, DType::F32, {p}, p.range, "f32");
+    }
+    Value &seed = vals[2];
+    if (seed.isLiteral()) {
+      seed = typeLiteral(c, seed, DType::U64);
+      if (seed.isError())
+        return seed;
+    } else if (!seed.type.isScalar() || seed.type.dtype != DType::U64) {
+      diags().report(args[2]->range, DiagId::ExpectedInteger, name,
+                     seed.type.str(c.program.mesh) + " (the seed must be u64)");
+      return Value::error();
+    }
+    return combine(c, ScalarOp::Dropout, x.type.dtype, vals, call.range, name);
+  }
+  default:
+    break;
+  }
+  return Value::error();
+}
+
+/// The checked tensor operand of a non-elementwise operation.
+static bool isTensorOrReport(CallChecker &cc, const ast::Expr *e,
+                             const TensorType &t, unsigned minRank) {
+  if (t.rank() >= minRank)
+    return true;
+  if (t.isScalar())
+    cc.diags().report(e->range, DiagId::ExpectedTensor, cc.name);
+  else
+    cc.diags().report(e->range, DiagId::RankTooLow, cc.name, minRank,
+                      ir::shapeStr(t.shape));
+  return false;
+}
+
+Value CallChecker::checkReduction() {
+  ir::Stage *x = stageArg(args[0]);
+  if (!x)
+    return Value::error();
+  const TensorType &t = x->type;
+  ir::ReductionKind kind = llvm::StringSwitch<ir::ReductionKind>(name)
+                               .Case("sum", ir::ReductionKind::Sum)
+                               .Case("max", ir::ReductionKind::Max)
+                               .Case("min", ir::ReductionKind::Min)
+                               .Default(ir::ReductionKind::Norm);
+  if (t.dtype == DType::Bool) {
+    diags().report(args[0]->range, DiagId::BoolArithmetic, name);
+    return Value::error();
+  }
+  if (kind == ir::ReductionKind::Norm && !requireFloat(args[0], t.dtype))
+    return Value::error();
+  int dim = -1;
+  if (args[1]) {
+    auto d = constantInt(args[1], "dimension");
+    if (!d)
+      return Value::error();
+    int64_t rank = t.rank();
+    int64_t resolved = *d < 0 ? *d + rank : *d;
+    if (resolved < 0 || resolved >= rank) {
+      diags().report(args[1]->range, DiagId::DimOutOfRange, *d,
+                     ir::shapeStr(t.shape));
+      return Value::error();
+    }
+    dim = static_cast<int>(resolved);
+  }
+  TensorType out;
+  out.dtype = t.dtype;
+  if (dim >= 0) {
+    out.shape = t.shape;
+    out.shape.erase(out.shape.begin() + dim);
+  }
+  out.layout = reductionLayout(t.layout, t.rank(), dim);
+  ir::Stage *s = newStage(StageKind::Reduction, std::move(out), {x});
+  s->reduction = kind;
+  s->dim = dim;
+  return stageValue(s);
+}
+
+Value CallChecker::checkMatMul() {
+  ir::Stage *a = stageArg(args[0]);
+  ir::Stage *b = a ? stageArg(args[1]) : nullptr;
+  if (!a || !b)
+    return Value::error();
+  const TensorType &ta = a->type, &tb = b->type;
+  if (!isTensorOrReport(*this, args[0], ta, 2) ||
+      !isTensorOrReport(*this, args[1], tb, 2))
+    return Value::error();
+  if (ta.dtype != tb.dtype) {
+    diags().report(call.range, DiagId::MixedDTypes, name,
+                   ir::dtypeName(ta.dtype), ir::dtypeName(tb.dtype));
+    return Value::error();
+  }
+  if (!requireFloat(args[0], ta.dtype))
+    return Value::error();
+  unsigned ra = ta.rank(), rb = tb.rank();
+  if (rb > 2 && (rb != ra || !std::equal(ta.shape.begin(),
+                                         ta.shape.begin() + ra - 2,
+                                         tb.shape.begin()))) {
+    diags().report(call.range, DiagId::ShapeMismatch, name,
+                   ir::shapeStr(ta.shape), ir::shapeStr(tb.shape));
+    return Value::error();
+  }
+  if (ta.shape[ra - 1] != tb.shape[rb - 2]) {
+    diags().report(call.range, DiagId::MatmulContraction,
+                   ta.shape[ra - 1].str(), tb.shape[rb - 2].str());
+    return Value::error();
+  }
+  std::string hint;
+  auto layout = matmulLayout(ta.layout, ra, tb.layout, rb, hint);
+  if (!layout) {
+    diags().report(call.range, DiagId::MatmulLayout,
+                   ta.layout.str(c.program.mesh),
+                   tb.layout.str(c.program.mesh), hint);
+    return Value::error();
+  }
+  TensorType out;
+  out.dtype = ta.dtype;
+  out.shape = ta.shape;
+  out.shape.back() = tb.shape[rb - 1];
+  out.layout = *layout;
+  return stageValue(newStage(StageKind::MatMul, std::move(out), {a, b}));
+}
+
+Value CallChecker::checkTranspose() {
+  ir::Stage *x = stageArg(args[0]);
+  if (!x || !isTensorOrReport(*this, args[0], x->type, 2))
+    return Value::error();
+  TensorType out = x->type;
+  std::swap(out.shape[out.rank() - 1], out.shape[out.rank() - 2]);
+  out.layout = transposeLayout(x->type.layout, out.rank());
+  return stageValue(newStage(StageKind::Transpose, std::move(out), {x}));
+}
+
+Value CallChecker::checkNorm(bool layer) {
+  ir::Stage *x = stageArg(args[0]);
+  if (!x || !isTensorOrReport(*this, args[0], x->type, 1) ||
+      !requireFloat(args[0], x->type.dtype))
+    return Value::error();
+  const TensorType &t = x->type;
+  int last = static_cast<int>(t.rank()) - 1;
+  if (t.layout.slicesDim(last)) {
+    diags().report(args[0]->range, DiagId::SlicedRowOp, name,
+                   "; allgather it first, or slice another dimension");
+    return Value::error();
+  }
+  TensorType out = t;
+  llvm::SmallVector<ir::Stage *, 4> operands{x};
+  unsigned numParams = layer ? 2 : 1;
+  const char *paramNames[] = {"gamma", "beta"};
+  for (unsigned i = 0; i < numParams; ++i) {
+    ir::Stage *p = stageArg(args[1 + i]);
+    if (!p)
+      return Value::error();
+    if (p->type.rank() != 1 || p->type.shape[0] != t.shape[last] ||
+        p->type.dtype != t.dtype) {
+      diags().report(args[1 + i]->range, DiagId::NormParamShape, name,
+                     paramNames[i], t.shape[last].str(),
+                     p->type.str(c.program.mesh));
+      return Value::error();
+    }
+    std::string hint;
+    auto joined = joinLayouts(out.layout,
+                              alignLayout(p->type.layout, 1, t.rank()), hint);
+    if (!joined) {
+      diags().report(call.range, DiagId::LayoutMismatch, name,
+                     out.layout.str(c.program.mesh),
+                     p->type.layout.str(c.program.mesh), hint);
+      return Value::error();
+    }
+    out.layout = *joined;
+    operands.push_back(p);
+  }
+  ir::Stage *eps = scalarArg(args[1 + numParams], t.dtype, "epsilon");
+  if (!eps)
+    return Value::error();
+  operands.push_back(eps);
+  return stageValue(newStage(layer ? StageKind::LayerNorm : StageKind::RmsNorm,
+                             std::move(out), operands));
+}
+
+Value CallChecker::checkCollective() {
+  StageKind kind = llvm::StringSwitch<StageKind>(name)
+                       .Case("allreduce", StageKind::AllReduce)
+                       .Case("reducescatter", StageKind::ReduceScatter)
+                       .Case("allgather", StageKind::AllGather)
+                       .Case("broadcast", StageKind::Broadcast)
+                       .Case("reduce", StageKind::Reduce)
+                       .Default(StageKind::SendRecv);
+  Signature sig = lookupBuiltin(name, call.operands.size())->sig;
+  ir::ReduceOp op = ir::ReduceOp::Sum;
+  if (const ast::Expr *e = arg("op", sig)) {
+    auto parsed = reduceOpArg(e);
+    if (!parsed)
+      return Value::error();
+    op = *parsed;
+  }
+  bool needsAxis = kind == StageKind::ReduceScatter ||
+                   kind == StageKind::AllGather ||
+                   kind == StageKind::SendRecv;
+  auto axis = axisArg(arg("axis", sig), needsAxis);
+  if (!axis)
+    return Value::error();
+  int64_t root = 0, offset = 0;
+  if (const ast::Expr *e = arg("root", sig)) {
+    auto r = constantInt(e, "root");
+    if (!r)
+      return Value::error();
+    if (*r < 0) {
+      diags().report(e->range, DiagId::RootOutOfRange, *r);
+      return Value::error();
+    }
+    root = *r;
+  }
+  if (const ast::Expr *e = arg("offset", sig)) {
+    auto o = constantInt(e, "offset");
+    if (!o)
+      return Value::error();
+    offset = *o;
+  }
+  const ast::Expr *xExpr = arg("x", sig);
+  ir::Stage *x = stageArg(xExpr);
+  if (!x)
+    return Value::error();
+  const TensorType &t = x->type;
+  if (t.dtype == DType::Bool) {
+    diags().report(xExpr->range, DiagId::BoolArithmetic, name);
+    return Value::error();
+  }
+  if (op == ir::ReduceOp::Avg && !ir::isFloat(t.dtype)) {
+    diags().report(arg("op", sig)->range, DiagId::ReduceOpDType, "avg",
+                   ir::dtypeName(t.dtype));
+    return Value::error();
+  }
+  int dim = 0;
+  if (kind == StageKind::ReduceScatter || kind == StageKind::AllGather) {
+    if (!isTensorOrReport(*this, xExpr, t, 1))
+      return Value::error();
+  }
+  if (const ast::Expr *e = arg("dim", sig)) {
+    auto d = constantInt(e, "dimension");
+    if (!d)
+      return Value::error();
+    int64_t resolved = *d < 0 ? *d + t.rank() : *d;
+    if (resolved < 0 || resolved >= t.rank()) {
+      diags().report(e->range, DiagId::DimOutOfRange, *d,
+                     ir::shapeStr(t.shape));
+      return Value::error();
+    }
+    dim = static_cast<int>(resolved);
+  }
+  std::string need;
+  unsigned badAxis = 0;
+  auto layout = communicationLayout(kind, t.layout, *axis, dim, need, badAxis);
+  if (!layout) {
+    std::string got = t.layout.str(c.program.mesh);
+    auto diag = diags().report(xExpr->range, DiagId::CollectiveInput, name,
+                               need + " input on axis '" +
+                                   c.program.mesh.axes[badAxis].name + "'",
+                               x->name, got);
+    if (x->loc.isValid())
+      diag.note(x->loc, DiagId::ValueDefinedHere, x->name);
+    return Value::error();
+  }
+  TensorType out = t;
+  out.layout = *layout;
+  ir::Stage *s = newStage(kind, std::move(out), {x});
+  s->reduceOp = op;
+  s->axis = *axis;
+  s->root = root;
+  s->offset = offset;
+  if (kind == StageKind::AllGather) {
+    // The gathered dimension is the one sliced over the axis.
+    s->dim = t.layout[*axis].dim;
+  } else {
+    s->dim = dim;
+  }
+  return stageValue(s);
+}
+
+Value CallChecker::run() {
+  auto builtin = lookupBuiltin(name, call.operands.size());
+  if (!builtin) {
+    if (c.names.count(name)) {
+      diags().report(call.calleeRange, DiagId::NotAnOperation, name);
+      return Value::error();
+    }
+    auto diag = diags().report(call.calleeRange, DiagId::UnknownOperation,
+                               name);
+    std::optional<std::string> best;
+    unsigned bestDist = 3;
+    for (llvm::StringRef candidate : builtinNames()) {
+      unsigned d = name.edit_distance(candidate, true, bestDist);
+      if (d < bestDist) {
+        bestDist = d;
+        best = candidate.str();
+      }
+    }
+    if (best)
+      diag.note(call.calleeRange, DiagId::DidYouMean, *best);
+    return Value::error();
+  }
+  if (!bind(builtin->sig))
+    return Value::error();
+  switch (builtin->family) {
+  case Family::Cast:
+  case Family::FloatMath:
+  case Family::NumMath:
+  case Family::Pow:
+  case Family::MinMax:
+  case Family::Select:
+  case Family::Dropout:
+    return checkElementwiseCall(*builtin);
+  case Family::Reduction:
+    return checkReduction();
+  case Family::MatMul:
+    return checkMatMul();
+  case Family::Transpose:
+    return checkTranspose();
+  case Family::LayerNorm:
+    return checkNorm(true);
+  case Family::RmsNorm:
+    return checkNorm(false);
+  case Family::Collective:
+    return checkCollective();
+  case Family::Update:
+    diags().report(call.range, DiagId::UpdateNotStatement);
+    return Value::error();
+  }
+  return Value::error();
+}
+
+Value ProgramChecker::checkCall(const ast::Expr &expr) {
+  CallChecker checker{*this, expr, expr.text, {}};
+  return checker.run();
+}
+
+} // namespace coconet::sema

@@ -1,0 +1,171 @@
+//===- LayoutRules.cpp - layout inference rules of the language -----------===//
+//
+// Axis-by-axis layout rules; see LayoutRules.h and docs/language.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sema/LayoutRules.h"
+
+namespace coconet::sema {
+
+using ir::AxisLayout;
+using ir::AxisState;
+using ir::Layout;
+
+Layout alignLayout(const Layout &layout, unsigned fromRank, unsigned toRank) {
+  Layout out = layout;
+  for (unsigned a = 0; a < out.size(); ++a)
+    if (out[a].state == AxisState::Sliced)
+      out[a].dim += static_cast<int>(toRank) - static_cast<int>(fromRank);
+  return out;
+}
+
+std::optional<Layout> joinLayouts(const Layout &a, const Layout &b,
+                                  std::string &hint) {
+  Layout out = a;
+  for (unsigned i = 0; i < a.size() && i < b.size(); ++i) {
+    const AxisLayout &x = a[i], &y = b[i];
+    if (x.state == AxisState::Replicated) {
+      out[i] = y;
+      continue;
+    }
+    if (y.state == AxisState::Replicated || x == y)
+      continue;
+    if (x.state == AxisState::Sliced && y.state == AxisState::Sliced) {
+      hint = "; slices of different dimensions cannot be combined "
+             "element by element; allgather one of them first";
+      return std::nullopt;
+    }
+    hint = "; a local value cannot be combined with a sliced one; "
+           "reducescatter the local value or allgather the sliced one";
+    return std::nullopt;
+  }
+  return out;
+}
+
+Layout reductionLayout(const Layout &in, unsigned rank, int dim) {
+  (void)rank;
+  Layout out = in;
+  for (unsigned a = 0; a < out.size(); ++a) {
+    AxisLayout &x = out[a];
+    if (x.state != AxisState::Sliced)
+      continue;
+    if (dim < 0 || x.dim == dim)
+      x = {AxisState::Local, 0};
+    else if (x.dim > dim)
+      --x.dim;
+  }
+  return out;
+}
+
+std::optional<Layout> matmulLayout(const Layout &a, unsigned ra,
+                                   const Layout &b, unsigned rb,
+                                   std::string &hint) {
+  Layout out(a.size());
+  const int aK = static_cast<int>(ra) - 1, bK = static_cast<int>(rb) - 2,
+            bN = static_cast<int>(rb) - 1;
+  for (unsigned i = 0; i < a.size(); ++i) {
+    const AxisLayout &x = a[i], &y = b[i];
+    bool xs = x.state == AxisState::Sliced, ys = y.state == AxisState::Sliced;
+    if (!xs && !ys) {
+      bool local =
+          x.state == AxisState::Local || y.state == AxisState::Local;
+      out[i] = {local ? AxisState::Local : AxisState::Replicated, 0};
+      continue;
+    }
+    if (xs && ys && x.dim == aK && y.dim == bK) {
+      out[i] = {AxisState::Local, 0}; // partial sums over K
+      continue;
+    }
+    if (xs && x.dim != aK && y.state == AxisState::Replicated) {
+      out[i] = x; // rows or batches of a
+      continue;
+    }
+    if (ys && y.dim == bN && x.state == AxisState::Replicated) {
+      out[i] = {AxisState::Sliced, static_cast<int>(ra) - 1}; // columns
+      continue;
+    }
+    if (xs && ys && rb == ra && x.dim == y.dim && x.dim < aK - 1 &&
+        y.dim < bK) {
+      out[i] = x; // the same batch slice on both sides
+      continue;
+    }
+    hint = "; slice the contraction dimension of both operands, the rows of "
+           "the left one or the columns of the right one";
+    return std::nullopt;
+  }
+  return out;
+}
+
+Layout transposeLayout(const Layout &in, unsigned rank) {
+  Layout out = in;
+  int last = static_cast<int>(rank) - 1;
+  for (unsigned a = 0; a < out.size(); ++a) {
+    if (out[a].state != AxisState::Sliced)
+      continue;
+    if (out[a].dim == last)
+      out[a].dim = last - 1;
+    else if (out[a].dim == last - 1)
+      out[a].dim = last;
+  }
+  return out;
+}
+
+std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
+                                          int axis, int dim, std::string &need,
+                                          unsigned &badAxis) {
+  Layout out = in;
+  unsigned first = axis < 0 ? 0 : static_cast<unsigned>(axis);
+  unsigned last = axis < 0 ? in.size() : first + 1;
+  for (unsigned a = first; a < last && a < in.size(); ++a) {
+    const AxisLayout &x = in[a];
+    badAxis = a;
+    switch (kind) {
+    case ir::StageKind::AllGather:
+      if (x.state != AxisState::Sliced) {
+        need = "a sliced";
+        return std::nullopt;
+      }
+      out[a] = {AxisState::Replicated, 0};
+      break;
+    case ir::StageKind::AllReduce:
+    case ir::StageKind::Broadcast:
+      if (x.state == AxisState::Sliced) {
+        need = "a local or replicated";
+        return std::nullopt;
+      }
+      out[a] = {AxisState::Replicated, 0};
+      break;
+    case ir::StageKind::ReduceScatter:
+      if (x.state == AxisState::Sliced || in.slicesDim(dim)) {
+        need = x.state == AxisState::Sliced
+                   ? "a local or replicated"
+                   : "an input whose scattered dimension is not yet sliced, "
+                     "so";
+        return std::nullopt;
+      }
+      out[a] = {AxisState::Sliced, dim};
+      break;
+    case ir::StageKind::Reduce:
+    case ir::StageKind::SendRecv:
+      if (x.state == AxisState::Sliced) {
+        need = "a local or replicated";
+        return std::nullopt;
+      }
+      out[a] = {AxisState::Local, 0};
+      break;
+    case ir::StageKind::Param:
+    case ir::StageKind::Elementwise:
+    case ir::StageKind::Reduction:
+    case ir::StageKind::MatMul:
+    case ir::StageKind::Transpose:
+    case ir::StageKind::LayerNorm:
+    case ir::StageKind::RmsNorm:
+      need = "a communication stage";
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+} // namespace coconet::sema

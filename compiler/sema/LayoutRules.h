@@ -1,0 +1,53 @@
+//===- LayoutRules.h - layout inference rules of the language --*- C++ -*-===//
+//
+// The layout rules of docs/language.md as pure functions, one per family of
+// operations, applied axis by axis. Each returns the result layout, or
+// nullopt with a hint that the caller turns into a located diagnostic.
+// Layout dimensions always refer to the value's own dimensions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_SEMA_LAYOUTRULES_H
+#define COCONET_SEMA_LAYOUTRULES_H
+
+#include "ir/Program.h"
+
+#include <optional>
+#include <string>
+
+namespace coconet::sema {
+
+/// Renumbers sliced dimensions of a rank-`fromRank` value broadcast into a
+/// rank-`toRank` result (trailing alignment).
+ir::Layout alignLayout(const ir::Layout &layout, unsigned fromRank,
+                       unsigned toRank);
+
+/// The elementwise join, axis by axis: R+X = X, L+L = L, S(d)+S(d) = S(d);
+/// L+S and S(d)+S(e) are refused. Both layouts in result dimensions.
+std::optional<ir::Layout> joinLayouts(const ir::Layout &a, const ir::Layout &b,
+                                      std::string &hint);
+
+/// A reduction over all elements (dim < 0) or along `dim` of a rank-`rank`
+/// value: slices of a reduced dimension become local partial values.
+ir::Layout reductionLayout(const ir::Layout &in, unsigned rank, int dim);
+
+/// matmul of a (rank ra, [..., M, K]) by b (rank rb, [K, N] or [..., K, N]);
+/// result rank is ra.
+std::optional<ir::Layout> matmulLayout(const ir::Layout &a, unsigned ra,
+                                       const ir::Layout &b, unsigned rb,
+                                       std::string &hint);
+
+/// Swaps the last two dimensions.
+ir::Layout transposeLayout(const ir::Layout &in, unsigned rank);
+
+/// The result layout of a communication stage of `kind` over `axis` (-1:
+/// every axis), or nullopt with the requirement that failed in `need`
+/// ("a local or replicated") and the offending state in `got`.
+std::optional<ir::Layout> communicationLayout(ir::StageKind kind,
+                                              const ir::Layout &in, int axis,
+                                              int dim, std::string &need,
+                                              unsigned &badAxis);
+
+} // namespace coconet::sema
+
+#endif // COCONET_SEMA_LAYOUTRULES_H

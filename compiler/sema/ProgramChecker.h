@@ -1,0 +1,126 @@
+//===- ProgramChecker.h - checking one program (internal) -------*- C++ -*-===//
+//
+// Internal to sema/: the state of checking one program. Sema.cpp checks
+// parameters and statements; ExprChecker.cpp checks expressions and calls.
+// An expression checks to a Value: a literal not yet given a type, an
+// existing stage, or an elementwise body under construction whose leaves
+// are stages. Bodies become Elementwise stages when a statement ends or
+// when a non-elementwise operation needs them as an operand.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_SEMA_PROGRAMCHECKER_H
+#define COCONET_SEMA_PROGRAMCHECKER_H
+
+#include "ast/Ast.h"
+#include "diag/Diagnostic.h"
+#include "ir/Program.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace coconet::sema {
+
+/// A node of an elementwise body under construction (leaves are stages).
+struct BodyNode {
+  ir::ScalarOp op = ir::ScalarOp::Const;
+  ir::DType dtype = ir::DType::F32;
+  llvm::SmallVector<const BodyNode *, 3> args;
+  ir::Stage *stage = nullptr; ///< Operand leaves.
+  double constValue = 0;
+  int64_t constInt = 0;
+  ir::Shape shape; ///< The node's global shape (for dropout's check).
+  llvm::SMRange range;
+};
+
+/// The result of checking an expression.
+struct Value {
+  enum class Kind { Error, Literal, Stage, Body };
+  enum class LitKind { Int, Float, Bool };
+  Kind kind = Kind::Error;
+  LitKind lit = LitKind::Int;
+  __int128 litInt = 0;
+  double litFloat = 0;
+  bool litBool = false;
+  ir::Stage *stage = nullptr;
+  bool fresh = false; ///< Stage created by the statement being checked.
+  const BodyNode *body = nullptr;
+  ir::TensorType type; ///< For Stage and Body.
+  llvm::SMRange range;
+
+  bool isError() const { return kind == Kind::Error; }
+  bool isLiteral() const { return kind == Kind::Literal; }
+  static Value error() { return Value(); }
+};
+
+/// Names of the built-in operations (they cannot name values).
+bool isBuiltinName(llvm::StringRef name);
+/// All built-in names, for "did you mean" suggestions.
+llvm::ArrayRef<llvm::StringRef> builtinNames();
+
+class ProgramChecker;
+
+/// Gives a literal the element type `dtype` (a constant body), or reports
+/// that it does not fit.
+Value typeLiteral(ProgramChecker &c, const Value &lit, ir::DType dtype);
+/// Builds an elementwise node over already-typed operands, checking that
+/// their shapes broadcast and their layouts join.
+Value combine(ProgramChecker &c, ir::ScalarOp op, ir::DType dtype,
+              llvm::ArrayRef<Value> args, llvm::SMRange range,
+              llvm::StringRef opName);
+/// Typed operands must share an element type, which literals then take.
+/// Returns nullopt after an error; an empty inner optional if all operands
+/// are literals.
+std::optional<std::optional<ir::DType>>
+unifyDTypes(ProgramChecker &c, llvm::MutableArrayRef<Value> args,
+            llvm::SMRange range, llvm::StringRef opName);
+
+class ProgramChecker {
+public:
+  ProgramChecker(const ast::Program &ast, DiagnosticEngine &diags,
+                 ir::Program &program)
+      : ast(ast), diags(diags), program(program) {}
+
+  /// Checks the whole program; false if an error was reported.
+  bool run();
+
+  // Expression checking (ExprChecker.cpp).
+  Value checkExpr(const ast::Expr &expr);
+  /// Turns a value into a stage named `name` (a body becomes an elementwise
+  /// stage; a literal a scalar constant stage; an existing stage is copied
+  /// only if `copyExisting`).
+  ir::Stage *materialize(const Value &value, llvm::StringRef name,
+                         bool copyExisting);
+  /// The name for the next stage split out of the current statement.
+  std::string nestedName();
+
+  const ast::Program &ast;
+  DiagnosticEngine &diags;
+  ir::Program &program;
+  llvm::StringMap<ir::Stage *> names;
+  llvm::StringMap<llvm::SMRange> nameRanges;
+  llvm::StringSet<> poisoned;
+  std::string statementName;
+  unsigned nestedCount = 0;
+  std::vector<std::unique_ptr<BodyNode>> nodes;
+
+private:
+  Value checkName(const ast::Expr &expr);
+  Value checkLiteral(const ast::Expr &expr);
+  Value checkUnary(const ast::Expr &expr);
+  Value checkBinary(const ast::Expr &expr);
+  Value checkCall(const ast::Expr &expr);
+
+  friend struct CallChecker;
+  bool checkParams();
+  bool checkStatements();
+  bool checkUpdate(const ast::Stmt &stmt, const ast::Expr &call);
+};
+
+} // namespace coconet::sema
+
+#endif // COCONET_SEMA_PROGRAMCHECKER_H

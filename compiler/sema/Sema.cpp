@@ -1,0 +1,369 @@
+//===- Sema.cpp - programs, parameters and statements ---------------------===//
+//
+// Checks each program's mesh, parameters and statements and builds its IR;
+// hands schedules to ScheduleChecker. Errors poison the name a statement
+// defines, so later statements using it stay quiet instead of cascading.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sema/ProgramChecker.h"
+#include "sema/Sema.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace coconet::sema {
+
+using ir::AxisLayout;
+using ir::AxisState;
+
+/// Checks schedules (ScheduleChecker.cpp).
+bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
+                    ir::Module &module, DiagnosticEngine &diags);
+
+static bool checkNewName(ProgramChecker &c, const ast::Ident &id,
+                         llvm::StringRef what) {
+  if (isBuiltinName(id.name)) {
+    c.diags.report(id.range, DiagId::ReservedName, id.name, what);
+    return false;
+  }
+  auto it = c.nameRanges.find(id.name);
+  if (it != c.nameRanges.end()) {
+    c.diags.report(id.range, DiagId::Redefinition, id.name)
+        .note(it->second, DiagId::PreviousDefinition, id.name);
+    return false;
+  }
+  return true;
+}
+
+static std::optional<ir::Layout> checkLayout(ProgramChecker &c,
+                                             const ast::Param &param,
+                                             unsigned rank) {
+  const ir::Mesh &mesh = c.program.mesh;
+  ir::Layout layout(mesh.size());
+  llvm::SmallVector<bool, 4> named(mesh.size(), false);
+  const ast::LayoutTerm *catchAll = nullptr;
+  bool ok = true;
+  for (const ast::LayoutTerm &term : param.type.layout) {
+    AxisLayout state;
+    switch (term.kind) {
+    case ast::LayoutKind::Local:
+      state.state = AxisState::Local;
+      break;
+    case ast::LayoutKind::Replicated:
+      state.state = AxisState::Replicated;
+      break;
+    case ast::LayoutKind::Sliced:
+      state.state = AxisState::Sliced;
+      state.dim = static_cast<int>(term.sliceDim.value_or(0));
+      if (term.sliceDim.value_or(0) >= static_cast<int64_t>(rank)) {
+        c.diags.report(term.range, DiagId::SliceDimOutOfRange,
+                       *term.sliceDim, rank);
+        ok = false;
+        continue;
+      }
+      break;
+    }
+    if (term.axes.empty()) {
+      if (catchAll) {
+        c.diags.report(term.range, DiagId::LayoutAxisTwice, param.name.name,
+                       "(all)");
+        ok = false;
+      }
+      catchAll = &term;
+      continue;
+    }
+    for (const ast::Ident &axis : term.axes) {
+      auto index = mesh.findAxis(axis.name);
+      if (!index) {
+        std::string axes;
+        for (const auto &a : mesh.axes)
+          axes += (axes.empty() ? "'" : ", '") + a.name + "'";
+        c.diags.report(axis.range, DiagId::UnknownMeshAxis, axis.name,
+                       mesh.isImplicit
+                           ? "the program has no mesh; its only axis is " + axes
+                           : "the mesh has axes " + axes);
+        ok = false;
+        continue;
+      }
+      if (named[*index]) {
+        c.diags.report(axis.range, DiagId::LayoutAxisTwice, param.name.name,
+                       axis.name);
+        ok = false;
+        continue;
+      }
+      named[*index] = true;
+      layout[*index] = state;
+    }
+  }
+  if (catchAll) {
+    AxisLayout state;
+    state.state = catchAll->kind == ast::LayoutKind::Local ? AxisState::Local
+                  : catchAll->kind == ast::LayoutKind::Sliced
+                      ? AxisState::Sliced
+                      : AxisState::Replicated;
+    state.dim = static_cast<int>(catchAll->sliceDim.value_or(0));
+    for (unsigned a = 0; a < mesh.size(); ++a)
+      if (!named[a])
+        layout[a] = state;
+  }
+  if (!ok)
+    return std::nullopt;
+  return layout;
+}
+
+bool ProgramChecker::checkParams() {
+  bool ok = true;
+  auto noteSize = [&](const std::string &s) {
+    if (!llvm::is_contained(program.sizeNames, s))
+      program.sizeNames.push_back(s);
+  };
+  for (const auto &axis : program.mesh.axes)
+    noteSize(axis.size);
+  for (const ast::Param &param : ast.params) {
+    bool paramOk = checkNewName(*this, param.name, "parameter");
+    ir::TensorType type;
+    auto dtype = ir::parseDType(param.type.dtype.name);
+    if (!dtype) {
+      diags.report(param.type.dtype.range, DiagId::UnknownDType,
+                   param.type.dtype.name);
+      paramOk = false;
+    } else {
+      type.dtype = *dtype;
+    }
+    for (const ast::DimExpr &dimExpr : param.type.dims) {
+      ir::Dim dim = ir::Dim::constant(1);
+      for (const ast::DimFactor &f : dimExpr.factors) {
+        if (f.isLiteral) {
+          if (f.value <= 0) {
+            diags.report(f.range, DiagId::BadDimFactor, f.value);
+            paramOk = false;
+          }
+          dim = dim * ir::Dim::constant(f.value);
+        } else {
+          dim = dim * ir::Dim::symbol(f.name);
+          noteSize(f.name);
+        }
+      }
+      type.shape.push_back(dim);
+    }
+    if (!param.type.isTensor && !param.type.layout.empty()) {
+      diags.report(param.type.layout.front().range, DiagId::ScalarLayout);
+      paramOk = false;
+    }
+    auto layout = checkLayout(*this, param, type.rank());
+    if (!layout)
+      paramOk = false;
+    else
+      type.layout = *layout;
+    nameRanges[param.name.name] = param.name.range;
+    if (!paramOk) {
+      poisoned.insert(param.name.name);
+      ok = false;
+      // Keep parameter indices stable: still create the parameter.
+    }
+    ir::Stage *stage = program.addStage(ir::StageKind::Param, param.name.name,
+                                        type, {}, param.range);
+    if (paramOk)
+      names[param.name.name] = stage;
+  }
+  return ok;
+}
+
+bool ProgramChecker::checkUpdate(const ast::Stmt &stmt,
+                                 const ast::Expr &call) {
+  if (call.operands.size() != 2 ||
+      llvm::any_of(call.argKeys,
+                   [](const ast::Ident &k) { return !k.name.empty(); })) {
+    diags.report(call.range, DiagId::WrongArgCount, "update", "2 arguments",
+                 call.operands.size());
+    return false;
+  }
+  const ast::Expr &target = *call.operands[0];
+  ir::Stage *param = nullptr;
+  if (target.kind == ast::Expr::Kind::Name) {
+    auto it = names.find(target.text);
+    if (it != names.end())
+      param = it->second;
+    else if (poisoned.contains(target.text))
+      return false;
+  }
+  if (!param || !param->isParam() || param->type.isScalar()) {
+    auto diag = diags.report(target.range, DiagId::UpdateNotParam,
+                             target.kind == ast::Expr::Kind::Name
+                                 ? target.text
+                                 : "expression");
+    if (param)
+      diag.note(param->loc, DiagId::ValueDefinedHere, param->name);
+    return false;
+  }
+  if (ir::Stage *previous = program.findUpdateOf(param)) {
+    diags.report(target.range, DiagId::UpdateTwice, param->name)
+        .note(previous->loc, DiagId::PreviousDefinition, previous->name);
+    return false;
+  }
+  Value value = checkExpr(*call.operands[1]);
+  if (value.isError())
+    return false;
+  if (value.isLiteral())
+    value = typeLiteral(*this, value, param->type.dtype);
+  if (value.isError())
+    return false;
+  if (value.type != param->type) {
+    diags.report(call.operands[1]->range, DiagId::UpdateTypeMismatch,
+                 param->name, param->type.str(program.mesh),
+                 value.type.str(program.mesh))
+        .note(param->loc, DiagId::ValueDefinedHere, param->name);
+    return false;
+  }
+  // A stage computed by this statement becomes the update; a reference to
+  // an earlier value is copied so the statement has a stage of its own.
+  ir::Stage *stage = materialize(value, stmt.name.name, !value.fresh);
+  if (!stage)
+    return false;
+  stage->name = stmt.name.name;
+  stage->loc = stmt.range;
+  stage->updates = param;
+  names[stmt.name.name] = stage;
+  return true;
+}
+
+bool ProgramChecker::checkStatements() {
+  bool ok = true;
+  llvm::SmallVector<ir::Stage *, 4> returned;
+  for (size_t i = 0; i < ast.body.size(); ++i) {
+    const ast::Stmt &stmt = ast.body[i];
+    nestedCount = 0;
+    if (stmt.kind == ast::Stmt::Kind::Return) {
+      if (i + 1 != ast.body.size()) {
+        diags.report(stmt.range, DiagId::ReturnNotLast);
+        ok = false;
+      }
+      statementName = "return";
+      for (const auto &e : stmt.values) {
+        Value v = checkExpr(*e);
+        if (v.isError()) {
+          ok = false;
+          continue;
+        }
+        ir::Stage *s = materialize(v, nestedName(), false);
+        if (!s) {
+          ok = false;
+          continue;
+        }
+        returned.push_back(s);
+      }
+      continue;
+    }
+    statementName = stmt.name.name;
+    bool nameOk = checkNewName(*this, stmt.name, "value");
+    const ast::Expr &rhs = *stmt.values[0];
+    bool stmtOk;
+    if (rhs.kind == ast::Expr::Kind::Call && rhs.text == "update") {
+      stmtOk = nameOk && checkUpdate(stmt, rhs);
+    } else {
+      Value v = checkExpr(rhs);
+      ir::Stage *stage = nullptr;
+      if (!v.isError() && nameOk) {
+        stage = materialize(v, stmt.name.name, !v.fresh);
+        if (stage) {
+          stage->name = stmt.name.name;
+          stage->loc = stmt.range;
+          names[stmt.name.name] = stage;
+        }
+      }
+      stmtOk = stage != nullptr;
+    }
+    if (!nameOk)
+      continue; // keep the first definition
+    nameRanges[stmt.name.name] = stmt.name.range;
+    if (!stmtOk) {
+      poisoned.insert(stmt.name.name);
+      ok = false;
+    }
+  }
+  if (!ok)
+    return false;
+  for (ir::Stage *param : program.getParams())
+    if (ir::Stage *u = program.findUpdateOf(param))
+      program.addResult(u);
+  for (ir::Stage *r : returned)
+    program.addResult(r);
+  if (program.getResults().empty()) {
+    diags.report(ast.name.range, DiagId::EmptyProgram, ast.name.name);
+    return false;
+  }
+  return true;
+}
+
+bool ProgramChecker::run() {
+  program.name = ast.name.name;
+  program.loc = ast.range;
+  if (ast.hasMesh) {
+    program.mesh.isImplicit = false;
+    llvm::StringSet<> seen;
+    bool ok = true;
+    for (const ast::MeshAxis &axis : ast.mesh) {
+      if (!seen.insert(axis.name.name).second) {
+        diags.report(axis.name.range, DiagId::Redefinition, axis.name.name);
+        ok = false;
+      }
+      program.mesh.axes.push_back({axis.name.name, axis.size.name});
+    }
+    if (!ok)
+      return false;
+  } else {
+    program.mesh = ir::Mesh::world();
+  }
+  bool paramsOk = checkParams();
+  bool bodyOk = checkStatements();
+  program.renumber();
+  return paramsOk && bodyOk;
+}
+
+std::unique_ptr<ir::Module>
+checkModules(llvm::ArrayRef<const ast::Module *> modules,
+             DiagnosticEngine &diags) {
+  auto module = std::make_unique<ir::Module>();
+  llvm::StringMap<llvm::SMRange> programRanges;
+  bool ok = true;
+  for (const ast::Module *m : modules) {
+    for (const ast::Program &p : m->programs) {
+      auto it = programRanges.find(p.name.name);
+      if (it != programRanges.end()) {
+        diags.report(p.name.range, DiagId::Redefinition, p.name.name)
+            .note(it->second, DiagId::PreviousDefinition, p.name.name);
+        ok = false;
+        continue;
+      }
+      programRanges[p.name.name] = p.name.range;
+      auto program = std::make_unique<ir::Program>();
+      ProgramChecker checker(p, diags, *program);
+      if (!checker.run()) {
+        ok = false;
+        continue;
+      }
+      if (std::string problem = ir::verifyProgram(*program); !problem.empty()) {
+        // A compiler bug: say so plainly rather than go on with bad IR.
+        llvm::errs() << "coconetc: internal compiler error: IR verifier: "
+                     << problem << '\n';
+        ok = false;
+        continue;
+      }
+      module->programs.push_back(std::move(program));
+    }
+  }
+  if (!checkSchedules(modules, *module, diags))
+    ok = false;
+  if (!ok || diags.hadError())
+    return nullptr;
+  return module;
+}
+
+std::unique_ptr<ir::Module> checkModule(const ast::Module &module,
+                                        DiagnosticEngine &diags) {
+  const ast::Module *one = &module;
+  return checkModules(llvm::ArrayRef(one), diags);
+}
+
+} // namespace coconet::sema

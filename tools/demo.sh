@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The main job, from a fresh machine: install, build, then compile the Adam
+# sample, print its checked IR and run it on 4 simulated ranks.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/tools/setup.sh"
+"$root/tools/build.sh" >/dev/null
+coconetc=${COCONET_BUILD_DIR:-$root/build}/bin/coconetc
+sample=${1:-$root/samples/adam.coco}
+
+echo "== coconetc --emit=ir $(basename "$sample")"
+"$coconetc" --emit=ir "$sample"
+echo
+echo "== coconetc sim --ranks=4 $(basename "$sample")"
+"$coconetc" sim --ranks=4 --size N=1024 --seed=1 "$sample"
