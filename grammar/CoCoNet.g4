@@ -57,8 +57,9 @@ param
 
 // f32            (a scalar)
 // f16[N, 4*H] sliced(0, tp) replicated(dp)
+// A layout after a scalar type parses, so sema can say scalars have none.
 typeSpec
-    : dtype=IDENT (LBRACK dimList RBRACK layoutTerm*)?
+    : dtype=IDENT (LBRACK dimList RBRACK)? layoutTerm*
     ;
 
 dimList

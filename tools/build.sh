@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Configures and builds coconetc into build/ (or $COCONET_BUILD_DIR).
+# Configures and builds coconetc into build/ (or $COCONET_BUILD_DIR). When
+# clang++-19 is present it also builds the libFuzzer target of parse + sema,
+# instrumented, into build-fuzz/ (set COCONET_FUZZ_BUILD=0 to skip).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${COCONET_BUILD_DIR:-$root/build}
-fuzz=OFF
-if command -v clang++-19 >/dev/null 2>&1; then fuzz=ON; fi
 if [[ ! -f $build/build.ninja ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCOCONET_FUZZ="$fuzz" >/dev/null
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)"
+
+if [[ ${COCONET_FUZZ_BUILD:-1} != 0 ]] && command -v clang++-19 >/dev/null 2>&1; then
+  fuzz=${COCONET_FUZZ_DIR:-$root/build-fuzz}
+  if [[ ! -f $fuzz/build.ninja ]]; then
+    cmake -S "$root" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+      -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address" \
+      -DCOCONET_FUZZ=ON -DCOCONET_BUILD_TESTS=OFF >/dev/null
+  fi
+  cmake --build "$fuzz" -j "$(nproc)" --target coconet-fuzz
+fi

@@ -247,7 +247,7 @@ int runDriver(int argc, char **argv) {
   if (!checkInputGiven())
     return 2;
   if (simSubCommand())
-    return runSim();
+    return runSim(inputFile, programName);
   return runEmit();
 }
 

@@ -34,7 +34,7 @@ const ir::Program *selectProgram(const ir::Module &module,
                                  const std::string &name, bool requireUnique);
 
 /// The simulator subcommand's entry (SimCommand.cpp).
-int runSim();
+int runSim(const std::string &path, const std::string &programName);
 
 } // namespace coconet::driver
 

@@ -220,6 +220,8 @@ struct CallChecker {
       return nullptr;
     if (out)
       *out = v;
+    if (v.kind == Value::Kind::Stage)
+      return v.stage;
     return c.materialize(v, c.nestedName(), /*copyExisting=*/false);
   }
 
@@ -264,10 +266,13 @@ struct CallChecker {
       return nullptr;
     }
     if (v.type.dtype != dtype) {
-      diags().report(e->range, DiagId::MixedDTypes, name,
-                     ir::dtypeName(v.type.dtype), ir::dtypeName(dtype));
+      diags().report(e->range, DiagId::MixedTypes, name,
+                     ir::dtypeName(v.type.dtype), ir::dtypeName(dtype),
+                     ir::dtypeName(dtype));
       return nullptr;
     }
+    if (v.kind == Value::Kind::Stage)
+      return v.stage;
     return c.materialize(v, c.nestedName(), false);
   }
 
@@ -507,8 +512,9 @@ Value CallChecker::checkMatMul() {
       !isTensorOrReport(*this, args[1], tb, 2))
     return Value::error();
   if (ta.dtype != tb.dtype) {
-    diags().report(call.range, DiagId::MixedDTypes, name,
-                   ir::dtypeName(ta.dtype), ir::dtypeName(tb.dtype));
+    diags().report(call.range, DiagId::MixedTypes, name,
+                   ir::dtypeName(ta.dtype), ir::dtypeName(tb.dtype),
+                   ir::dtypeName(preferredType(ta.dtype, tb.dtype)));
     return Value::error();
   }
   if (!requireFloat(args[0], ta.dtype))
@@ -648,7 +654,7 @@ Value CallChecker::checkCollective() {
     return Value::error();
   }
   if (op == ir::ReduceOp::Avg && !ir::isFloat(t.dtype)) {
-    diags().report(arg("op", sig)->range, DiagId::ReduceOpDType, "avg",
+    diags().report(arg("op", sig)->range, DiagId::ReduceOpType, "avg",
                    ir::dtypeName(t.dtype));
     return Value::error();
   }
@@ -674,14 +680,23 @@ Value CallChecker::checkCollective() {
   auto layout = communicationLayout(kind, t.layout, *axis, dim, need, badAxis);
   if (!layout) {
     std::string got = t.layout.str(c.program.mesh);
+    std::string what = need + " input";
+    if (!c.program.mesh.isImplicit)
+      what += " on axis '" + c.program.mesh.axes[badAxis].name + "'";
     auto diag = diags().report(xExpr->range, DiagId::CollectiveInput, name,
-                               need + " input on axis '" +
-                                   c.program.mesh.axes[badAxis].name + "'",
-                               x->name, got);
+                               what, x->name, got);
     if (x->loc.isValid())
       diag.note(x->loc, DiagId::ValueDefinedHere, x->name);
     return Value::error();
   }
+  // The sum of per-rank L2 norms is not the norm of the whole tensor.
+  if ((kind == StageKind::AllReduce || kind == StageKind::Reduce) &&
+      x->kind == StageKind::Reduction &&
+      x->reduction == ir::ReductionKind::Norm &&
+      x->operands[0]->type.layout.isSlicedAnywhere())
+    diags().report(xExpr->range, DiagId::PartialValue, "norm", "sliced",
+                   "combining per-rank norms does not give the global norm; "
+                   "use sqrt(allreduce(sum, sum(x * x)))");
   TensorType out = t;
   out.layout = *layout;
   ir::Stage *s = newStage(kind, std::move(out), {x});
@@ -703,6 +718,10 @@ Value CallChecker::run() {
   if (!builtin) {
     if (c.names.count(name)) {
       diags().report(call.calleeRange, DiagId::NotAnOperation, name);
+      return Value::error();
+    }
+    if (c.programNames.contains(name)) {
+      diags().report(call.calleeRange, DiagId::ProgramCall, name);
       return Value::error();
     }
     auto diag = diags().report(call.calleeRange, DiagId::UnknownOperation,

@@ -41,25 +41,6 @@ bool isBuiltinName(llvm::StringRef name) {
 
 llvm::ArrayRef<llvm::StringRef> builtinNames() { return kBuiltins; }
 
-static std::string typeStr(const ProgramChecker &c, const TensorType &t) {
-  return t.str(c.program.mesh);
-}
-
-static std::string valueDesc(const ProgramChecker &c, const Value &v) {
-  switch (v.kind) {
-  case Value::Kind::Literal:
-    return v.lit == Value::LitKind::Float  ? "a float literal"
-           : v.lit == Value::LitKind::Bool ? "a bool literal"
-                                           : "an integer literal";
-  case Value::Kind::Stage:
-  case Value::Kind::Body:
-    return typeStr(c, v.type);
-  case Value::Kind::Error:
-    break;
-  }
-  return "an invalid value";
-}
-
 std::string ProgramChecker::nestedName() {
   return statementName + "." + std::to_string(++nestedCount);
 }
@@ -262,6 +243,14 @@ Value combine(ProgramChecker &c, ScalarOp op, DType dtype,
   return v;
 }
 
+/// The type a conversion hint suggests: a float over an integer, the wider
+/// of two of the same kind.
+ir::DType preferredType(DType a, DType b) {
+  if (ir::isFloat(a) != ir::isFloat(b))
+    return ir::isFloat(a) ? a : b;
+  return ir::dtypeSize(b) > ir::dtypeSize(a) ? b : a;
+}
+
 /// Unifies the element types of operands: typed operands must agree and
 /// literals take their type. Returns the common type (nullopt if all are
 /// literals) or reports an error.
@@ -277,8 +266,9 @@ unifyDTypes(ProgramChecker &c, llvm::MutableArrayRef<Value> args,
       continue;
     }
     if (*common != a.type.dtype) {
-      c.diags.report(range, DiagId::MixedDTypes, opName,
-                     ir::dtypeName(*common), ir::dtypeName(a.type.dtype));
+      c.diags.report(range, DiagId::MixedTypes, opName,
+                     ir::dtypeName(*common), ir::dtypeName(a.type.dtype),
+                     ir::dtypeName(preferredType(*common, a.type.dtype)));
       return std::nullopt;
     }
   }

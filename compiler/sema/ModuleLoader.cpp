@@ -81,8 +81,11 @@ loadModules(llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags,
   auto root = open(path.str(), llvm::SMRange());
   if (!root)
     return {};
-  inProgress.insert(path);
-  stack.push_back({std::move(root), path.str(), 0});
+  llvm::SmallString<256> rootKey;
+  if (llvm::sys::fs::real_path(path, rootKey))
+    rootKey = path;
+  inProgress.insert(rootKey);
+  stack.push_back({std::move(root), std::string(rootKey), 0});
   while (!stack.empty()) {
     Frame &top = stack.back();
     if (top.nextImport == top.module->imports.size()) {
@@ -106,8 +109,7 @@ loadModules(llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags,
     if (llvm::sys::fs::real_path(*file, real))
       real = *file;
     std::string key(real);
-    if (inProgress.contains(key) ||
-        llvm::sys::fs::equivalent(key, top.path)) {
+    if (inProgress.contains(key)) {
       diags.report(import.range, DiagId::ImportCycle, import.dotted());
       ok = false;
       continue;

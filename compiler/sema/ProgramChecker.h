@@ -72,6 +72,8 @@ Value typeLiteral(ProgramChecker &c, const Value &lit, ir::DType dtype);
 Value combine(ProgramChecker &c, ir::ScalarOp op, ir::DType dtype,
               llvm::ArrayRef<Value> args, llvm::SMRange range,
               llvm::StringRef opName);
+/// The type a conversion hint suggests between two mismatched types.
+ir::DType preferredType(ir::DType a, ir::DType b);
 /// Typed operands must share an element type, which literals then take.
 /// Returns nullopt after an error; an empty inner optional if all operands
 /// are literals.
@@ -82,8 +84,9 @@ unifyDTypes(ProgramChecker &c, llvm::MutableArrayRef<Value> args,
 class ProgramChecker {
 public:
   ProgramChecker(const ast::Program &ast, DiagnosticEngine &diags,
-                 ir::Program &program)
-      : ast(ast), diags(diags), program(program) {}
+                 ir::Program &program, const llvm::StringSet<> &programNames)
+      : ast(ast), diags(diags), program(program), programNames(programNames) {
+  }
 
   /// Checks the whole program; false if an error was reported.
   bool run();
@@ -101,6 +104,8 @@ public:
   const ast::Program &ast;
   DiagnosticEngine &diags;
   ir::Program &program;
+  /// Every program of the compilation (calls of them get a clear error).
+  const llvm::StringSet<> &programNames;
   llvm::StringMap<ir::Stage *> names;
   llvm::StringMap<llvm::SMRange> nameRanges;
   llvm::StringSet<> poisoned;

@@ -125,7 +125,7 @@ bool ProgramChecker::checkParams() {
     ir::TensorType type;
     auto dtype = ir::parseDType(param.type.dtype.name);
     if (!dtype) {
-      diags.report(param.type.dtype.range, DiagId::UnknownDType,
+      diags.report(param.type.dtype.range, DiagId::UnknownElementType,
                    param.type.dtype.name);
       paramOk = false;
     } else {
@@ -199,7 +199,7 @@ bool ProgramChecker::checkUpdate(const ast::Stmt &stmt,
   }
   if (ir::Stage *previous = program.findUpdateOf(param)) {
     diags.report(target.range, DiagId::UpdateTwice, param->name)
-        .note(previous->loc, DiagId::PreviousDefinition, previous->name);
+        .note(previous->loc, DiagId::FirstUpdate, param->name);
     return false;
   }
   Value value = checkExpr(*call.operands[1]);
@@ -246,7 +246,9 @@ bool ProgramChecker::checkStatements() {
           ok = false;
           continue;
         }
-        ir::Stage *s = materialize(v, nestedName(), false);
+        ir::Stage *s = v.kind == Value::Kind::Stage
+                           ? v.stage
+                           : materialize(v, nestedName(), false);
         if (!s) {
           ok = false;
           continue;
@@ -274,8 +276,13 @@ bool ProgramChecker::checkStatements() {
       }
       stmtOk = stage != nullptr;
     }
-    if (!nameOk)
-      continue; // keep the first definition
+    if (!nameOk) {
+      // Keep a first definition; a reserved name is poisoned so its uses
+      // stay quiet.
+      if (!names.count(stmt.name.name))
+        poisoned.insert(stmt.name.name);
+      continue;
+    }
     nameRanges[stmt.name.name] = stmt.name.range;
     if (!stmtOk) {
       poisoned.insert(stmt.name.name);
@@ -326,6 +333,10 @@ checkModules(llvm::ArrayRef<const ast::Module *> modules,
              DiagnosticEngine &diags) {
   auto module = std::make_unique<ir::Module>();
   llvm::StringMap<llvm::SMRange> programRanges;
+  llvm::StringSet<> allPrograms;
+  for (const ast::Module *m : modules)
+    for (const ast::Program &p : m->programs)
+      allPrograms.insert(p.name.name);
   bool ok = true;
   for (const ast::Module *m : modules) {
     for (const ast::Program &p : m->programs) {
@@ -338,7 +349,7 @@ checkModules(llvm::ArrayRef<const ast::Module *> modules,
       }
       programRanges[p.name.name] = p.name.range;
       auto program = std::make_unique<ir::Program>();
-      ProgramChecker checker(p, diags, *program);
+      ProgramChecker checker(p, diags, *program, allPrograms);
       if (!checker.run()) {
         ok = false;
         continue;

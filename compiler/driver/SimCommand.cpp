@@ -1,0 +1,174 @@
+//===- SimCommand.cpp - `coconetc sim`: the reference simulator -----------===//
+//
+// Binds the program's size names from the command line, runs the simulator
+// on all ranks and prints a summary of every result (and writes .npy files
+// with --output-dir).
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/DriverOptions.h"
+
+#include "sim/Simulator.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace cl = llvm::cl;
+
+namespace coconet::driver {
+
+cl::SubCommand &simSubCommand() {
+  static cl::SubCommand sub("sim",
+                            "Run a program on the reference simulator");
+  return sub;
+}
+
+static cl::opt<int64_t>
+    ranks("ranks",
+          cl::desc("Number of ranks of a program without a mesh (its size "
+                   "name P); default 4"),
+          cl::init(0), cl::sub(simSubCommand()));
+
+static cl::list<std::string>
+    sizes("size",
+          cl::desc("Bind a size name, e.g. --size N=1024 (mesh axis sizes "
+                   "too: --size T=2)"),
+          cl::value_desc("NAME=VALUE"), cl::CommaSeparated,
+          cl::sub(simSubCommand()));
+
+static cl::opt<int64_t> defaultSize(
+    "default-size",
+    cl::desc("Value of size names not bound by --size (default: 4 x the "
+             "number of ranks, so every slice divides evenly)"),
+    cl::init(0), cl::sub(simSubCommand()));
+
+static cl::opt<uint64_t> seed("seed",
+                              cl::desc("Seed of the generated inputs"),
+                              cl::init(1), cl::sub(simSubCommand()));
+
+static cl::list<std::string>
+    scalarSets("set", cl::desc("Set a scalar parameter, e.g. --set lr=0.01"),
+               cl::value_desc("NAME=VALUE"), cl::sub(simSubCommand()));
+
+static cl::list<std::string>
+    inputs("input",
+           cl::desc("Read a tensor parameter from a .npy file (global tensor; "
+                    "local ones stacked over ranks)"),
+           cl::value_desc("NAME=FILE"), cl::sub(simSubCommand()));
+
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write every result to DIR/<name>.npy"),
+              cl::value_desc("dir"), cl::sub(simSubCommand()));
+
+
+static void fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "coconetc") << message << '\n';
+}
+
+static bool splitAssignment(llvm::StringRef text, llvm::StringRef what,
+                            std::string &name, std::string &value) {
+  auto [lhs, rhs] = text.split('=');
+  if (lhs.empty() || rhs.empty() || !text.contains('=')) {
+    fail("--" + what + " expects NAME=VALUE, got '" + text + "'");
+    return false;
+  }
+  name = lhs.trim().str();
+  value = rhs.trim().str();
+  return true;
+}
+
+int runSim(const std::string &path, const std::string &programName) {
+  auto c = compile(path);
+  if (!c->module)
+    return 1;
+  const ir::Program *program = selectProgram(*c->module, programName, true);
+  if (!program)
+    return 2;
+
+  sim::SimOptions options;
+  options.seed = seed;
+  for (const std::string &s : sizes) {
+    std::string name, value;
+    if (!splitAssignment(s, "size", name, value))
+      return 2;
+    int64_t v = 0;
+    if (llvm::StringRef(value).getAsInteger(10, v) || v <= 0) {
+      fail("--size " + name + " must be a positive integer, got '" + value +
+           "'");
+      return 2;
+    }
+    if (!llvm::is_contained(program->sizeNames, name)) {
+      fail("program '" + program->name + "' has no size named '" + name +
+           "'");
+      return 2;
+    }
+    options.sizes[name] = v;
+  }
+
+  // Mesh axes: --ranks binds the world axis; every axis needs a size.
+  int64_t worldSize = 1;
+  for (const auto &axis : program->mesh.axes) {
+    auto it = options.sizes.find(axis.size);
+    if (it == options.sizes.end()) {
+      if (program->mesh.isImplicit) {
+        options.sizes[axis.size] = ranks > 0 ? ranks : 4;
+        it = options.sizes.find(axis.size);
+      } else {
+        fail("give the size of mesh axis '" + axis.name + "' with --size " +
+             axis.size + "=N");
+        return 2;
+      }
+    } else if (program->mesh.isImplicit && ranks > 0 && it->second != ranks) {
+      fail("--ranks=" + llvm::Twine(ranks) + " disagrees with --size " +
+           axis.size + "=" + llvm::Twine(it->second));
+      return 2;
+    }
+    worldSize *= it->second;
+  }
+  if (!program->mesh.isImplicit && ranks > 0 && ranks != worldSize) {
+    fail("--ranks=" + llvm::Twine(ranks) + " disagrees with the mesh, which has " +
+         llvm::Twine(worldSize) + " ranks");
+    return 2;
+  }
+  int64_t fallback = defaultSize > 0 ? int64_t(defaultSize) : 4 * worldSize;
+  for (const std::string &name : program->sizeNames)
+    options.sizes.try_emplace(name, fallback);
+
+  for (const std::string &s : scalarSets) {
+    std::string name, value;
+    if (!splitAssignment(s, "set", name, value))
+      return 2;
+    options.scalarValues[name] = value;
+  }
+  for (const std::string &s : inputs) {
+    std::string name, value;
+    if (!splitAssignment(s, "input", name, value))
+      return 2;
+    options.inputFiles[name] = value;
+  }
+
+  auto result = sim::simulate(*program, options);
+  if (!result) {
+    fail(llvm::toString(result.takeError()));
+    return 1;
+  }
+  llvm::outs() << "program " << program->name << " on " << worldSize
+               << (worldSize == 1 ? " rank" : " ranks") << ", seed " << seed
+               << ", sizes";
+  for (const auto &[name, value] : options.sizes)
+    llvm::outs() << ' ' << name << '=' << value;
+  llvm::outs() << '\n';
+  sim::printSummary(*program, *result, llvm::outs());
+  if (!outputDir.empty()) {
+    if (auto err = sim::writeResults(*program, *result, outputDir)) {
+      fail(llvm::toString(std::move(err)));
+      return 1;
+    }
+  }
+  return 0;
+}
+
+} // namespace coconet::driver

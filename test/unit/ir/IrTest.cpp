@@ -1,0 +1,157 @@
+//===- IrTest.cpp - types, printer and verifier of the typed IR -----------===//
+//
+// Symbolic dimensions, layout printing, the IR printer's stable form, and
+// every invariant the verifier enforces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Program.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <catch2/catch.hpp>
+
+using namespace coconet::ir;
+
+TEST_CASE("dimension products are canonical", "[ir][types]") {
+  Dim a = Dim::constant(4) * Dim::symbol("H");
+  Dim b = Dim::symbol("H") * Dim::constant(4);
+  CHECK(a == b);
+  CHECK(a.str() == "4*H");
+  CHECK((Dim::symbol("S") * Dim::symbol("B")).str() == "B*S");
+  CHECK(Dim::constant(1024).str() == "1024");
+  CHECK(a != Dim::symbol("H"));
+  DimEnv env{{"H", 8}};
+  CHECK(a.evaluate(env) == 32);
+  CHECK_FALSE(Dim::symbol("N").evaluate(env));
+  DimEnv huge{{"H", int64_t(1) << 62}};
+  CHECK_FALSE(a.evaluate(huge)); // overflow is not a value
+  CHECK(a.divideBy(2)->str() == "2*H");
+  CHECK_FALSE(a.divideBy(3));
+}
+
+TEST_CASE("element types parse and print", "[ir][types]") {
+  for (const char *name :
+       {"f16", "bf16", "f32", "f64", "i32", "i64", "u64", "bool"}) {
+    auto d = parseDType(name);
+    REQUIRE(d);
+    CHECK(dtypeName(*d) == name);
+  }
+  CHECK_FALSE(parseDType("f8"));
+  CHECK(dtypeSize(DType::BF16) == 2);
+  CHECK(isFloat(DType::BF16));
+  CHECK_FALSE(isFloat(DType::U64));
+}
+
+TEST_CASE("layouts print as source syntax", "[ir][types]") {
+  Mesh world = Mesh::world();
+  CHECK(Layout::replicated(1).str(world) == "replicated");
+  CHECK(Layout::local(1).str(world) == "local");
+  CHECK(Layout(1, {AxisState::Sliced, 2}).str(world) == "sliced(2)");
+  Mesh mesh;
+  mesh.isImplicit = false;
+  mesh.axes = {{"pp", "PP"}, {"tp", "T"}};
+  Layout l(2);
+  l[1] = {AxisState::Sliced, 0};
+  CHECK(l.str(mesh) == "replicated(pp) sliced(0, tp)");
+  CHECK(l.slicesDim(0));
+  CHECK_FALSE(l.slicesDim(1));
+}
+
+namespace {
+/// A two-stage program: a local parameter and its allreduce.
+struct Small {
+  Program p;
+  Stage *g;
+  Stage *s;
+  Small() {
+    p.name = "small";
+    p.mesh = Mesh::world();
+    TensorType t{DType::F32, {Dim::symbol("N")}, Layout::local(1)};
+    g = p.addStage(StageKind::Param, "g", t, {}, {});
+    TensorType r = t;
+    r.layout = Layout::replicated(1);
+    s = p.addStage(StageKind::AllReduce, "s", r, {g}, {});
+    p.addResult(s);
+  }
+  std::string print() {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    printProgram(p, os);
+    return out;
+  }
+};
+} // namespace
+
+TEST_CASE("the printer's form is stable", "[ir][printer]") {
+  Small s;
+  CHECK(s.print() == "program small {\n"
+                     "  %0 g : f32[N] local = param 0\n"
+                     "  %1 s : f32[N] replicated = allreduce(sum, %0) over "
+                     "world\n"
+                     "  results %1\n"
+                     "}\n");
+  CHECK(verifyProgram(s.p).empty());
+}
+
+TEST_CASE("the verifier rejects a use before definition", "[ir][verifier]") {
+  Small s;
+  s.g->operands.push_back(s.s);
+  CHECK(verifyProgram(s.p).find("used before it is defined") !=
+        std::string::npos);
+}
+
+TEST_CASE("the verifier rejects a layout with the wrong number of axes",
+          "[ir][verifier]") {
+  Small s;
+  s.s->type.layout = Layout::replicated(2);
+  CHECK(verifyProgram(s.p).find("layout has 2 axes") != std::string::npos);
+}
+
+TEST_CASE("the verifier rejects a sliced dimension out of range",
+          "[ir][verifier]") {
+  Small s;
+  s.s->type.layout = Layout(1, {AxisState::Sliced, 1});
+  CHECK(verifyProgram(s.p).find("out of range") != std::string::npos);
+}
+
+TEST_CASE("the verifier checks operand counts", "[ir][verifier]") {
+  Small s;
+  s.s->operands.clear();
+  CHECK(verifyProgram(s.p).find("expects 1 operands") != std::string::npos);
+}
+
+TEST_CASE("the verifier checks allgather and reducescatter layouts",
+          "[ir][verifier]") {
+  Small s;
+  TensorType t = s.s->type;
+  Stage *ag = s.p.addStage(StageKind::AllGather, "ag", t, {s.s}, {});
+  (void)ag;
+  CHECK(verifyProgram(s.p).find("allgather must turn a sliced axis") !=
+        std::string::npos);
+  Small r;
+  TensorType sliced = r.g->type;
+  sliced.layout = Layout(1, {AxisState::Sliced, 0});
+  Stage *rs = r.p.addStage(StageKind::ReduceScatter, "rs", sliced, {r.g}, {});
+  rs->dim = 0;
+  CHECK(verifyProgram(r.p).empty());
+  rs->type.layout = Layout::replicated(1);
+  CHECK(verifyProgram(r.p).find("reducescatter must slice") !=
+        std::string::npos);
+}
+
+TEST_CASE("the verifier checks bodies and updates", "[ir][verifier]") {
+  Small s;
+  ScalarExpr e;
+  e.op = ScalarOp::Operand;
+  e.operandIndex = 3;
+  Stage *ew = s.p.addStage(StageKind::Elementwise, "e", s.s->type, {s.s}, {});
+  ew->body = s.p.addExpr(e);
+  CHECK(verifyProgram(s.p).find("body reads operand 3") != std::string::npos);
+  e.operandIndex = 0;
+  ew->body = s.p.addExpr(e);
+  CHECK(verifyProgram(s.p).empty());
+  ew->updates = s.g; // replicated value into a local parameter
+  CHECK(verifyProgram(s.p).find("changes the parameter's type") !=
+        std::string::npos);
+}

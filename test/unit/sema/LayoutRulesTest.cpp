@@ -1,0 +1,155 @@
+//===- LayoutRulesTest.cpp - the layout rules as pure functions -----------===//
+//
+// Each rule of docs/language.md's layout tables, axis by axis, including
+// every refusal.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sema/LayoutRules.h"
+
+#include <catch2/catch.hpp>
+
+using namespace coconet;
+using ir::AxisState;
+using ir::Layout;
+using ir::StageKind;
+
+namespace {
+const ir::Mesh kWorld = ir::Mesh::world();
+Layout R() { return Layout::replicated(1); }
+Layout L() { return Layout::local(1); }
+Layout S(int d) { return Layout(1, {AxisState::Sliced, d}); }
+std::string str(const std::optional<Layout> &l) {
+  return l ? l->str(kWorld) : "refused";
+}
+} // namespace
+
+TEST_CASE("elementwise join: replicated takes the other layout",
+          "[sema][layout]") {
+  std::string hint;
+  CHECK(str(sema::joinLayouts(R(), R(), hint)) == "replicated");
+  CHECK(str(sema::joinLayouts(R(), L(), hint)) == "local");
+  CHECK(str(sema::joinLayouts(L(), R(), hint)) == "local");
+  CHECK(str(sema::joinLayouts(R(), S(0), hint)) == "sliced(0)");
+  CHECK(str(sema::joinLayouts(S(1), R(), hint)) == "sliced(1)");
+}
+
+TEST_CASE("elementwise join: equal layouts stay", "[sema][layout]") {
+  std::string hint;
+  CHECK(str(sema::joinLayouts(L(), L(), hint)) == "local");
+  CHECK(str(sema::joinLayouts(S(0), S(0), hint)) == "sliced(0)");
+}
+
+TEST_CASE("elementwise join refuses local with sliced", "[sema][layout]") {
+  std::string hint;
+  CHECK_FALSE(sema::joinLayouts(L(), S(0), hint));
+  CHECK(hint.find("reducescatter") != std::string::npos);
+  CHECK_FALSE(sema::joinLayouts(S(0), L(), hint));
+}
+
+TEST_CASE("elementwise join refuses slices of different dimensions",
+          "[sema][layout]") {
+  std::string hint;
+  CHECK_FALSE(sema::joinLayouts(S(0), S(1), hint));
+  CHECK(hint.find("allgather") != std::string::npos);
+}
+
+TEST_CASE("broadcast alignment renumbers sliced dimensions",
+          "[sema][layout]") {
+  CHECK(sema::alignLayout(S(0), 1, 3).str(kWorld) == "sliced(2)");
+  CHECK(sema::alignLayout(R(), 1, 3).str(kWorld) == "replicated");
+}
+
+TEST_CASE("reductions of slices are partial values", "[sema][layout]") {
+  CHECK(sema::reductionLayout(S(0), 1, -1).str(kWorld) == "local");
+  CHECK(sema::reductionLayout(S(1), 2, 1).str(kWorld) == "local");
+  CHECK(sema::reductionLayout(S(1), 2, 0).str(kWorld) == "sliced(0)");
+  CHECK(sema::reductionLayout(S(0), 2, 1).str(kWorld) == "sliced(0)");
+  CHECK(sema::reductionLayout(R(), 2, 0).str(kWorld) == "replicated");
+  CHECK(sema::reductionLayout(L(), 2, -1).str(kWorld) == "local");
+}
+
+TEST_CASE("matmul layout rules", "[sema][layout]") {
+  std::string hint;
+  // [M, K] x [K, N]
+  CHECK(str(sema::matmulLayout(R(), 2, R(), 2, hint)) == "replicated");
+  CHECK(str(sema::matmulLayout(S(1), 2, S(0), 2, hint)) == "local");
+  CHECK(str(sema::matmulLayout(S(0), 2, R(), 2, hint)) == "sliced(0)");
+  CHECK(str(sema::matmulLayout(R(), 2, S(1), 2, hint)) == "sliced(1)");
+  CHECK(str(sema::matmulLayout(L(), 2, R(), 2, hint)) == "local");
+  CHECK(str(sema::matmulLayout(R(), 2, L(), 2, hint)) == "local");
+  // Batched [B, M, K] x [K, N]: slicing the batch or the rows of a.
+  CHECK(str(sema::matmulLayout(S(0), 3, R(), 2, hint)) == "sliced(0)");
+  CHECK(str(sema::matmulLayout(S(2), 3, S(0), 2, hint)) == "local");
+  CHECK(str(sema::matmulLayout(R(), 3, S(1), 2, hint)) == "sliced(2)");
+  // The same batch slice on both sides of a batched matmul.
+  CHECK(str(sema::matmulLayout(S(0), 3, S(0), 3, hint)) == "sliced(0)");
+}
+
+TEST_CASE("matmul refuses layouts without a rule", "[sema][layout]") {
+  std::string hint;
+  CHECK_FALSE(sema::matmulLayout(R(), 2, S(0), 2, hint));
+  CHECK_FALSE(sema::matmulLayout(S(1), 2, R(), 2, hint));
+  CHECK_FALSE(sema::matmulLayout(S(0), 2, S(1), 2, hint));
+  CHECK_FALSE(sema::matmulLayout(L(), 2, S(1), 2, hint));
+  CHECK(hint.find("contraction") != std::string::npos);
+}
+
+TEST_CASE("transpose follows the swap", "[sema][layout]") {
+  CHECK(sema::transposeLayout(S(1), 2).str(kWorld) == "sliced(0)");
+  CHECK(sema::transposeLayout(S(0), 2).str(kWorld) == "sliced(1)");
+  CHECK(sema::transposeLayout(S(0), 3).str(kWorld) == "sliced(0)");
+}
+
+TEST_CASE("collective layout rules", "[sema][layout]") {
+  std::string need;
+  unsigned axis = 0;
+  auto comm = [&](StageKind k, Layout in, int dim = 0) {
+    return str(sema::communicationLayout(k, in, 0, dim, need, axis));
+  };
+  CHECK(comm(StageKind::AllReduce, L()) == "replicated");
+  CHECK(comm(StageKind::AllReduce, R()) == "replicated");
+  CHECK(comm(StageKind::ReduceScatter, L()) == "sliced(0)");
+  CHECK(comm(StageKind::ReduceScatter, L(), 1) == "sliced(1)");
+  CHECK(comm(StageKind::AllGather, S(0)) == "replicated");
+  CHECK(comm(StageKind::Broadcast, L()) == "replicated");
+  CHECK(comm(StageKind::Reduce, L()) == "local");
+  CHECK(comm(StageKind::SendRecv, R()) == "local");
+}
+
+TEST_CASE("collectives refuse the wrong input layout", "[sema][layout]") {
+  std::string need;
+  unsigned axis = 0;
+  auto refused = [&](StageKind k, Layout in) {
+    return !sema::communicationLayout(k, in, 0, 0, need, axis);
+  };
+  CHECK(refused(StageKind::AllGather, L()));
+  CHECK(need == "a sliced");
+  CHECK(refused(StageKind::AllGather, R()));
+  CHECK(refused(StageKind::AllReduce, S(0)));
+  CHECK(need == "a local or replicated");
+  CHECK(refused(StageKind::ReduceScatter, S(0)));
+  CHECK(refused(StageKind::Broadcast, S(0)));
+  CHECK(refused(StageKind::Reduce, S(0)));
+  CHECK(refused(StageKind::SendRecv, S(0)));
+}
+
+TEST_CASE("collectives over one axis leave the other axes alone",
+          "[sema][layout]") {
+  ir::Mesh mesh;
+  mesh.isImplicit = false;
+  mesh.axes = {{"pp", "PP"}, {"tp", "T"}};
+  Layout in(2);
+  in[0] = {AxisState::Local, 0};
+  in[1] = {AxisState::Local, 0};
+  std::string need;
+  unsigned axis = 0;
+  auto out = sema::communicationLayout(StageKind::AllReduce, in, 1, 0, need,
+                                       axis);
+  REQUIRE(out);
+  CHECK(out->str(mesh) == "local(pp) replicated(tp)");
+  auto all = sema::communicationLayout(StageKind::AllReduce, in, -1, 0, need,
+                                       axis);
+  REQUIRE(all);
+  CHECK(all->str(mesh) == "replicated");
+}
