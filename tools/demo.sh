@@ -6,10 +6,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/setup.sh"
 "$root/tools/build.sh" >/dev/null
 coconetc=${COCONET_BUILD_DIR:-$root/build}/bin/coconetc
-sample=${1:-$root/samples/adam.coco}
+sample=$root/samples/adam.coco
 
 echo "== coconetc --emit=ir $(basename "$sample")"
 "$coconetc" --emit=ir "$sample"
 echo
 echo "== coconetc sim --ranks=4 $(basename "$sample")"
-"$coconetc" sim --ranks=4 --size N=1024 --seed=1 "$sample"
+# v, the second moment, must not be negative: start it at 0.001.
+"$coconetc" sim --ranks=4 --size N=1024 --seed=1 --set v=0.001 "$sample"

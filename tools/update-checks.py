@@ -42,7 +42,7 @@ def update(path: str, coconetc: str, root: str) -> bool:
         return False
     merge = "2>&1" in run
     args = shlex.split(run.replace("2>&1", ""))
-    args = [path if a == "%s" else
+    args = [os.path.abspath(path) if a == "%s" else
             a.replace("%samples", os.path.join(root, "samples"))
              .replace("%stdlib", os.path.join(root, "stdlib")) for a in args]
     env = dict(os.environ, COCONET_STDLIB=os.path.join(root, "stdlib"))
@@ -55,8 +55,9 @@ def update(path: str, coconetc: str, root: str) -> bool:
     first = True
     for o in out.rstrip("\n").split("\n"):
         o = escape(o)
-        for p in {path, os.path.abspath(path)}:
+        for p in (os.path.abspath(path), path):
             o = o.replace(p, "{{.*}}" + os.path.basename(path))
+        o = o.replace(root + os.sep, "{{.*}}")
         if first:
             checks.append("// CHECK: " + o if o else "// CHECK-EMPTY:")
             first = False

@@ -11,6 +11,7 @@
 #include "ast/Ast.h"
 #include "sema/Sema.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #ifndef COCONET_VERSION
@@ -32,7 +34,8 @@ namespace cl = llvm::cl;
 
 namespace coconet::driver {
 
-llvm::cl::SubCommand &simSubCommand();
+llvm::cl::OptionCategory &simCategory();
+bool simOptionGiven(std::string &which);
 
 static cl::OptionCategory &category() {
   static cl::OptionCategory cat("coconetc options");
@@ -41,45 +44,53 @@ static cl::OptionCategory &category() {
 
 static cl::opt<std::string>
     inputFile(cl::Positional, cl::desc("<input.coco>"),
-              cl::sub(cl::SubCommand::getAll()), cl::cat(category()));
+              cl::cat(category()));
 
 static cl::list<std::string>
     importDirs("I", cl::desc("Add a directory to the import search path"),
                cl::value_desc("dir"), cl::Prefix,
-               cl::sub(cl::SubCommand::getAll()), cl::cat(category()));
+               cl::cat(category()));
 
 static cl::opt<std::string> stdlibDir(
     "stdlib-dir",
     cl::desc("The standard library directory (default: $COCONET_STDLIB, "
              "else the one built in)"),
-    cl::value_desc("dir"), cl::sub(cl::SubCommand::getAll()),
-    cl::cat(category()));
+    cl::value_desc("dir"),     cl::cat(category()));
 
 enum class ColorMode { Auto, Always, Never };
-static cl::opt<ColorMode> color(
-    "color", cl::desc("Colour diagnostics"), cl::init(ColorMode::Auto),
-    cl::values(clEnumValN(ColorMode::Auto, "auto", "when writing to a tty"),
-               clEnumValN(ColorMode::Always, "always", "always"),
-               clEnumValN(ColorMode::Never, "never", "never")),
-    cl::sub(cl::SubCommand::getAll()), cl::cat(category()));
+/// --color. LLVM's Support library registers a boolean `--color` of its own
+/// (for WithColor) when the command line is first inspected; ours takes its
+/// place, so it is created only after that one is removed.
+static ColorMode colorMode() {
+  static cl::opt<ColorMode> *option = [] {
+    auto &registered = cl::getRegisteredOptions(cl::SubCommand::getTopLevel());
+    if (auto it = registered.find("color"); it != registered.end())
+      it->second->removeArgument();
+    return new cl::opt<ColorMode>(
+        "color", cl::desc("Colour diagnostics"), cl::init(ColorMode::Auto),
+        cl::values(
+            clEnumValN(ColorMode::Auto, "auto", "when writing to a tty"),
+            clEnumValN(ColorMode::Always, "always", "always"),
+            clEnumValN(ColorMode::Never, "never", "never")),
+        cl::cat(category()));
+  }();
+  return *option;
+}
 
 static cl::opt<unsigned>
     errorLimit("error-limit",
                cl::desc("Stop after this many errors (0: no limit)"),
-               cl::init(20), cl::sub(cl::SubCommand::getAll()),
-               cl::cat(category()));
+               cl::init(20),                cl::cat(category()));
 
 static cl::opt<bool> warningsAsErrors("Werror",
                                       cl::desc("Treat warnings as errors"),
-                                      cl::sub(cl::SubCommand::getAll()),
-                                      cl::cat(category()));
+                                                                            cl::cat(category()));
 
 static cl::opt<std::string>
     programName("program",
                 cl::desc("The program to emit or run (default: all for "
                          "--emit, the only one for sim)"),
-                cl::value_desc("name"), cl::sub(cl::SubCommand::getAll()),
-                cl::cat(category()));
+                cl::value_desc("name"),                 cl::cat(category()));
 
 enum class EmitKind { None, Ast, Ir };
 static cl::opt<EmitKind> emit(
@@ -103,7 +114,7 @@ static std::string resolveStdlibDir() {
 }
 
 static bool useColors() {
-  switch (color) {
+  switch (colorMode()) {
   case ColorMode::Always:
     return true;
   case ColorMode::Never:
@@ -233,21 +244,40 @@ static void printVersion(llvm::raw_ostream &os) {
 int runDriver(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::SetVersionPrinter(printVersion);
-  cl::HideUnrelatedOptions(category());
-  (void)simSubCommand();
+  (void)colorMode(); // registers --color
+  cl::HideUnrelatedOptions({&category(), &simCategory()});
+  // `sim` selects the simulator. It may follow options that take no
+  // separate value (`coconetc --color=never sim x.coco`).
+  llvm::SmallVector<char *, 16> args(argv, argv + argc);
+  bool sim = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    if (a == "sim") {
+      args.erase(args.begin() + i);
+      sim = true;
+      break;
+    }
+    if (!a.starts_with("-") || a == "-I" || a == "-o" || a == "--")
+      break;
+  }
   if (!cl::ParseCommandLineOptions(
-          argc, argv,
+          static_cast<int>(args.size()), args.data(),
           "coconetc: the CoCoNet compiler\n\n"
           "  coconetc [options] FILE.coco      check FILE and print its "
           "typed IR\n"
           "  coconetc sim [options] FILE.coco  run a program on the "
-          "reference simulator\n",
+          "reference simulator (the 'coconetc sim options' below)\n",
           &llvm::errs()))
     return 2;
   if (!checkInputGiven())
     return 2;
-  if (simSubCommand())
+  if (sim)
     return runSim(inputFile, programName);
+  std::string which;
+  if (simOptionGiven(which)) {
+    reportDriverError("--" + which + " is an option of 'coconetc sim'");
+    return 2;
+  }
   return runEmit();
 }
 

@@ -19,50 +19,60 @@ namespace cl = llvm::cl;
 
 namespace coconet::driver {
 
-cl::SubCommand &simSubCommand() {
-  static cl::SubCommand sub("sim",
-                            "Run a program on the reference simulator");
-  return sub;
+cl::OptionCategory &simCategory() {
+  static cl::OptionCategory cat("coconetc sim options");
+  return cat;
 }
 
 static cl::opt<int64_t>
     ranks("ranks",
           cl::desc("Number of ranks of a program without a mesh (its size "
                    "name P); default 4"),
-          cl::init(0), cl::sub(simSubCommand()));
+          cl::init(0), cl::cat(simCategory()));
 
 static cl::list<std::string>
     sizes("size",
           cl::desc("Bind a size name, e.g. --size N=1024 (mesh axis sizes "
                    "too: --size T=2)"),
           cl::value_desc("NAME=VALUE"), cl::CommaSeparated,
-          cl::sub(simSubCommand()));
+          cl::cat(simCategory()));
 
 static cl::opt<int64_t> defaultSize(
     "default-size",
     cl::desc("Value of size names not bound by --size (default: 4 x the "
              "number of ranks, so every slice divides evenly)"),
-    cl::init(0), cl::sub(simSubCommand()));
+    cl::init(0), cl::cat(simCategory()));
 
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Seed of the generated inputs"),
-                              cl::init(1), cl::sub(simSubCommand()));
+                              cl::init(1), cl::cat(simCategory()));
 
 static cl::list<std::string>
-    scalarSets("set", cl::desc("Set a scalar parameter, e.g. --set lr=0.01"),
-               cl::value_desc("NAME=VALUE"), cl::sub(simSubCommand()));
+    scalarSets("set", cl::desc("Give a parameter a value, e.g. --set lr=0.01 (a tensor gets it in every element)"),
+               cl::value_desc("NAME=VALUE"), cl::cat(simCategory()));
 
 static cl::list<std::string>
     inputs("input",
            cl::desc("Read a tensor parameter from a .npy file (global tensor; "
                     "local ones stacked over ranks)"),
-           cl::value_desc("NAME=FILE"), cl::sub(simSubCommand()));
+           cl::value_desc("NAME=FILE"), cl::cat(simCategory()));
 
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Write every result to DIR/<name>.npy"),
-              cl::value_desc("dir"), cl::sub(simSubCommand()));
+              cl::value_desc("dir"), cl::cat(simCategory()));
 
+
+bool simOptionGiven(std::string &which) {
+  for (const auto &entry : cl::getRegisteredOptions()) {
+    const cl::Option *o = entry.second;
+    if (o->getNumOccurrences() && llvm::is_contained(o->Categories, &simCategory())) {
+      which = o->ArgStr.str();
+      return true;
+    }
+  }
+  return false;
+}
 
 static void fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "coconetc") << message << '\n';

@@ -51,7 +51,10 @@ struct Builtin {
   Signature sig;
 };
 
-std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs) {
+/// The builtin `name` called with `numArgs` arguments; `dimKeyword` says
+/// whether one of them is `dim=`, which makes max/min reductions.
+std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs,
+                                     bool dimKeyword) {
   using F = Family;
   if (ir::parseDType(name) && name != "bool")
     return Builtin{F::Cast, {{"x"}, 1}};
@@ -62,7 +65,7 @@ std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs) {
       .Cases("abs", "relu", Builtin{F::NumMath, {{"x"}, 1}})
       .Case("pow", Builtin{F::Pow, {{"x", "y"}, 2}})
       .Cases("max", "min",
-             numArgs >= 2 && numArgs != 0
+             numArgs >= 2 && !dimKeyword
                  ? Builtin{F::MinMax, {{"x", "y"}, 2}}
                  : Builtin{F::Reduction, {{"x", "dim"}, 1}})
       .Case("select", Builtin{F::Select, {{"cond", "x", "y"}, 3}})
@@ -106,6 +109,12 @@ struct CallChecker {
   llvm::SmallVector<const ast::Expr *, 5> args; // by signature position
 
   DiagnosticEngine &diags() { return c.diags; }
+  bool hasDimKeyword() const {
+    for (const ast::Ident &key : call.argKeys)
+      if (key.name == "dim")
+        return true;
+    return false;
+  }
   unsigned numAxes() const { return c.program.mesh.size(); }
 
   /// Binds arguments to `sig`; reports and returns false on a mismatch.
@@ -269,6 +278,12 @@ struct CallChecker {
       diags().report(e->range, DiagId::MixedTypes, name,
                      ir::dtypeName(v.type.dtype), ir::dtypeName(dtype),
                      ir::dtypeName(dtype));
+      return nullptr;
+    }
+    // A per-row parameter must be the same on every rank.
+    if (!v.type.layout.isReplicated()) {
+      diags().report(e->range, DiagId::ScalarNotReplicated, name, what,
+                     v.type.layout.str(c.program.mesh));
       return nullptr;
     }
     if (v.kind == Value::Kind::Stage)
@@ -613,7 +628,7 @@ Value CallChecker::checkCollective() {
                        .Case("broadcast", StageKind::Broadcast)
                        .Case("reduce", StageKind::Reduce)
                        .Default(StageKind::SendRecv);
-  Signature sig = lookupBuiltin(name, call.operands.size())->sig;
+  Signature sig = lookupBuiltin(name, call.operands.size(), hasDimKeyword())->sig;
   ir::ReduceOp op = ir::ReduceOp::Sum;
   if (const ast::Expr *e = arg("op", sig)) {
     auto parsed = reduceOpArg(e);
@@ -680,8 +695,8 @@ Value CallChecker::checkCollective() {
   auto layout = communicationLayout(kind, t.layout, *axis, dim, need, badAxis);
   if (!layout) {
     std::string got = t.layout.str(c.program.mesh);
-    std::string what = need + " input";
-    if (!c.program.mesh.isImplicit)
+    std::string what = need;
+    if (!c.program.mesh.isImplicit && llvm::StringRef(need).ends_with(" input"))
       what += " on axis '" + c.program.mesh.axes[badAxis].name + "'";
     auto diag = diags().report(xExpr->range, DiagId::CollectiveInput, name,
                                what, x->name, got);
@@ -714,7 +729,7 @@ Value CallChecker::checkCollective() {
 }
 
 Value CallChecker::run() {
-  auto builtin = lookupBuiltin(name, call.operands.size());
+  auto builtin = lookupBuiltin(name, call.operands.size(), hasDimKeyword());
   if (!builtin) {
     if (c.names.count(name)) {
       diags().report(call.calleeRange, DiagId::NotAnOperation, name);

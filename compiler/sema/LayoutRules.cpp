@@ -123,7 +123,7 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
     switch (kind) {
     case ir::StageKind::AllGather:
       if (x.state != AxisState::Sliced) {
-        need = "a sliced";
+        need = "a sliced input";
         return std::nullopt;
       }
       out[a] = {AxisState::Replicated, 0};
@@ -131,7 +131,7 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
     case ir::StageKind::AllReduce:
     case ir::StageKind::Broadcast:
       if (x.state == AxisState::Sliced) {
-        need = "a local or replicated";
+        need = "a local or replicated input";
         return std::nullopt;
       }
       out[a] = {AxisState::Replicated, 0};
@@ -139,9 +139,9 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
     case ir::StageKind::ReduceScatter:
       if (x.state == AxisState::Sliced || in.slicesDim(dim)) {
         need = x.state == AxisState::Sliced
-                   ? "a local or replicated"
-                   : "an input whose scattered dimension is not yet sliced, "
-                     "so";
+                   ? "a local or replicated input"
+                   : "an input whose scattered dimension " +
+                         std::to_string(dim) + " is not sliced yet";
         return std::nullopt;
       }
       out[a] = {AxisState::Sliced, dim};
@@ -149,7 +149,7 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
     case ir::StageKind::Reduce:
     case ir::StageKind::SendRecv:
       if (x.state == AxisState::Sliced) {
-        need = "a local or replicated";
+        need = "a local or replicated input";
         return std::nullopt;
       }
       out[a] = {AxisState::Local, 0};

@@ -42,7 +42,7 @@ ir::Layout transposeLayout(const ir::Layout &in, unsigned rank);
 
 /// The result layout of a communication stage of `kind` over `axis` (-1:
 /// every axis), or nullopt with the requirement that failed in `need`
-/// ("a local or replicated") and the offending state in `got`.
+/// ("a local or replicated input") and the offending state in `got`.
 std::optional<ir::Layout> communicationLayout(ir::StageKind kind,
                                               const ir::Layout &in, int axis,
                                               int dim, std::string &need,

@@ -168,7 +168,8 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
                          ? std::string("no names")
                          : std::to_string(shape->results) +
                                " names (the reducescatter and the allgather)",
-                     d.results.size());
+                     std::to_string(d.results.size()) +
+                         (d.results.size() == 1 ? " name" : " names"));
         scheduleOk = false;
         continue;
       }

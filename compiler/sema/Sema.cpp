@@ -172,13 +172,16 @@ bool ProgramChecker::checkParams() {
 
 bool ProgramChecker::checkUpdate(const ast::Stmt &stmt,
                                  const ast::Expr &call) {
-  if (call.operands.size() != 2 ||
-      llvm::any_of(call.argKeys,
-                   [](const ast::Ident &k) { return !k.name.empty(); })) {
+  if (call.operands.size() != 2) {
     diags.report(call.range, DiagId::WrongArgCount, "update", "2 arguments",
                  call.operands.size());
     return false;
   }
+  for (const ast::Ident &key : call.argKeys)
+    if (!key.name.empty()) {
+      diags.report(key.range, DiagId::UpdateKeywords);
+      return false;
+    }
   const ast::Expr &target = *call.operands[0];
   ir::Stage *param = nullptr;
   if (target.kind == ast::Expr::Kind::Name) {

@@ -124,10 +124,10 @@ TEST_CASE("collectives refuse the wrong input layout", "[sema][layout]") {
     return !sema::communicationLayout(k, in, 0, 0, need, axis);
   };
   CHECK(refused(StageKind::AllGather, L()));
-  CHECK(need == "a sliced");
+  CHECK(need == "a sliced input");
   CHECK(refused(StageKind::AllGather, R()));
   CHECK(refused(StageKind::AllReduce, S(0)));
-  CHECK(need == "a local or replicated");
+  CHECK(need == "a local or replicated input");
   CHECK(refused(StageKind::ReduceScatter, S(0)));
   CHECK(refused(StageKind::Broadcast, S(0)));
   CHECK(refused(StageKind::Reduce, S(0)));

@@ -1,0 +1,165 @@
+//===- Collectives.cpp - communication stages of the simulator -----------===//
+//
+// Every collective works on the groups of ranks that differ only along the
+// stage's mesh axis (all ranks for axis -1). Reductions combine the members'
+// blocks in ascending rank order in f64 (wrapping 64-bit arithmetic for
+// integers) and round once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/SimImpl.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+namespace coconet::sim::detail {
+
+using ir::DType;
+using ir::ReduceOp;
+using ir::Stage;
+using ir::StageKind;
+
+namespace {
+
+/// Combines element `index` of every member's block.
+Scalar combine(ReduceOp op, DType dtype, llvm::ArrayRef<const Tensor *> blocks,
+               int64_t index) {
+  const bool isF = ir::isFloat(dtype);
+  const bool isU = dtype == DType::U64;
+  Scalar acc = blocks[0]->getScalar(index);
+  for (size_t m = 1; m < blocks.size(); ++m) {
+    Scalar v = blocks[m]->getScalar(index);
+    switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      if (isF)
+        acc.f += v.f;
+      else
+        acc.i += v.i;
+      break;
+    case ReduceOp::Prod:
+      if (isF)
+        acc.f *= v.f;
+      else
+        acc.i *= v.i;
+      break;
+    case ReduceOp::Max:
+    case ReduceOp::Min: {
+      bool max = op == ReduceOp::Max;
+      if (isF)
+        acc.f = max ? std::fmax(acc.f, v.f) : std::fmin(acc.f, v.f);
+      else if (isU)
+        acc.i = max ? std::max(acc.i, v.i) : std::min(acc.i, v.i);
+      else
+        acc.i = static_cast<uint64_t>(
+            max ? std::max(static_cast<int64_t>(acc.i), static_cast<int64_t>(v.i))
+                : std::min(static_cast<int64_t>(acc.i),
+                           static_cast<int64_t>(v.i)));
+      break;
+    }
+    }
+  }
+  if (op == ReduceOp::Avg)
+    acc.f /= static_cast<double>(blocks.size());
+  return acc;
+}
+
+std::string axisName(const ir::Program &program, int axis) {
+  return axis < 0 ? std::string("all axes")
+                  : "axis '" + program.mesh.axes[axis].name + "'";
+}
+
+} // namespace
+
+llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
+                             SimResult &result) {
+  const Stage &x = *stage.operands[0];
+  const RankGrid &grid = result.grid;
+  const int64_t numRanks = grid.numRanks();
+  std::vector<Tensor> outs(numRanks);
+  for (int64_t r = 0; r < numRanks; ++r) {
+    int64_t pos = 0;
+    auto members = grid.group(r, stage.axis, pos);
+    const int64_t groupSize = static_cast<int64_t>(members.size());
+    const Placement &po = result.placements[stage.id][r];
+    const Tensor &mine = result.values[x.id][r];
+    Tensor out(stage.type.dtype, po.localShape);
+    llvm::SmallVector<const Tensor *, 8> blocks;
+    for (int64_t m : members)
+      blocks.push_back(&result.values[x.id][m]);
+    for (const Tensor *b : blocks)
+      if (b->shape() != mine.shape())
+        return internalError(stage, "the members' blocks differ in shape");
+
+    switch (stage.kind) {
+    case StageKind::AllReduce:
+      for (int64_t i = 0; i < out.size(); ++i)
+        out.setScalar(i, combine(stage.reduceOp, x.type.dtype, blocks, i));
+      break;
+    case StageKind::ReduceScatter: {
+      // The input block covers the same region on every member.
+      const Placement &pi = result.placements[x.id][r];
+      Coords c;
+      for (int64_t i = 0; i < out.size(); ++i) {
+        Tensor::coordsOf(i, po.localShape, c);
+        for (size_t d = 0; d < c.size(); ++d)
+          c[d] += po.offset[d];
+        int64_t j = operandIndex(pi, c);
+        if (j < 0)
+          return internalError(stage, "scattered block outside the input");
+        out.setScalar(i, combine(stage.reduceOp, x.type.dtype, blocks, j));
+      }
+      break;
+    }
+    case StageKind::AllGather: {
+      Coords c;
+      for (int64_t i = 0; i < out.size(); ++i) {
+        Tensor::coordsOf(i, po.localShape, c);
+        for (size_t d = 0; d < c.size(); ++d)
+          c[d] += po.offset[d];
+        int64_t found = -1;
+        for (size_t m = 0; m < members.size() && found < 0; ++m) {
+          int64_t j = operandIndex(result.placements[x.id][members[m]], c);
+          if (j >= 0) {
+            out.setScalar(i, blocks[m]->getScalar(j));
+            found = j;
+          }
+        }
+        if (found < 0)
+          return internalError(stage, "no member holds a gathered element");
+      }
+      break;
+    }
+    case StageKind::Broadcast:
+    case StageKind::Reduce: {
+      if (stage.root >= groupSize)
+        return llvm::createStringError(llvm::formatv(
+            "{0} '{1}': root {2} is out of range; {3} has {4} ranks",
+            stage.kind == StageKind::Broadcast ? "broadcast" : "reduce",
+            stage.name, stage.root, axisName(program, stage.axis), groupSize)
+                                           .str());
+      if (stage.kind == StageKind::Broadcast) {
+        out = *blocks[stage.root];
+      } else if (pos == stage.root) {
+        for (int64_t i = 0; i < out.size(); ++i)
+          out.setScalar(i, combine(stage.reduceOp, x.type.dtype, blocks, i));
+      } // else: zeros
+      break;
+    }
+    case StageKind::SendRecv: {
+      int64_t from = pos - stage.offset;
+      if (from >= 0 && from < groupSize)
+        out = *blocks[from];
+      break;
+    }
+    default:
+      return internalError(stage, "not a communication stage");
+    }
+    outs[r] = std::move(out);
+  }
+  result.values[stage.id] = std::move(outs);
+  return llvm::Error::success();
+}
+
+} // namespace coconet::sim::detail

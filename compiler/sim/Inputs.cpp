@@ -1,0 +1,139 @@
+//===- Inputs.cpp - the simulator's parameters -----------------------------===//
+
+#include "sim/Inputs.h"
+
+#include "support/Npy.h"
+#include "support/Philox.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+namespace coconet::sim {
+
+using ir::DType;
+
+int64_t localGroup(const ir::Layout &layout, const RankGrid &grid,
+                   llvm::ArrayRef<int64_t> coords) {
+  int64_t group = 0;
+  for (unsigned a = 0; a < layout.size(); ++a)
+    if (layout[a].state == ir::AxisState::Local)
+      group = group * grid.axisSize(a) + coords[a];
+  return group;
+}
+
+Tensor generateInput(const ir::Stage &param, llvm::ArrayRef<int64_t> globalShape,
+                     uint64_t seed, int64_t group) {
+  const DType dtype = param.type.dtype;
+  Tensor t(dtype, globalShape);
+  const uint64_t stream =
+      (static_cast<uint64_t>(param.paramIndex) << 32) | static_cast<uint64_t>(group);
+  const bool scalar = param.type.isScalar();
+  for (int64_t i = 0; i < t.size(); ++i) {
+    double u = support::uniformInput(seed, stream, i);
+    Scalar s;
+    if (dtype == DType::Bool) {
+      s.i = u >= 0;
+    } else if (ir::isFloat(dtype)) {
+      s.f = scalar ? 0.05 + 0.45 * (u + 1) : u;
+    } else if (dtype == DType::U64 && scalar) {
+      s.i = support::uniformInputBits(seed, stream, i);
+    } else {
+      s.i = static_cast<uint64_t>(scalar ? 1 + std::floor((u + 1) * 4)
+                                         : std::floor((u + 1) * 8));
+    }
+    t.setScalar(i, s);
+  }
+  return t;
+}
+
+llvm::Expected<Tensor> parseScalar(const ir::Stage &param, llvm::StringRef text) {
+  const DType dtype = param.type.dtype;
+  auto bad = [&](llvm::StringRef expected) {
+    return llvm::createStringError(
+        llvm::formatv("--set {0}={1}: expected {2} for a parameter of type {3}",
+                      param.name, text, expected, ir::dtypeName(dtype))
+            .str());
+  };
+  Tensor t(dtype, {});
+  Scalar s;
+  if (dtype == DType::Bool) {
+    if (text == "true" || text == "1")
+      s.i = 1;
+    else if (text == "false" || text == "0")
+      s.i = 0;
+    else
+      return bad("true or false");
+  } else if (ir::isFloat(dtype)) {
+    if (text.getAsDouble(s.f, /*AllowInexact=*/true))
+      return bad("a number");
+  } else if (dtype == DType::U64) {
+    unsigned long long v = 0;
+    if (llvm::getAsUnsignedInteger(text, 0, v))
+      return bad("an unsigned integer");
+    s.i = v;
+  } else {
+    long long v = 0;
+    if (llvm::getAsSignedInteger(text, 0, v))
+      return bad("an integer");
+    if (dtype == DType::I32 && (v < INT32_MIN || v > INT32_MAX))
+      return bad("an integer that fits in 32 bits");
+    s.i = static_cast<uint64_t>(v);
+  }
+  t.setScalar(0, s);
+  return t;
+}
+
+static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+llvm::Expected<Tensor> readInputFile(const ir::Stage &param,
+                                     llvm::ArrayRef<int64_t> assembledShape,
+                                     llvm::StringRef path) {
+  auto array = support::readNpyFile(path);
+  if (!array)
+    return array.takeError();
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError(
+        (path + ": input '" + param.name + "': " + why).str());
+  };
+  if (llvm::ArrayRef<int64_t>(array->shape) != assembledShape)
+    return fail("expected shape " + shapeText(assembledShape) + ", the file has " +
+                shapeText(array->shape));
+  const DType dtype = param.type.dtype;
+  using support::NpyType;
+  bool fileFloat = array->type == NpyType::F16 || array->type == NpyType::F32 ||
+                   array->type == NpyType::F64;
+  bool fileBool = array->type == NpyType::Bool;
+  if (ir::isFloat(dtype) != fileFloat || (dtype == DType::Bool) != fileBool)
+    return fail("a " + ir::dtypeName(dtype) + " parameter cannot be read from '" +
+                support::npyDescr(array->type) + "' data");
+  Tensor t(dtype, assembledShape);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    Scalar s;
+    if (fileFloat)
+      s.f = array->getAsDouble(i); // rounded to dtype by setScalar
+    else
+      s.i = static_cast<uint64_t>(array->getAsInt(i));
+    t.setScalar(i, s);
+  }
+  return t;
+}
+
+Tensor extractBlock(const Tensor &global, const Placement &placement) {
+  Tensor block(global.dtype(), placement.localShape);
+  Coords c;
+  for (int64_t i = 0; i < block.size(); ++i) {
+    Tensor::coordsOf(i, placement.localShape, c);
+    for (size_t d = 0; d < c.size(); ++d)
+      c[d] += placement.offset[d];
+    block.setScalar(i, global.getScalar(Tensor::linearIndex(c, global.shape())));
+  }
+  return block;
+}
+
+} // namespace coconet::sim

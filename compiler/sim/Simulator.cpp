@@ -1,0 +1,493 @@
+//===- Simulator.cpp - the reference simulator -----------------------------===//
+//
+// Runs the stages in program order; each stage is computed for every rank
+// before the next one starts. Computation stages work on one rank's blocks
+// (mapping every element to global coordinates, so that replicated operands
+// are read at a slice's offset); communication stages are in
+// Collectives.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/Simulator.h"
+
+#include "sim/Inputs.h"
+#include "sim/ScalarEval.h"
+#include "sim/SimImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <map>
+
+namespace coconet::sim {
+
+using ir::DType;
+using ir::Stage;
+using ir::StageKind;
+
+namespace detail {
+
+int64_t operandIndex(const Placement &operand, llvm::ArrayRef<int64_t> global) {
+  const size_t rank = operand.globalShape.size(), outRank = global.size();
+  int64_t index = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t g = operand.globalShape[d] == 1 ? 0 : global[d + outRank - rank];
+    int64_t l = g - operand.offset[d];
+    if (l < 0 || l >= operand.localShape[d])
+      return -1;
+    index = index * operand.localShape[d] + l;
+  }
+  return index;
+}
+
+llvm::Error internalError(const Stage &stage, const llvm::Twine &what) {
+  return llvm::createStringError(
+      ("internal error in the simulator at stage '" + stage.name + "': " + what +
+       " (this is a compiler bug; please report it)")
+          .str());
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::internalError;
+using detail::operandIndex;
+
+/// Shared state of one run.
+struct Run {
+  const ir::Program &program;
+  const SimOptions &options;
+  SimResult &result;
+
+  const Tensor &in(const Stage &s, int64_t rank) const {
+    return result.values[s.id][rank];
+  }
+  const Placement &at(const Stage &s, int64_t rank) const {
+    return result.placements[s.id][rank];
+  }
+
+  llvm::Error placeAll();
+  llvm::Error loadParams();
+  llvm::Error compute(const Stage &stage, int64_t rank);
+  llvm::Error elementwise(const Stage &stage, int64_t rank);
+  llvm::Error reduction(const Stage &stage, int64_t rank);
+  llvm::Error matmul(const Stage &stage, int64_t rank);
+  llvm::Error transpose(const Stage &stage, int64_t rank);
+  llvm::Error norm(const Stage &stage, int64_t rank);
+};
+
+/// Largest global tensor the simulator agrees to hold.
+constexpr int64_t kMaxElements = int64_t(1) << 28;
+
+llvm::Error Run::placeAll() {
+  const RankGrid &grid = result.grid;
+  for (const auto &stage : program.getStages()) {
+    llvm::SmallVector<int64_t, 4> shape;
+    int64_t elements = 1;
+    for (const ir::Dim &dim : stage->type.shape) {
+      auto v = dim.evaluate(result.sizes);
+      if (!v || *v <= 0)
+        return llvm::createStringError(
+            llvm::formatv("size '{0}' of '{1}' has no value; bind it with "
+                          "--size",
+                          dim.str(), stage->name)
+                .str());
+      shape.push_back(*v);
+      elements *= *v;
+      if (elements > kMaxElements)
+        return llvm::createStringError(
+            llvm::formatv("'{0}' would have more than {1} elements, too many "
+                          "for the simulator",
+                          stage->name, kMaxElements)
+                .str());
+    }
+    auto &perRank = result.placements[stage->id];
+    for (int64_t r = 0; r < grid.numRanks(); ++r) {
+      auto p = place(shape, stage->type.layout, program.mesh, grid,
+                     grid.coordsOf(r), stage->name);
+      if (!p)
+        return p.takeError();
+      perRank.push_back(std::move(*p));
+    }
+    result.values[stage->id].resize(grid.numRanks());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Run::loadParams() {
+  const RankGrid &grid = result.grid;
+  for (const auto &[name, value] : options.scalarValues) {
+    const Stage *s = program.findStage(name);
+    if (!s || !s->isParam())
+      return llvm::createStringError("--set " + name + ": program '" +
+                                     program.name + "' has no parameter '" +
+                                     name + "'");
+  }
+  for (const auto &[name, path] : options.inputFiles) {
+    const Stage *s = program.findStage(name);
+    if (!s || !s->isParam())
+      return llvm::createStringError("--input " + name + ": program '" +
+                                     program.name + "' has no parameter '" +
+                                     name + "'");
+  }
+  for (const Stage *param : program.getParams()) {
+    const ir::Layout &layout = param->type.layout;
+    const Placement &first = at(*param, 0);
+    const bool stacked = layout.isLocalAnywhere();
+    llvm::SmallVector<int64_t, 4> assembledShape;
+    if (stacked)
+      assembledShape.push_back(grid.numRanks());
+    llvm::append_range(assembledShape, first.globalShape);
+
+    // The assembled tensor, if it comes from the options.
+    std::optional<Tensor> given;
+    if (auto it = options.scalarValues.find(param->name);
+        it != options.scalarValues.end()) {
+      auto t = parseScalar(*param, it->second);
+      if (!t)
+        return t.takeError();
+      // A scalar, or every element of a tensor (on every rank).
+      Tensor all(param->type.dtype, assembledShape);
+      for (int64_t i = 0; i < all.size(); ++i)
+        all.setScalar(i, t->getScalar(0));
+      given = std::move(all);
+    } else if (auto it = options.inputFiles.find(param->name);
+               it != options.inputFiles.end()) {
+      auto t = readInputFile(*param, assembledShape, it->second);
+      if (!t)
+        return t.takeError();
+      given = std::move(*t);
+    } else if (auto it = options.inputTensors.find(param->name);
+               it != options.inputTensors.end()) {
+      if (it->second.shape() != llvm::ArrayRef<int64_t>(assembledShape) ||
+          it->second.dtype() != param->type.dtype)
+        return llvm::createStringError("input tensor '" + param->name +
+                                       "' has the wrong type or shape");
+      given = it->second;
+    }
+
+    std::map<int64_t, Tensor> generated; // per local group
+    for (int64_t r = 0; r < grid.numRanks(); ++r) {
+      const Placement &p = at(*param, r);
+      Tensor global;
+      if (given && stacked) {
+        // Entry r of the stacked tensor.
+        global = Tensor(param->type.dtype, p.globalShape);
+        int64_t n = global.size();
+        for (int64_t i = 0; i < n; ++i)
+          global.setScalar(i, given->getScalar(r * n + i));
+      } else if (given) {
+        global = *given;
+      } else {
+        int64_t group = localGroup(layout, grid, grid.coordsOf(r));
+        auto it = generated.find(group);
+        if (it == generated.end())
+          it = generated
+                   .emplace(group, generateInput(*param, p.globalShape,
+                                                 options.seed, group))
+                   .first;
+        global = it->second;
+      }
+      result.values[param->id][r] = extractBlock(global, p);
+    }
+
+    // Ranks of one local group holding the same block must agree (the
+    // value is replicated between them): only a stacked file can break it.
+    if (given && stacked) {
+      for (int64_t r = 0; r < grid.numRanks(); ++r)
+        for (int64_t q = 0; q < r; ++q)
+          if (localGroup(layout, grid, grid.coordsOf(q)) ==
+                  localGroup(layout, grid, grid.coordsOf(r)) &&
+              at(*param, q).offset == at(*param, r).offset &&
+              !(in(*param, q) == in(*param, r)))
+            return llvm::createStringError(llvm::formatv(
+                "input '{0}': entries {1} and {2} must be equal: the "
+                "parameter is {3}, so ranks {1} and {2} hold the same block",
+                param->name, q, r, layout.str(program.mesh)).str());
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Run::elementwise(const Stage &stage, int64_t rank) {
+  const Placement &p = at(stage, rank);
+  Tensor out(stage.type.dtype, p.localShape);
+  llvm::SmallVector<Scalar, 4> operands(stage.operands.size());
+  Coords c;
+  for (int64_t i = 0; i < out.size(); ++i) {
+    Tensor::coordsOf(i, p.localShape, c);
+    for (size_t d = 0; d < c.size(); ++d)
+      c[d] += p.offset[d];
+    for (size_t j = 0; j < stage.operands.size(); ++j) {
+      const Stage &op = *stage.operands[j];
+      int64_t index = operandIndex(at(op, rank), c);
+      if (index < 0)
+        return internalError(stage, "operand '" + op.name +
+                                        "' has no element here on rank " +
+                                        llvm::Twine(rank));
+      operands[j] = in(op, rank).getScalar(index);
+    }
+    uint64_t globalIndex = static_cast<uint64_t>(Tensor::linearIndex(c, p.globalShape));
+    out.setScalar(i, evalScalar(*stage.body, operands, globalIndex));
+  }
+  result.values[stage.id][rank] = std::move(out);
+  return llvm::Error::success();
+}
+
+/// Accumulates values of one element type in f64 (floats) or with
+/// wrapping 64-bit arithmetic (integers).
+struct Accumulator {
+  ir::ReductionKind kind;
+  DType dtype;
+  bool any = false;
+  double f = 0;
+  uint64_t i = 0;
+
+  void add(Scalar v) {
+    bool isF = ir::isFloat(dtype);
+    if (!any) {
+      any = true;
+      if (kind == ir::ReductionKind::Max || kind == ir::ReductionKind::Min) {
+        f = v.f;
+        i = v.i;
+        return;
+      }
+    }
+    switch (kind) {
+    case ir::ReductionKind::Sum:
+      if (isF)
+        f += v.f;
+      else
+        i += v.i;
+      break;
+    case ir::ReductionKind::Norm:
+      f += isF ? v.f * v.f
+               : static_cast<double>(static_cast<int64_t>(v.i)) *
+                     static_cast<double>(static_cast<int64_t>(v.i));
+      break;
+    case ir::ReductionKind::Max:
+    case ir::ReductionKind::Min: {
+      bool max = kind == ir::ReductionKind::Max;
+      if (isF)
+        f = max ? std::fmax(f, v.f) : std::fmin(f, v.f);
+      else if (dtype == DType::U64)
+        i = max ? std::max(i, v.i) : std::min(i, v.i);
+      else
+        i = static_cast<uint64_t>(
+            max ? std::max(static_cast<int64_t>(i), static_cast<int64_t>(v.i))
+                : std::min(static_cast<int64_t>(i), static_cast<int64_t>(v.i)));
+      break;
+    }
+    }
+  }
+  Scalar value() const {
+    Scalar s;
+    s.i = i;
+    s.f = kind == ir::ReductionKind::Norm ? std::sqrt(f) : f;
+    return s;
+  }
+};
+
+llvm::Error Run::reduction(const Stage &stage, int64_t rank) {
+  const Stage &x = *stage.operands[0];
+  const Tensor &input = in(x, rank);
+  const Placement &p = at(stage, rank);
+  Tensor out(stage.type.dtype, p.localShape);
+  llvm::ArrayRef<int64_t> inShape = input.shape();
+  if (stage.dim < 0) {
+    Accumulator acc{stage.reduction, x.type.dtype};
+    for (int64_t i = 0; i < input.size(); ++i)
+      acc.add(input.getScalar(i));
+    out.setScalar(0, acc.value());
+  } else {
+    const size_t dim = static_cast<size_t>(stage.dim);
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < dim; ++d)
+      outer *= inShape[d];
+    for (size_t d = dim + 1; d < inShape.size(); ++d)
+      inner *= inShape[d];
+    if (outer * inner != out.size())
+      return internalError(stage, "reduced block has the wrong size");
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t n = 0; n < inner; ++n) {
+        Accumulator acc{stage.reduction, x.type.dtype};
+        for (int64_t k = 0; k < inShape[dim]; ++k)
+          acc.add(input.getScalar((o * inShape[dim] + k) * inner + n));
+        out.setScalar(o * inner + n, acc.value());
+      }
+  }
+  result.values[stage.id][rank] = std::move(out);
+  return llvm::Error::success();
+}
+
+llvm::Error Run::matmul(const Stage &stage, int64_t rank) {
+  const Stage &a = *stage.operands[0], &b = *stage.operands[1];
+  const Placement &pa = at(a, rank), &pb = at(b, rank), &po = at(stage, rank);
+  const Tensor &ta = in(a, rank), &tb = in(b, rank);
+  const size_t ra = pa.globalShape.size(), rb = pb.globalShape.size();
+  const int64_t kLocal = pa.localShape[ra - 1];
+  const bool isF = ir::isFloat(stage.type.dtype);
+  Tensor out(stage.type.dtype, po.localShape);
+  Coords c, ca(ra), cb(rb);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    Tensor::coordsOf(i, po.localShape, c);
+    for (size_t d = 0; d < c.size(); ++d)
+      c[d] += po.offset[d];
+    // Batch dimensions of a match the result's; b's align at the end.
+    for (size_t d = 0; d + 2 < ra; ++d)
+      ca[d] = c[d] - pa.offset[d];
+    for (size_t d = 0; d + 2 < rb; ++d)
+      cb[d] = pb.globalShape[d] == 1 ? 0 : c[d + ra - rb] - pb.offset[d];
+    ca[ra - 2] = c[ra - 2] - pa.offset[ra - 2];
+    cb[rb - 1] = c[ra - 1] - pb.offset[rb - 1];
+    double sum = 0;
+    uint64_t isum = 0;
+    for (int64_t k = 0; k < kLocal; ++k) {
+      ca[ra - 1] = k;
+      cb[rb - 2] = k + pa.offset[ra - 1] - pb.offset[rb - 2];
+      for (size_t d = 0; d < rb; ++d)
+        if (cb[d] < 0 || cb[d] >= pb.localShape[d])
+          return internalError(stage, "right operand block misses an element");
+      for (size_t d = 0; d < ra; ++d)
+        if (ca[d] < 0 || ca[d] >= pa.localShape[d])
+          return internalError(stage, "left operand block misses an element");
+      Scalar x = ta.getScalar(Tensor::linearIndex(ca, pa.localShape));
+      Scalar y = tb.getScalar(Tensor::linearIndex(cb, pb.localShape));
+      if (isF)
+        sum += x.f * y.f;
+      else
+        isum += x.i * y.i;
+    }
+    Scalar s;
+    s.f = sum;
+    s.i = isum;
+    out.setScalar(i, s);
+  }
+  result.values[stage.id][rank] = std::move(out);
+  return llvm::Error::success();
+}
+
+llvm::Error Run::transpose(const Stage &stage, int64_t rank) {
+  const Tensor &x = in(*stage.operands[0], rank);
+  const Placement &p = at(stage, rank);
+  Tensor out(stage.type.dtype, p.localShape);
+  Coords c;
+  const size_t r = p.localShape.size();
+  for (int64_t i = 0; i < out.size(); ++i) {
+    Tensor::coordsOf(i, p.localShape, c);
+    std::swap(c[r - 1], c[r - 2]);
+    out.setScalar(i, x.getScalar(Tensor::linearIndex(c, x.shape())));
+  }
+  result.values[stage.id][rank] = std::move(out);
+  return llvm::Error::success();
+}
+
+llvm::Error Run::norm(const Stage &stage, int64_t rank) {
+  const bool layer = stage.kind == StageKind::LayerNorm;
+  const Stage &x = *stage.operands[0];
+  const Stage &gamma = *stage.operands[1];
+  const Stage *beta = layer ? stage.operands[2] : nullptr;
+  const Stage &eps = *stage.operands.back();
+  const Placement &p = at(stage, rank);
+  const Tensor &tx = in(x, rank);
+  const size_t r = p.localShape.size();
+  const int64_t h = p.localShape[r - 1];
+  if (h != p.globalShape[r - 1])
+    return internalError(stage, "the normalised dimension is sliced");
+  const double e = in(eps, rank).get(0);
+  Tensor out(stage.type.dtype, p.localShape);
+  Coords c;
+  for (int64_t row = 0; row < out.size() / h; ++row) {
+    double mean = 0, sq = 0;
+    for (int64_t j = 0; j < h; ++j)
+      mean += tx.get(row * h + j);
+    mean /= static_cast<double>(h);
+    for (int64_t j = 0; j < h; ++j) {
+      double v = tx.get(row * h + j) - (layer ? mean : 0.0);
+      sq += v * v;
+    }
+    double scale = 1.0 / std::sqrt(sq / static_cast<double>(h) + e);
+    for (int64_t j = 0; j < h; ++j) {
+      int64_t i = row * h + j;
+      Tensor::coordsOf(i, p.localShape, c);
+      for (size_t d = 0; d < r; ++d)
+        c[d] += p.offset[d];
+      int64_t gi = operandIndex(at(gamma, rank), c);
+      int64_t bi = beta ? operandIndex(at(*beta, rank), c) : 0;
+      if (gi < 0 || bi < 0)
+        return internalError(stage, "gamma or beta misses an element");
+      double v = (tx.get(i) - (layer ? mean : 0.0)) * scale *
+                 in(gamma, rank).get(gi);
+      if (beta)
+        v += in(*beta, rank).get(bi);
+      out.set(i, v);
+    }
+  }
+  result.values[stage.id][rank] = std::move(out);
+  return llvm::Error::success();
+}
+
+llvm::Error Run::compute(const Stage &stage, int64_t rank) {
+  switch (stage.kind) {
+  case StageKind::Elementwise:
+    return elementwise(stage, rank);
+  case StageKind::Reduction:
+    return reduction(stage, rank);
+  case StageKind::MatMul:
+    return matmul(stage, rank);
+  case StageKind::Transpose:
+    return transpose(stage, rank);
+  case StageKind::LayerNorm:
+  case StageKind::RmsNorm:
+    return norm(stage, rank);
+  default:
+    return internalError(stage, "not a computation stage");
+  }
+}
+
+} // namespace
+
+llvm::Expected<SimResult> simulate(const ir::Program &program,
+                                   const SimOptions &options) {
+  llvm::SmallVector<int64_t, 2> axisSizes;
+  for (const auto &axis : program.mesh.axes) {
+    auto it = options.sizes.find(axis.size);
+    if (it == options.sizes.end() || it->second <= 0)
+      return llvm::createStringError("mesh axis '" + axis.name +
+                                     "' needs a size: bind " + axis.size);
+    if (it->second > 1024)
+      return llvm::createStringError(
+          llvm::formatv("mesh axis '{0}' has {1} ranks; the simulator runs "
+                        "at most 1024 per axis",
+                        axis.name, it->second)
+              .str());
+    axisSizes.push_back(it->second);
+  }
+  SimResult result(program, RankGrid(axisSizes));
+  if (result.grid.numRanks() > 4096)
+    return llvm::createStringError("the simulator runs at most 4096 ranks");
+  result.sizes = options.sizes;
+  result.placements.resize(program.getStages().size());
+  Run run{program, options, result};
+  if (auto err = run.placeAll())
+    return err;
+  if (auto err = run.loadParams())
+    return err;
+  for (const auto &stage : program.getStages()) {
+    if (stage->isParam())
+      continue;
+    if (ir::isCommunication(stage->kind)) {
+      if (auto err = detail::runCommunication(program, *stage, result))
+        return err;
+      continue;
+    }
+    for (int64_t r = 0; r < result.grid.numRanks(); ++r)
+      if (auto err = run.compute(*stage, r))
+        return err;
+  }
+  return result;
+}
+
+} // namespace coconet::sim

@@ -1,0 +1,95 @@
+//===- Simulator.h - the reference simulator ----------------------*- C++ -*-===//
+//
+// Executes a typed IR program for all ranks of its mesh in one process, with
+// the exact semantics of ir/Program.h. It is the oracle every transformation
+// and every backend is tested against.
+//
+// Inputs are generated from a seed (sim/Inputs.h) or read from .npy files;
+// scalar parameters can be set by value. A sliced dimension that does not
+// divide evenly by the ranks slicing it is an error (there are no uneven
+// blocks), reported before anything runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_SIM_SIMULATOR_H
+#define COCONET_SIM_SIMULATOR_H
+
+#include "ir/Program.h"
+#include "sim/Tensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace coconet::sim {
+
+struct SimOptions {
+  /// Values of the program's size names, mesh axis sizes included.
+  ir::DimEnv sizes;
+  /// Seed of the generated inputs.
+  uint64_t seed = 1;
+  /// Parameters given by value ("0.01", "7", "true"): a scalar, or every
+  /// element of a tensor.
+  std::map<std::string, std::string> scalarValues;
+  /// Tensor parameters read from .npy files (see sim/Inputs.h for the form).
+  std::map<std::string, std::string> inputFiles;
+  /// Tensor parameters given directly, in assembled form (tests).
+  std::map<std::string, Tensor> inputTensors;
+};
+
+/// Every value of every rank after one run.
+class SimResult {
+public:
+  SimResult(const ir::Program &program, RankGrid grid)
+      : grid(std::move(grid)), values(program.getStages().size()) {}
+
+  const RankGrid &getGrid() const { return grid; }
+  int64_t numRanks() const { return grid.numRanks(); }
+  /// The block of `stage` that `rank` holds.
+  const Tensor &value(const ir::Stage &stage, int64_t rank) const {
+    return values[stage.id][rank];
+  }
+  /// The global tensor of `stage`, assembled from the blocks; for a value
+  /// that is local on some axis, the blocks are stacked per rank first:
+  /// shape [ranks, global shape...] (see Inputs.h).
+  Tensor assembled(const ir::Program &program, const ir::Stage &stage) const;
+  /// The placement of `stage` on `rank`.
+  const Placement &placement(const ir::Stage &stage, int64_t rank) const {
+    return placements[stage.id][rank];
+  }
+  /// The value of a size name.
+  const ir::DimEnv &getSizes() const { return sizes; }
+
+  // Filled by simulate().
+  RankGrid grid;
+  ir::DimEnv sizes;
+  std::vector<std::vector<Tensor>> values;
+  std::vector<std::vector<Placement>> placements;
+};
+
+/// Runs `program` once on every rank.
+llvm::Expected<SimResult> simulate(const ir::Program &program,
+                                   const SimOptions &options);
+
+/// The name a result is known by: the updated parameter, else the stage.
+std::string resultName(const ir::Stage &result);
+
+/// One line per result: name, type, global shape, and statistics (sum,
+/// min, max, L2 norm, first values) of the assembled tensor.
+void printSummary(const ir::Program &program, const SimResult &result,
+                  llvm::raw_ostream &os);
+
+/// Writes every result to `dir`/<resultName>.npy (assembled form), creating
+/// the directory.
+llvm::Error writeResults(const ir::Program &program, const SimResult &result,
+                         llvm::StringRef dir);
+
+} // namespace coconet::sim
+
+#endif // COCONET_SIM_SIMULATOR_H
