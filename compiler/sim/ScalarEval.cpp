@@ -257,11 +257,12 @@ Scalar evalScalar(const ScalarExpr &e, llvm::ArrayRef<Scalar> operands,
   case ScalarOp::Silu: {
     Scalar x = arg(0);
     if (!ir::isFloat(d)) {
-      // abs and relu are the integer ops sema admits.
-      int64_t v = asSigned(x.i);
-      if (e.op == ScalarOp::Abs)
-        return intResult(d, static_cast<uint64_t>(v < 0 ? -v : v));
-      return intResult(d, static_cast<uint64_t>(v < 0 ? 0 : v));
+      // abs and relu are the integer ops sema admits; unsigned values are
+      // their own absolute value, and negation wraps (abs of the most
+      // negative value is itself, as in two's complement hardware).
+      if (d == DType::U64 || asSigned(x.i) >= 0)
+        return intResult(d, x.i);
+      return intResult(d, e.op == ScalarOp::Abs ? 0 - x.i : 0);
     }
     if (computesInFloat(d))
       return floatResult(d, unaryMath<float>(e.op, static_cast<float>(x.f)));

@@ -351,3 +351,30 @@ schedule more for p { apply base; fuse(rs, w1, ag); shard(w); }
                        "schedule t for p { split(gs); }"),
                  "apply-other-program"));
 }
+
+TEST_CASE("max and min with dim= are reductions, with two values elementwise",
+          "[sema]") {
+  auto c = check(R"(
+program p(x: f32[B, H] replicated, y: f32[B, H] replicated) {
+  a = max(x, dim=1); b = min(x, dim=0); e = max(x, y); return a, b, e;
+})");
+  INFO(c.diagnostics);
+  REQUIRE(c.module);
+  CHECK(c.typeOf("a") == "f32[B] replicated");
+  CHECK(c.typeOf("b") == "f32[H] replicated");
+  CHECK(c.typeOf("e") == "f32[B, H] replicated");
+}
+
+TEST_CASE("a norm's epsilon must be replicated", "[sema]") {
+  auto c = check(R"(
+program p(x: f32[B, H] replicated, g: f32[H] replicated, l: f32[N] local) {
+  y = rmsnorm(x, g, sum(l)); return y;
+})");
+  CHECK(c.errors == 1);
+  CHECK(hasError(c, "scalar-not-replicated"));
+  auto ok = check(R"(
+program p(x: f32[B, H] replicated, g: f32[H] replicated, e: f32) {
+  y = rmsnorm(x, g, e); return y;
+})");
+  CHECK(ok.errors == 0);
+}

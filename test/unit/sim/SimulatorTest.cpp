@@ -387,3 +387,24 @@ program t(x: f16[N] local, w: f32[N] replicated) {
                         ": input 'w': expected shape (8,), the file has (4,)");
   llvm::sys::fs::remove_directories(dir);
 }
+
+TEST_CASE("abs and relu of integers", "[sim][elementwise]") {
+  sim::SimOptions o = ranks(1);
+  o.inputTensors["x"] = makeTensor(DType::I32, {3}, [](int64_t i) {
+    return i == 0 ? -5.0 : (i == 1 ? 7.0 : -2147483648.0);
+  });
+  sim::Tensor u(DType::U64, {1});
+  sim::Scalar big;
+  big.i = uint64_t(1) << 63;
+  u.setScalar(0, big);
+  o.inputTensors["u"] = u;
+  auto s = simulateSource(R"(
+program t(x: i32[3] replicated, u: u64[1] replicated) {
+  a = abs(x); r = relu(x); ua = abs(u); ur = relu(u); return a, r, ua, ur; })",
+                          o);
+  REQUIRE(s.error == "");
+  CHECK(values(s.at("a", 0)) == std::vector<double>{5, 7, -2147483648.0});
+  CHECK(values(s.at("r", 0)) == std::vector<double>{0, 7, 0});
+  CHECK(s.at("ua", 0).getScalar(0).i == big.i);
+  CHECK(s.at("ur", 0).getScalar(0).i == big.i);
+}

@@ -455,7 +455,9 @@ TEST_CASE("npy: truncated and mutated files never crash", "[support][npy]") {
 
   // Replace each header byte with a few troublesome characters; each parse
   // must either succeed or fail cleanly.
-  const std::string replacements("\0\xff{}()[],:'\" \nTF0-L", 21);
+  static const char kReplacements[] = "\0\xff{}()[],:'\" \nTF0-L";
+  const std::string replacements(kReplacements, sizeof(kReplacements) - 1);
+  REQUIRE(replacements.size() == 19);
   for (size_t i = 0; i < 128; ++i)
     for (char c : replacements) {
       std::string mutated = good;

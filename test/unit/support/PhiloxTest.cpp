@@ -49,7 +49,7 @@ TEST_CASE("philox4x32-10 is a function of counter and key",
   CHECK(philox4x32_10({1, 2, 3, 4}, {5, 0}) != base);
 }
 
-TEST_CASE("dropout uses counter {lo(i), hi(i), 0, 0} and key {lo(s), hi(s)}",
+TEST_CASE("dropout uses counter (lo i, hi i, 0, 0) and key (lo s, hi s)",
           "[support][philox]") {
   for (uint64_t seed : {uint64_t(0), uint64_t(12345), uint64_t(0x123456789abcdef0)})
     for (uint64_t index : {uint64_t(0), uint64_t(7), uint64_t(0xfedcba9876543210)}) {
@@ -65,7 +65,7 @@ TEST_CASE("dropout uses counter {lo(i), hi(i), 0, 0} and key {lo(s), hi(s)}",
   CHECK(dropoutBits(1, 5) != dropoutBits(1, 5 + (uint64_t(1) << 32)));
 }
 
-TEST_CASE("dropoutUniform is in [0, 1) with mean 1/2", "[support][philox]") {
+TEST_CASE("dropoutUniform lies in 0 to 1 with mean 1/2", "[support][philox]") {
   const int n = 100000;
   double sum = 0;
   float lo = 1, hi = 0;
@@ -139,7 +139,7 @@ TEST_CASE("uniformInput uses the documented counter and key",
         ((uint64_t(words[2]) << 32) | words[1]));
 }
 
-TEST_CASE("uniformInput is in [-1, 1) and streams differ",
+TEST_CASE("uniformInput lies in -1 to 1 and streams differ",
           "[support][philox]") {
   const int n = 100000;
   double sum = 0;
