@@ -32,7 +32,9 @@ struct NarrowFormat {
 
   int bias() const { return (1 << (expBits - 1)) - 1; }
   uint16_t signBit() const { return uint16_t(1u << (expBits + fracBits)); }
-  uint16_t infBits() const { return uint16_t(((1u << expBits) - 1) << fracBits); }
+  uint16_t infBits() const {
+    return uint16_t(((1u << expBits) - 1) << fracBits);
+  }
   uint16_t quietBit() const { return uint16_t(1u << (fracBits - 1)); }
 };
 
@@ -108,8 +110,7 @@ uint16_t roundDoubleBits(double value, NarrowFormat fmt) {
   // the largest binade (effExp == bias) it gives exactly the infinity
   // pattern. Subnormal (effExp == emin, n <= 2^fracBits): the same formula
   // gives n, and n == 2^fracBits encodes the smallest normal number.
-  const uint64_t magnitude =
-      (uint64_t(effExp + bias - 1) << fmt.fracBits) + n;
+  const uint64_t magnitude = (uint64_t(effExp + bias - 1) << fmt.fracBits) + n;
   assert(magnitude <= fmt.infBits());
   return uint16_t(sign | magnitude);
 }
@@ -152,8 +153,8 @@ float halfBitsToFloat(uint16_t bits) {
       frac <<= 1;
       --e;
     }
-    out = sign | (uint32_t(e + 127) << kFloatFracBits) |
-          ((frac & 0x3ffu) << 13);
+    out =
+        sign | (uint32_t(e + 127) << kFloatFracBits) | ((frac & 0x3ffu) << 13);
   }
   return std::bit_cast<float>(out);
 }

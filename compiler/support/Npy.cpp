@@ -374,15 +374,14 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes) {
                                    llvm::Twine(minor));
   if (bytes.size() < kPrefixSize + lengthSize)
     return llvm::createStringError("truncated .npy header");
-  const uint64_t headerLength =
-      lengthSize == 2 ? readLE<uint16_t>(base + kPrefixSize)
-                      : readLE<uint32_t>(base + kPrefixSize);
+  const uint64_t headerLength = lengthSize == 2
+                                    ? readLE<uint16_t>(base + kPrefixSize)
+                                    : readLE<uint32_t>(base + kPrefixSize);
   const size_t headerStart = kPrefixSize + lengthSize;
   if (headerLength > bytes.size() - headerStart)
-    return llvm::createStringError("truncated .npy header: it should be " +
-                                   llvm::Twine(headerLength) +
-                                   " bytes long, the file has " +
-                                   llvm::Twine(bytes.size() - headerStart));
+    return llvm::createStringError(
+        "truncated .npy header: it should be " + llvm::Twine(headerLength) +
+        " bytes long, the file has " + llvm::Twine(bytes.size() - headerStart));
 
   auto entries =
       HeaderParser(bytes.substr(headerStart, headerLength)).parseDict();
@@ -403,9 +402,9 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes) {
                                      "' in the .npy header");
     *slot = &value;
   }
-  for (auto [value, name] : {std::pair(descr, "descr"),
-                             std::pair(fortranOrder, "fortran_order"),
-                             std::pair(shape, "shape")})
+  for (auto [value, name] :
+       {std::pair(descr, "descr"), std::pair(fortranOrder, "fortran_order"),
+        std::pair(shape, "shape")})
     if (!value)
       return llvm::createStringError(llvm::Twine("the .npy header has no '") +
                                      name + "'");
@@ -450,8 +449,8 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes) {
       dataBytes != static_cast<uint64_t>(count) * elementSize) {
     std::string holds = std::to_string(dataBytes / elementSize);
     if (dataBytes % elementSize != 0)
-      holds += " and " + std::to_string(dataBytes % elementSize) +
-               " stray bytes";
+      holds +=
+          " and " + std::to_string(dataBytes % elementSize) + " stray bytes";
     std::string says = tooLarge ? "more than 2^63" : std::to_string(count);
     return llvm::createStringError("the header says " + says +
                                    " elements but the file holds " + holds);
@@ -479,9 +478,9 @@ std::string serializeNpy(const NpyArray &array) {
                  npyElementSize(array.type) ==
              array.data.size() &&
          "data size does not match the shape");
-  std::string dict = "{'descr': '" + npyDescr(array.type).str() +
-                     "', 'fortran_order': False, 'shape': " +
-                     shapeRepr(array.shape) + ", }";
+  std::string dict =
+      "{'descr': '" + npyDescr(array.type).str() +
+      "', 'fortran_order': False, 'shape': " + shapeRepr(array.shape) + ", }";
   if (!array.shape.empty()) {
     const size_t digits = std::to_string(array.shape.front()).size();
     if (digits < kGrowthAxisMaxDigits)

@@ -2,7 +2,8 @@
 //
 // Philox4x32-10 as in Random123's philox.h: ten rounds of
 //
-//   (hi0, lo0) = mulhilo(0xD2511F53, c0)     (hi1, lo1) = mulhilo(0xCD9E8D57, c2)
+//   (hi0, lo0) = mulhilo(0xD2511F53, c0)
+//   (hi1, lo1) = mulhilo(0xCD9E8D57, c2)
 //   c = {hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0}
 //
 // with the key bumped by the Weyl constants {0x9E3779B9, 0xBB67AE85}

@@ -291,7 +291,7 @@ TEST_CASE("layout terms with and without axes", "[parse]") {
                    "  param f: f32[N] replicated local(tp) sliced(0, dp, tp)\n");
 }
 
-TEST_CASE("layout syntax errors; a layout after a scalar parses", "[parse]") {
+TEST_CASE("layout syntax errors, a layout after a scalar parses", "[parse]") {
   // sliced takes its dimension before any axis.
   expectSyntaxError("program p(x: f32[N] sliced(tp)) {}", "1:28",
                     "expected an integer, found 'tp'");
@@ -517,7 +517,7 @@ TEST_CASE("calls: positional and keyword arguments", "[parse]") {
                    "  stmt d = call f(call g(call h(int 1)), k=call m(int 2))\n");
 }
 
-TEST_CASE("keyword argument order is sema's business; '=' is not an "
+TEST_CASE("keyword argument order is sema's business, '=' is not an "
           "operator",
           "[parse]") {
   // A positional argument after a keyword one parses; sema reports it.
@@ -689,7 +689,7 @@ TEST_CASE("CRLF line endings count lines correctly", "[parse][lex]") {
 // Errors
 //===----------------------------------------------------------------------===//
 
-TEST_CASE("a missing ';' is reported just past the previous token",
+TEST_CASE("a missing a semicolon is reported just past the previous token",
           "[parse][error]") {
   expectSyntaxError("program p(g: f32[N] local) {\n"
                     "    s = allreduce(sum, g)\n"

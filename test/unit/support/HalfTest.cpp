@@ -26,16 +26,20 @@ namespace {
 float floatFromBits(uint32_t bits) { return std::bit_cast<float>(bits); }
 uint32_t bitsOf(float value) { return std::bit_cast<uint32_t>(value); }
 
-bool isHalfNaN(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0; }
-bool isBFloat16NaN(uint16_t b) { return (b & 0x7f80) == 0x7f80 && (b & 0x7f) != 0; }
+bool isHalfNaN(uint16_t h) {
+  return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
+}
+bool isBFloat16NaN(uint16_t b) {
+  return (b & 0x7f80) == 0x7f80 && (b & 0x7f) != 0;
+}
 
 /// The value of binary16 bits computed arithmetically, as a check on the
 /// bit-manipulating halfBitsToFloat (finite patterns only).
 double halfValue(uint16_t h) {
   const int exp = (h >> 10) & 0x1f;
   const int frac = h & 0x3ff;
-  const double magnitude = exp == 0 ? std::ldexp(frac, -24)
-                                    : std::ldexp(1024 + frac, exp - 25);
+  const double magnitude =
+      exp == 0 ? std::ldexp(frac, -24) : std::ldexp(1024 + frac, exp - 25);
   return (h & 0x8000) ? -magnitude : magnitude;
 }
 
@@ -110,8 +114,8 @@ TEST_CASE("f16: every bit pattern round-trips through float and double",
 }
 
 TEST_CASE("f16: quiet NaN keeps its payload", "[support][half]") {
-  for (uint16_t h : {uint16_t(0x7e00), uint16_t(0x7e01), uint16_t(0xfe55),
-                     uint16_t(0x7fff)})
+  for (uint16_t h :
+       {uint16_t(0x7e00), uint16_t(0x7e01), uint16_t(0xfe55), uint16_t(0x7fff)})
     CHECK(floatToHalfBits(halfBitsToFloat(h)) == h);
   // A signalling NaN comes back quiet, with the rest of its payload.
   CHECK(floatToHalfBits(halfBitsToFloat(0x7c01)) == 0x7e01);
@@ -123,10 +127,10 @@ TEST_CASE("f16: quiet NaN keeps its payload", "[support][half]") {
 TEST_CASE("f16 rounding: ties go to even", "[support][half]") {
   // Between 1 and 1 + 2^-10 the quantum is 2^-10.
   const float one = 1.0f;
-  CHECK(floatToHalfBits(one + 0x1p-11f) == 0x3c00);      // tie -> even 1
-  CHECK(floatToHalfBits(one + 3 * 0x1p-11f) == 0x3c02);  // tie -> 1 + 2^-9
-  CHECK(floatToHalfBits(one + 5 * 0x1p-11f) == 0x3c02);  // tie -> 1 + 2^-9
-  CHECK(floatToHalfBits(one + 7 * 0x1p-11f) == 0x3c04);  // tie -> 1 + 2^-8
+  CHECK(floatToHalfBits(one + 0x1p-11f) == 0x3c00);     // tie -> even 1
+  CHECK(floatToHalfBits(one + 3 * 0x1p-11f) == 0x3c02); // tie -> 1 + 2^-9
+  CHECK(floatToHalfBits(one + 5 * 0x1p-11f) == 0x3c02); // tie -> 1 + 2^-9
+  CHECK(floatToHalfBits(one + 7 * 0x1p-11f) == 0x3c04); // tie -> 1 + 2^-8
   CHECK(floatToHalfBits(one + 0x1p-11f + 0x1p-23f) == 0x3c01); // above
   CHECK(floatToHalfBits(one + 0x1p-11f - 0x1p-23f) == 0x3c00); // below
   CHECK(floatToHalfBits(-(one + 0x1p-11f)) == 0xbc00);
@@ -203,10 +207,10 @@ TEST_CASE("f16 rounding: overflow, infinities, zeros and NaN",
   CHECK(doubleToHalfBits(-0.0) == 0x8000);
   CHECK(doubleToHalfBits(std::numeric_limits<double>::infinity()) == 0x7c00);
 
-  for (float nan : {std::numeric_limits<float>::quiet_NaN(),
-                    std::numeric_limits<float>::signaling_NaN(),
-                    floatFromBits(0x7f800001), floatFromBits(0xffc00000),
-                    floatFromBits(0x7fffffff)}) {
+  for (float nan :
+       {std::numeric_limits<float>::quiet_NaN(),
+        std::numeric_limits<float>::signaling_NaN(), floatFromBits(0x7f800001),
+        floatFromBits(0xffc00000), floatFromBits(0x7fffffff)}) {
     const uint16_t h = floatToHalfBits(nan);
     CHECK(isHalfNaN(h));
     CHECK((h & 0x200) != 0);
@@ -296,7 +300,8 @@ TEST_CASE("f16: agrees with the compiler's _Float16", "[support][half]") {
     for (double d : {mid, mid + 0x1p-40, mid - 0x1p-40, mid * 0x1p-20}) {
       const auto expected = std::bit_cast<uint16_t>(static_cast<_Float16>(d));
       if (doubleToHalfBits(d) != expected)
-        FAIL("double " << d << ": " << doubleToHalfBits(d) << " != " << expected);
+        FAIL("double " << d << ": " << doubleToHalfBits(d)
+                       << " != " << expected);
     }
   }
   for (uint16_t h = 0; h < 0x7c00; ++h)
@@ -389,7 +394,8 @@ TEST_CASE("bf16 rounding: NaN stays NaN and never rounds to inf",
   CHECK(floatToBFloat16Bits(floatFromBits(0xff800001)) == 0xffc0);
   CHECK(floatToBFloat16Bits(floatFromBits(0x7fc00000)) == 0x7fc0);
   CHECK(floatToBFloat16Bits(floatFromBits(0xffffffff)) == 0xffff);
-  CHECK(isBFloat16NaN(doubleToBFloat16Bits(std::numeric_limits<double>::quiet_NaN())));
+  CHECK(isBFloat16NaN(
+      doubleToBFloat16Bits(std::numeric_limits<double>::quiet_NaN())));
   CHECK(isBFloat16NaN(
       doubleToBFloat16Bits(std::numeric_limits<double>::signaling_NaN())));
   CHECK(std::isnan(roundToBFloat16(std::numeric_limits<float>::quiet_NaN())));
@@ -429,8 +435,8 @@ TEST_CASE("bf16: float sweep against the reference formula",
 
 TEST_CASE("roundToFloat is the C++ cast", "[support][half]") {
   CHECK(roundToFloat(0.1) == static_cast<double>(0.1f));
-  CHECK(roundToFloat(1.0 + 0x1p-24) == 1.0);                 // tie -> even
-  CHECK(roundToFloat(1.0 + 3 * 0x1p-24) == 1.0 + 0x1p-22);   // tie -> even
+  CHECK(roundToFloat(1.0 + 0x1p-24) == 1.0);               // tie -> even
+  CHECK(roundToFloat(1.0 + 3 * 0x1p-24) == 1.0 + 0x1p-22); // tie -> even
   CHECK(roundToFloat(1e300) == std::numeric_limits<double>::infinity());
   CHECK(std::signbit(roundToFloat(-0.0)));
   CHECK(std::isnan(roundToFloat(std::numeric_limits<double>::quiet_NaN())));

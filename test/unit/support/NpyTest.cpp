@@ -114,7 +114,8 @@ TEST_CASE("npy: serialization is byte-exact with np.save", "[support][npy]") {
                                  std::string(60, ' ') + "\n" +
                                  leBytes<float>({1.0f, 2.0f, 3.0f});
     REQUIRE(expected.size() == 140);
-    REQUIRE(expected.substr(0, 10) == std::string("\x93NUMPY\x01\x00v\x00", 10));
+    REQUIRE(expected.substr(0, 10) ==
+            std::string("\x93NUMPY\x01\x00v\x00", 10));
     const std::string bytes = serializeNpy(
         makeArray(NpyType::F32, {3}, leBytes<float>({1.0f, 2.0f, 3.0f})));
     CHECK(bytes == expected);
@@ -135,9 +136,8 @@ TEST_CASE("npy: serialization is byte-exact with np.save", "[support][npy]") {
       dict += i ? ", 1" : "1";
     dict += "), }";
     REQUIRE(dict.size() == 113);
-    const std::string expected = prefixV1(0xb6) + dict +
-                                 std::string(68, ' ') + "\n" +
-                                 leBytes<uint16_t>({0});
+    const std::string expected = prefixV1(0xb6) + dict + std::string(68, ' ') +
+                                 "\n" + leBytes<uint16_t>({0});
     NpyArray a = makeArray(NpyType::F16, std::vector<int64_t>(20, 1),
                            leBytes<uint16_t>({0}));
     CHECK(serializeNpy(a) == expected);
@@ -159,18 +159,19 @@ TEST_CASE("npy: serialization is byte-exact with np.save", "[support][npy]") {
           prefixV1(118) +
               "{'descr': '<i8', 'fortran_order': False, 'shape': (0, 4), }" +
               std::string(58, ' ') + "\n");
-    CHECK(serializeNpy(makeArray(NpyType::Bool, {3}, std::string("\1\0\1", 3))) ==
-          prefixV1(118) +
-              "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }" +
-              std::string(60, ' ') + "\n" + std::string("\1\0\1", 3));
+    CHECK(
+        serializeNpy(makeArray(NpyType::Bool, {3}, std::string("\1\0\1", 3))) ==
+        prefixV1(118) +
+            "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }" +
+            std::string(60, ' ') + "\n" + std::string("\1\0\1", 3));
   }
 }
 
 TEST_CASE("npy: headers are padded to 64 bytes and end in a newline",
           "[support][npy]") {
   for (size_t ndim = 0; ndim <= 8; ++ndim) {
-    for (int64_t extent : {int64_t(0), int64_t(1), int64_t(12345),
-                           int64_t(1) << 40}) {
+    for (int64_t extent :
+         {int64_t(0), int64_t(1), int64_t(12345), int64_t(1) << 40}) {
       std::vector<int64_t> shape(ndim, 1);
       if (ndim > 0)
         shape[0] = extent;
@@ -196,9 +197,9 @@ TEST_CASE("npy: headers are padded to 64 bytes and end in a newline",
 
 TEST_CASE("npy: every element type round-trips", "[support][npy]") {
   SECTION("f16") {
-    std::string data = leBytes<uint16_t>(
-        {floatToHalfBits(1.0f), floatToHalfBits(-2.5f), 0x7bff, 0x7c00,
-         0x0001, 0x8000});
+    std::string data =
+        leBytes<uint16_t>({floatToHalfBits(1.0f), floatToHalfBits(-2.5f),
+                           0x7bff, 0x7c00, 0x0001, 0x8000});
     auto a = parseNpy(serializeNpy(makeArray(NpyType::F16, {2, 3}, data)));
     REQUIRE(ok(a));
     CHECK(a->type == NpyType::F16);
@@ -221,8 +222,8 @@ TEST_CASE("npy: every element type round-trips", "[support][npy]") {
     CHECK(a->getAsDouble(1) == static_cast<double>(-1e30f));
   }
   SECTION("f64") {
-    auto a = parseNpy(serializeNpy(
-        makeArray(NpyType::F64, {1, 1, 2}, leBytes<double>({0.1, -0x1p-1074}))));
+    auto a = parseNpy(serializeNpy(makeArray(
+        NpyType::F64, {1, 1, 2}, leBytes<double>({0.1, -0x1p-1074}))));
     REQUIRE(ok(a));
     CHECK(a->type == NpyType::F64);
     CHECK(a->shape == std::vector<int64_t>{1, 1, 2});
@@ -230,8 +231,9 @@ TEST_CASE("npy: every element type round-trips", "[support][npy]") {
     CHECK(a->getAsDouble(1) == -0x1p-1074);
   }
   SECTION("i32") {
-    auto a = parseNpy(serializeNpy(makeArray(
-        NpyType::I32, {3}, leBytes<int32_t>({-7, 2147483647, -2147483647 - 1}))));
+    auto a = parseNpy(serializeNpy(
+        makeArray(NpyType::I32, {3},
+                  leBytes<int32_t>({-7, 2147483647, -2147483647 - 1}))));
     REQUIRE(ok(a));
     CHECK(a->type == NpyType::I32);
     CHECK(a->getAsInt(0) == -7);
@@ -249,8 +251,8 @@ TEST_CASE("npy: every element type round-trips", "[support][npy]") {
     CHECK(a->getAsDouble(1) == 9.0);
   }
   SECTION("u64") {
-    auto a = parseNpy(serializeNpy(makeArray(
-        NpyType::U64, {2}, leBytes<uint64_t>({~uint64_t(0), 12}))));
+    auto a = parseNpy(serializeNpy(
+        makeArray(NpyType::U64, {2}, leBytes<uint64_t>({~uint64_t(0), 12}))));
     REQUIRE(ok(a));
     CHECK(a->type == NpyType::U64);
     CHECK(a->getAsInt(0) == -1); // the same 64 bits
@@ -268,7 +270,8 @@ TEST_CASE("npy: every element type round-trips", "[support][npy]") {
     CHECK(a->getAsDouble(3) == 1.0);
   }
   SECTION("a scalar and an empty array") {
-    auto s = parseNpy(serializeNpy(makeArray(NpyType::I32, {}, leBytes<int32_t>({5}))));
+    auto s = parseNpy(
+        serializeNpy(makeArray(NpyType::I32, {}, leBytes<int32_t>({5}))));
     REQUIRE(ok(s));
     CHECK(s->shape.empty());
     CHECK(s->numElements() == 1);
@@ -282,7 +285,8 @@ TEST_CASE("npy: every element type round-trips", "[support][npy]") {
 
 TEST_CASE("npy: getAsInt of a float array truncates and saturates",
           "[support][npy]") {
-  auto a = makeArray(NpyType::F64, {4}, leBytes<double>({-2.75, 1e300, NAN, 3.5}));
+  auto a =
+      makeArray(NpyType::F64, {4}, leBytes<double>({-2.75, 1e300, NAN, 3.5}));
   CHECK(a.getAsInt(0) == -2);
   CHECK(a.getAsInt(1) == INT64_MAX);
   CHECK(a.getAsInt(2) == 0);
@@ -313,10 +317,11 @@ TEST_CASE("npy: files written by NumPy are read", "[support][npy]") {
     }
   }
   SECTION("f2 and bool data") {
-    auto h = parseNpy(prefixV1(118) +
-                      "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }" +
-                      std::string(60, ' ') + "\n" +
-                      std::string("\x00<\x00\xc0\xff{\x00|", 8));
+    auto h =
+        parseNpy(prefixV1(118) +
+                 "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }" +
+                 std::string(60, ' ') + "\n" +
+                 std::string("\x00<\x00\xc0\xff{\x00|", 8));
     REQUIRE(ok(h));
     CHECK(h->getAsDouble(0) == 1.0);
     CHECK(h->getAsDouble(1) == -2.0);
@@ -329,7 +334,8 @@ TEST_CASE("npy: header parsing is tolerant", "[support][npy]") {
   const std::string data = leBytes<float>({1.0f, 2.0f, 3.0f});
   for (const char *dict : {
            "{'shape': (3,), 'fortran_order': False, 'descr': '<f4'}",
-           "{ 'fortran_order' : False , 'descr' : '<f4' , 'shape' : ( 3 , ) , }",
+           "{ 'fortran_order' : False , 'descr' : '<f4' , 'shape' : ( 3 , ) , "
+           "}",
            "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (3,)}",
            "{'descr':'<f4','fortran_order':False,'shape':(3L,),}",
            "{'descr': '<f4',\n\t'fortran_order': False,\r\n'shape': (3,)}",
@@ -367,15 +373,15 @@ TEST_CASE("npy: errors say what is wrong", "[support][npy]") {
   v11[7] = 1;
   CHECK(errorOf(parseNpy(v11)) == "unsupported .npy version 1.1");
   // Layout and types.
-  CHECK(errorOf(parseNpy(npyFile(
-            "{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", data))) ==
-        "fortran_order is not supported");
-  CHECK(errorOf(parseNpy(npyFile(
-            "{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }", data))) ==
-        "unsupported dtype '>f4'");
-  CHECK(errorOf(parseNpy(npyFile(
-            "{'descr': '<u4', 'fortran_order': False, 'shape': (3,), }", data))) ==
-        "unsupported dtype '<u4'");
+  CHECK(errorOf(parseNpy(
+            npyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }",
+                    data))) == "fortran_order is not supported");
+  CHECK(errorOf(parseNpy(
+            npyFile("{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }",
+                    data))) == "unsupported dtype '>f4'");
+  CHECK(errorOf(parseNpy(
+            npyFile("{'descr': '<u4', 'fortran_order': False, 'shape': (3,), }",
+                    data))) == "unsupported dtype '<u4'");
   CHECK(errorOf(parseNpy(npyFile("{'descr': [('a', '<f4')], 'fortran_order': "
                                  "False, 'shape': (3,), }",
                                  data)))
@@ -389,14 +395,15 @@ TEST_CASE("npy: errors say what is wrong", "[support][npy]") {
         "the header says 3 elements but the file holds 3 and 2 stray bytes");
   CHECK(errorOf(parseNpy(npyFile(kF4Dict, ""))) ==
         "the header says 3 elements but the file holds 0");
-  CHECK(errorOf(parseNpy(npyFile(
-            "{'descr': '<f4', 'fortran_order': False, 'shape': "
-            "(4294967296, 4294967296), }",
-            data))) == "the header says more than 2^63 elements but the file holds 3");
-  CHECK(errorOf(parseNpy(npyFile(
-            "{'descr': '<f4', 'fortran_order': False, 'shape': "
-            "(4294967296, 4294967296, 0), }",
-            ""))) == "");
+  CHECK(errorOf(parseNpy(
+            npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                    "(4294967296, 4294967296), }",
+                    data))) ==
+        "the header says more than 2^63 elements but the file holds 3");
+  CHECK(errorOf(parseNpy(
+            npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                    "(4294967296, 4294967296, 0), }",
+                    ""))) == "");
 }
 
 TEST_CASE("npy: malformed headers are rejected", "[support][npy]") {
@@ -407,18 +414,21 @@ TEST_CASE("npy: malformed headers are rejected", "[support][npy]") {
   CHECK(error("") == "malformed .npy header: it does not start with '{'");
   CHECK(error("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), ") ==
         "malformed .npy header: missing '}'");
-  CHECK(error("{'descr': '<f4', 'fortran_order': False, 'shape': (3,) ") ==
-        "malformed .npy header: expected ',' or '}' after the value of 'shape'");
+  CHECK(
+      error("{'descr': '<f4', 'fortran_order': False, 'shape': (3,) ") ==
+      "malformed .npy header: expected ',' or '}' after the value of 'shape'");
   CHECK(error("{'descr': '<f4', 'fortran_order': False}") ==
         "the .npy header has no 'shape'");
   CHECK(error("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, "
               "'shape': (3,)}") == "duplicate key 'descr' in the .npy header");
   CHECK(error("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), "
               "'extra': 1}") == "unexpected key 'extra' in the .npy header");
-  CHECK(error("{descr: '<f4'}") == "malformed .npy header: expected a quoted key");
+  CHECK(error("{descr: '<f4'}") ==
+        "malformed .npy header: expected a quoted key");
   CHECK(error("{'descr' '<f4'}") ==
         "malformed .npy header: expected ':' after 'descr'");
-  CHECK(error("{'descr': '<f4}") == "malformed .npy header: unterminated string");
+  CHECK(error("{'descr': '<f4}") ==
+        "malformed .npy header: unterminated string");
   CHECK(error("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3,)}") ==
         "malformed .npy header: unexpected character 'M'");
   CHECK(error("{'descr': '<f4', 'fortran_order': 0, 'shape': (3,)}") ==
@@ -446,8 +456,8 @@ TEST_CASE("npy: malformed headers are rejected", "[support][npy]") {
 }
 
 TEST_CASE("npy: truncated and mutated files never crash", "[support][npy]") {
-  const std::string good = serializeNpy(makeArray(
-      NpyType::I64, {2, 2}, leBytes<int64_t>({1, 2, 3, 4})));
+  const std::string good = serializeNpy(
+      makeArray(NpyType::I64, {2, 2}, leBytes<int64_t>({1, 2, 3, 4})));
   int failures = 0;
   for (size_t n = 0; n < good.size(); ++n)
     failures += errorOf(parseNpy(good.substr(0, n))) != "";

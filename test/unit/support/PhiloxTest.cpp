@@ -1,4 +1,4 @@
-//===- PhiloxTest.cpp - Philox4x32-10, dropout and simulator inputs ------===//
+//===- PhiloxTest.cpp - Philox4x32-10, dropout and simulator inputs -------===//
 //
 // Known-answer vectors of Random123, the counter/key layouts documented in
 // Philox.h, and the statistics of the derived uniforms.
@@ -23,9 +23,11 @@ TEST_CASE("philox4x32-10 matches the Random123 known-answer vectors",
   // kat_vectors, examples/kat_vectors in older releases). Columns: counter
   // (4 words), key (2 words), expected output (4 words):
   //
+  // clang-format off
   // philox4x32 10 00000000 00000000 00000000 00000000 00000000 00000000   6627e8d5 e169c58d bc57ac4c 9b00dbd8
   // philox4x32 10 ffffffff ffffffff ffffffff ffffffff ffffffff ffffffff   408f276d 41c83b0e a20bc7c6 6d5451fd
   // philox4x32 10 243f6a88 85a308d3 13198a2e 03707344 a4093822 299f31d0   d16cfe09 94fdcceb 5001e420 24126ea1
+  // clang-format on
   CHECK(philox4x32_10({0, 0, 0, 0}, {0, 0}) ==
         PhiloxCounter{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8});
   CHECK(philox4x32_10({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
@@ -51,11 +53,13 @@ TEST_CASE("philox4x32-10 is a function of counter and key",
 
 TEST_CASE("dropout uses counter (lo i, hi i, 0, 0) and key (lo s, hi s)",
           "[support][philox]") {
-  for (uint64_t seed : {uint64_t(0), uint64_t(12345), uint64_t(0x123456789abcdef0)})
-    for (uint64_t index : {uint64_t(0), uint64_t(7), uint64_t(0xfedcba9876543210)}) {
-      const PhiloxCounter words = philox4x32_10(
-          {uint32_t(index), uint32_t(index >> 32), 0, 0},
-          {uint32_t(seed), uint32_t(seed >> 32)});
+  for (uint64_t seed :
+       {uint64_t(0), uint64_t(12345), uint64_t(0x123456789abcdef0)})
+    for (uint64_t index :
+         {uint64_t(0), uint64_t(7), uint64_t(0xfedcba9876543210)}) {
+      const PhiloxCounter words =
+          philox4x32_10({uint32_t(index), uint32_t(index >> 32), 0, 0},
+                        {uint32_t(seed), uint32_t(seed >> 32)});
       CHECK(dropoutBits(seed, index) == words[0]);
       CHECK(dropoutUniform(seed, index) ==
             static_cast<float>(words[0] >> 8) * 0x1p-24f);
@@ -129,10 +133,10 @@ TEST_CASE("uniformInput uses the documented counter and key",
   const uint64_t seed = 0x0123456789abcdefull;
   const uint64_t stream = (uint64_t(3) << 32) | 5;
   const uint64_t index = 0x100000002ull;
-  const PhiloxCounter words = philox4x32_10(
-      {uint32_t(index), uint32_t(index >> 32), uint32_t(stream),
-       uint32_t(stream >> 32)},
-      {uint32_t(seed), uint32_t(seed >> 32) ^ 0x436f436fu});
+  const PhiloxCounter words =
+      philox4x32_10({uint32_t(index), uint32_t(index >> 32), uint32_t(stream),
+                     uint32_t(stream >> 32)},
+                    {uint32_t(seed), uint32_t(seed >> 32) ^ 0x436f436fu});
   const double u = static_cast<double>(words[0] >> 8) * 0x1p-24;
   CHECK(uniformInput(seed, stream, index) == 2 * u - 1);
   CHECK(uniformInputBits(seed, stream, index) ==
