@@ -142,28 +142,7 @@ uint64_t intBinary(ScalarOp op, uint64_t a, uint64_t b, DType d) {
   }
 }
 
-bool compare(ScalarOp op, Scalar a, Scalar b, DType d) {
-  if (ir::isFloat(d)) {
-    switch (op) {
-    case ScalarOp::Lt: return a.f < b.f;
-    case ScalarOp::Le: return a.f <= b.f;
-    case ScalarOp::Gt: return a.f > b.f;
-    case ScalarOp::Ge: return a.f >= b.f;
-    case ScalarOp::Eq: return a.f == b.f;
-    default: return a.f != b.f;
-    }
-  }
-  if (d == DType::U64) {
-    switch (op) {
-    case ScalarOp::Lt: return a.i < b.i;
-    case ScalarOp::Le: return a.i <= b.i;
-    case ScalarOp::Gt: return a.i > b.i;
-    case ScalarOp::Ge: return a.i >= b.i;
-    case ScalarOp::Eq: return a.i == b.i;
-    default: return a.i != b.i;
-    }
-  }
-  int64_t x = asSigned(a.i), y = asSigned(b.i);
+template <typename T> bool compareAs(ScalarOp op, T x, T y) {
   switch (op) {
   case ScalarOp::Lt: return x < y;
   case ScalarOp::Le: return x <= y;
@@ -172,6 +151,14 @@ bool compare(ScalarOp op, Scalar a, Scalar b, DType d) {
   case ScalarOp::Eq: return x == y;
   default: return x != y;
   }
+}
+
+bool compare(ScalarOp op, Scalar a, Scalar b, DType d) {
+  if (ir::isFloat(d))
+    return compareAs(op, a.f, b.f);
+  if (d == DType::U64)
+    return compareAs(op, a.i, b.i);
+  return compareAs(op, asSigned(a.i), asSigned(b.i));
 }
 
 /// Rounds a float result of a node of type d.
