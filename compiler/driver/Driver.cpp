@@ -8,7 +8,10 @@
 #include "driver/Driver.h"
 #include "driver/DriverOptions.h"
 
+#include "analysis/Report.h"
 #include "ast/Ast.h"
+#include "emit/Dot.h"
+#include "passes/PassManager.h"
 #include "sema/Sema.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -92,13 +95,48 @@ static cl::opt<std::string>
                          "--emit, the only one for sim)"),
                 cl::value_desc("name"),                 cl::cat(category()));
 
-enum class EmitKind { None, Ast, Ir };
+enum class EmitKind { None, Ast, Ir, Dot, Report };
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to print"), cl::init(EmitKind::Ir),
-    cl::values(clEnumValN(EmitKind::None, "none", "nothing: only check"),
-               clEnumValN(EmitKind::Ast, "ast", "the syntax tree"),
-               clEnumValN(EmitKind::Ir, "ir",
-                          "the typed IR and the checked schedules")),
+    cl::values(
+        clEnumValN(EmitKind::None, "none", "nothing: only check"),
+        clEnumValN(EmitKind::Ast, "ast", "the syntax tree"),
+        clEnumValN(EmitKind::Ir, "ir",
+                   "the typed IR (scheduled with --schedule; else with the "
+                   "program's schedules listed)"),
+        clEnumValN(EmitKind::Dot, "dot",
+                   "a Graphviz drawing of the (scheduled) program"),
+        clEnumValN(EmitKind::Report, "report",
+                   "the kernels and collectives of each schedule and the "
+                   "bytes each rank moves")),
+    cl::cat(category()));
+
+static cl::opt<std::string> scheduleName(
+    "schedule",
+    cl::desc("Apply this schedule (without it, programs run unscheduled)"),
+    cl::value_desc("name"), cl::cat(category()));
+
+static cl::opt<bool> verifyEach(
+    "verify-each", cl::desc("Run the IR verifier after every pass"),
+    cl::cat(category()));
+
+static cl::opt<bool> printAfterAll(
+    "print-after-all", cl::desc("Print the IR after every pass (to stderr)"),
+    cl::cat(category()));
+
+static cl::list<std::string> printAfter(
+    "print-after",
+    cl::desc("Print the IR after each pass of this name: split, reorder, "
+             "shard, fuse, overlap, constfold, cse, dse (to stderr)"),
+    cl::value_desc("pass"), cl::CommaSeparated, cl::cat(category()));
+
+static cl::opt<bool> timePasses(
+    "time-passes", cl::desc("Print the time each pass took (to stderr)"),
+    cl::cat(category()));
+
+static cl::opt<bool> noCleanup(
+    "no-cleanup",
+    cl::desc("Skip the cleanup passes (constant folding, CSE, dead stages)"),
     cl::cat(category()));
 
 static cl::opt<std::string> outputFile("o", cl::desc("Write output here"),
@@ -183,6 +221,50 @@ const ir::Program *selectProgram(const ir::Module &module,
   return module.programs.front().get();
 }
 
+passes::PassOptions passOptions() {
+  passes::PassOptions options;
+  options.verifyEach = verifyEach;
+  options.printAfterAll = printAfterAll;
+  options.printAfter.assign(printAfter.begin(), printAfter.end());
+  options.timePasses = timePasses;
+  options.cleanup = !noCleanup;
+  return options;
+}
+
+const ir::Schedule *selectSchedule(const ir::Module &module,
+                                   const ir::Program *&program) {
+  if (scheduleName.empty())
+    return nullptr;
+  const ir::Schedule *s = module.findSchedule(scheduleName);
+  if (!s) {
+    std::string known;
+    for (const ir::Schedule &other : module.schedules)
+      if (!program || other.program == program->name)
+        known += (known.empty() ? "" : ", ") + other.name;
+    reportDriverError("no schedule named '" + scheduleName + "' in " +
+                      inputFile +
+                      (known.empty() ? std::string(" (it defines none)")
+                                     : " (schedules: " + known + ")"));
+    return nullptr;
+  }
+  if (program && program->name != s->program) {
+    reportDriverError("schedule '" + s->name + "' is for program '" +
+                      s->program + "', not '" + program->name + "'");
+    return nullptr;
+  }
+  program = module.findProgram(s->program);
+  return s;
+}
+
+bool scheduleRequested() { return !scheduleName.empty(); }
+
+std::unique_ptr<ir::Program> applySchedule(Compilation &c,
+                                           const ir::Program &program,
+                                           const ir::Schedule *schedule) {
+  return passes::scheduleProgram(*c.module, program, schedule, *c.diags,
+                                 passOptions());
+}
+
 static int runEmit() {
   if (emit == EmitKind::Ast) {
     auto c = newCompilation();
@@ -204,6 +286,80 @@ static int runEmit() {
   auto c = compile(inputFile);
   if (!c->module)
     return 1;
+  const ir::Program *only = nullptr;
+  if (!programName.empty()) {
+    only = selectProgram(*c->module, programName, false);
+    if (!only)
+      return 2;
+  }
+  const ir::Schedule *schedule = nullptr;
+  if (scheduleRequested()) {
+    schedule = selectSchedule(*c->module, only);
+    if (!schedule)
+      return 2;
+  }
+  ir::DimEnv sizes;
+  if (emit == EmitKind::Report && !reportSizes(only, sizes))
+    return 2;
+
+  // Every (program, schedule) pair to show; null: unscheduled.
+  struct Job {
+    const ir::Program *program;
+    const ir::Schedule *schedule;
+  };
+  std::vector<Job> jobs;
+  for (const auto &p : c->module->programs) {
+    if (only && p.get() != only)
+      continue;
+    if (schedule) {
+      jobs.push_back({p.get(), schedule});
+      continue;
+    }
+    jobs.push_back({p.get(), nullptr});
+    if (emit == EmitKind::Report)
+      for (const ir::Schedule &s : c->module->schedules)
+        if (s.program == p->name)
+          jobs.push_back({p.get(), &s});
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  bool first = true;
+  for (const Job &job : jobs) {
+    auto scheduled = applySchedule(*c, *job.program, job.schedule);
+    if (!scheduled)
+      return 1;
+    if (emit == EmitKind::None)
+      continue;
+    if (!first)
+      os << '\n';
+    first = false;
+    std::string title = job.program->name;
+    if (job.schedule)
+      title += ", schedule " + job.schedule->name;
+    switch (emit) {
+    case EmitKind::Ir:
+      if (job.schedule)
+        os << "// " << title << '\n';
+      ir::printProgram(*scheduled, os);
+      if (!job.schedule)
+        for (const auto &s : c->module->schedules)
+          if (s.program == job.program->name)
+            ir::printSchedule(s, os);
+      break;
+    case EmitKind::Dot:
+      emit::printDot(*scheduled, title, os);
+      break;
+    case EmitKind::Report:
+      analysis::printReport(*scheduled,
+                            job.schedule ? llvm::StringRef(job.schedule->name)
+                                         : llvm::StringRef("unscheduled"),
+                            sizes, os);
+      break;
+    case EmitKind::None:
+    case EmitKind::Ast:
+      break;
+    }
+  }
   if (emit == EmitKind::None)
     return 0;
   std::error_code ec;
@@ -212,24 +368,7 @@ static int runEmit() {
     reportDriverError("cannot write '" + outputFile + "': " + ec.message());
     return 2;
   }
-  const ir::Program *only = nullptr;
-  if (!programName.empty()) {
-    only = selectProgram(*c->module, programName, false);
-    if (!only)
-      return 2;
-  }
-  bool first = true;
-  for (const auto &p : c->module->programs) {
-    if (only && p.get() != only)
-      continue;
-    if (!first)
-      out.os() << '\n';
-    first = false;
-    ir::printProgram(*p, out.os());
-    for (const auto &s : c->module->schedules)
-      if (s.program == p->name)
-        ir::printSchedule(s, out.os());
-  }
+  out.os() << text;
   out.keep();
   return 0;
 }
@@ -266,7 +405,9 @@ int runDriver(int argc, char **argv) {
           "  coconetc [options] FILE.coco      check FILE and print its "
           "typed IR\n"
           "  coconetc sim [options] FILE.coco  run a program on the "
-          "reference simulator (the 'coconetc sim options' below)\n",
+          "reference simulator (the 'coconetc sim options' below)\n\n"
+          "  --schedule=NAME applies a schedule of FILE to its program in "
+          "both forms.\n",
           &llvm::errs()))
     return 2;
   if (!checkInputGiven())
@@ -274,7 +415,8 @@ int runDriver(int argc, char **argv) {
   if (sim)
     return runSim(inputFile, programName);
   std::string which;
-  if (simOptionGiven(which)) {
+  if (simOptionGiven(which) &&
+      !(emit == EmitKind::Report && (which == "size" || which == "ranks"))) {
     reportDriverError("--" + which + " is an option of 'coconetc sim'");
     return 2;
   }

@@ -33,6 +33,21 @@ std::unique_ptr<Compilation> compile(const std::string &path);
 const ir::Program *selectProgram(const ir::Module &module,
                                  const std::string &name, bool requireUnique);
 
+/// The schedule named by --schedule (null if none was asked for or after
+/// reporting that it does not exist). Checks it is for `program` when that
+/// is set; sets `program` to the schedule's program.
+const ir::Schedule *selectSchedule(const ir::Module &module,
+                                   const ir::Program *&program);
+bool scheduleRequested();
+/// A copy of `program` with `schedule` (null: none) and the cleanups
+/// applied under the pass options of the command line; null after errors.
+std::unique_ptr<ir::Program> applySchedule(Compilation &c,
+                                           const ir::Program &program,
+                                           const ir::Schedule *schedule);
+/// Size names bound by --size / --ranks (for --emit=report); false after
+/// reporting a malformed binding.
+bool reportSizes(const ir::Program *program, ir::DimEnv &sizes);
+
 /// The simulator subcommand's entry (SimCommand.cpp).
 int runSim(const std::string &path, const std::string &programName);
 

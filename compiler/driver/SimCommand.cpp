@@ -9,6 +9,7 @@
 #include "driver/DriverOptions.h"
 
 #include "sim/Simulator.h"
+#include "verify/Differential.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -62,6 +63,13 @@ static cl::opt<std::string>
               cl::desc("Write every result to DIR/<name>.npy"),
               cl::value_desc("dir"), cl::cat(simCategory()));
 
+static cl::opt<bool> compareUnscheduled(
+    "compare-unscheduled",
+    cl::desc("With --schedule: also run the unscheduled program on the same "
+             "inputs and compare every result (bitwise, or within the "
+             "stated tolerance where the schedule reassociates); exit 1 on "
+             "a difference"),
+    cl::cat(simCategory()));
 
 bool simOptionGiven(std::string &which) {
   for (const auto &entry : cl::getRegisteredOptions()) {
@@ -90,33 +98,64 @@ static bool splitAssignment(llvm::StringRef text, llvm::StringRef what,
   return true;
 }
 
-int runSim(const std::string &path, const std::string &programName) {
-  auto c = compile(path);
-  if (!c->module)
-    return 1;
-  const ir::Program *program = selectProgram(*c->module, programName, true);
-  if (!program)
-    return 2;
-
-  sim::SimOptions options;
-  options.seed = seed;
+/// Parses --size into `out`, checking names against `program` if given.
+static bool parseSizes(const ir::Program *program, ir::DimEnv &out) {
   for (const std::string &s : sizes) {
     std::string name, value;
     if (!splitAssignment(s, "size", name, value))
-      return 2;
+      return false;
     int64_t v = 0;
     if (llvm::StringRef(value).getAsInteger(10, v) || v <= 0) {
       fail("--size " + name + " must be a positive integer, got '" + value +
            "'");
-      return 2;
+      return false;
     }
-    if (!llvm::is_contained(program->sizeNames, name)) {
+    if (program && !llvm::is_contained(program->sizeNames, name)) {
       fail("program '" + program->name + "' has no size named '" + name +
            "'");
-      return 2;
+      return false;
     }
-    options.sizes[name] = v;
+    out[name] = v;
   }
+  return true;
+}
+
+bool reportSizes(const ir::Program *program, ir::DimEnv &out) {
+  if (!parseSizes(program, out))
+    return false;
+  if (ranks > 0)
+    out.try_emplace("P", ranks);
+  return true;
+}
+
+int runSim(const std::string &path, const std::string &programName) {
+  auto c = compile(path);
+  if (!c->module)
+    return 1;
+  const ir::Program *program = nullptr;
+  if (!programName.empty() || !scheduleRequested()) {
+    program = selectProgram(*c->module, programName, true);
+    if (!program)
+      return 2;
+  }
+  const ir::Schedule *schedule = nullptr;
+  if (scheduleRequested()) {
+    schedule = selectSchedule(*c->module, program);
+    if (!schedule)
+      return 2;
+  } else if (compareUnscheduled) {
+    fail("--compare-unscheduled needs --schedule");
+    return 2;
+  }
+  std::unique_ptr<ir::Program> scheduled =
+      applySchedule(*c, *program, schedule);
+  if (!scheduled)
+    return 1;
+
+  sim::SimOptions options;
+  options.seed = seed;
+  if (!parseSizes(program, options.sizes))
+    return 2;
 
   // Mesh axes: --ranks binds the world axis; every axis needs a size.
   int64_t worldSize = 1;
@@ -160,12 +199,31 @@ int runSim(const std::string &path, const std::string &programName) {
     options.inputFiles[name] = value;
   }
 
-  auto result = sim::simulate(*program, options);
+  if (compareUnscheduled) {
+    auto cmp = verify::comparePrograms(*program, *scheduled, options);
+    if (!cmp) {
+      fail(llvm::toString(cmp.takeError()));
+      return 1;
+    }
+    llvm::outs() << "schedule " << schedule->name << " of " << program->name
+                 << " against the unscheduled program on " << worldSize
+                 << (worldSize == 1 ? " rank" : " ranks") << ", seed "
+                 << seed << ":\n";
+    cmp->print(llvm::outs());
+    llvm::outs() << (cmp->ok() ? "same results\n" : "DIFFERENT results\n");
+    return cmp->ok() ? 0 : 1;
+  }
+
+  auto result = sim::simulate(*scheduled, options);
   if (!result) {
     fail(llvm::toString(result.takeError()));
     return 1;
   }
-  llvm::outs() << "program " << program->name << " on " << worldSize
+  program = scheduled.get();
+  llvm::outs() << "program " << program->name;
+  if (schedule)
+    llvm::outs() << " (schedule " << schedule->name << ")";
+  llvm::outs() << " on " << worldSize
                << (worldSize == 1 ? " rank" : " ranks") << ", seed " << seed
                << ", sizes";
   for (const auto &[name, value] : options.sizes)

@@ -107,13 +107,14 @@ static void printOperands(const Stage &stage, llvm::raw_ostream &os,
   }
 }
 
-static void printStage(const Program &program, const Stage &stage,
-                       llvm::raw_ostream &os) {
-  os << "  %" << stage.id << ' ' << stage.name << " : "
-     << stage.type.str(program.mesh) << " = ";
+/// The right-hand side of a stage: kind, operands and attributes.
+static void printRhs(const Program &program, const Stage &stage,
+                     llvm::raw_ostream &os) {
   switch (stage.kind) {
   case StageKind::Param:
     os << "param " << stage.paramIndex;
+    if (stage.sharded)
+      os << " sharded";
     break;
   case StageKind::Elementwise:
     os << "elementwise ";
@@ -168,6 +169,13 @@ static void printStage(const Program &program, const Stage &stage,
        << axisName(program, stage.axis);
     break;
   }
+}
+
+static void printStage(const Program &program, const Stage &stage,
+                       llvm::raw_ostream &os) {
+  os << "  %" << stage.id << ' ' << stage.name << " : "
+     << stage.type.str(program.mesh) << " = ";
+  printRhs(program, stage, os);
   if (stage.updates)
     os << " -> update %" << stage.updates->id;
   os << '\n';
@@ -193,8 +201,33 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
     os << (i ? ", " : " ") << '%' << r->id;
     if (r->updates)
       os << " -> " << r->updates->name;
+    else if (r->name != program.getResultName(i))
+      os << " as " << program.getResultName(i);
   }
-  os << "\n}\n";
+  os << '\n';
+  for (size_t i = 0; i < program.kernels.size(); ++i) {
+    const Kernel &k = program.kernels[i];
+    os << "  kernel k" << i << " ("
+       << (k.isFusedCollective() ? "fused collective" : "elementwise")
+       << "):";
+    for (const Stage *s : k.stages)
+      os << " %" << s->id;
+    os << '\n';
+  }
+  for (const Overlap &o : program.overlaps)
+    os << "  overlap %" << o.producer->id << " with %" << o.consumer->id
+       << ": " << o.chunks << " chunks along dim " << o.dim << '\n';
+  for (const std::string &r : program.reassociations)
+    os << "  reassociates: " << r << '\n';
+  os << "}\n";
+}
+
+std::string stageSignature(const Program &program, const Stage &stage) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << stage.type.str(program.mesh) << " = ";
+  printRhs(program, stage, os);
+  return text;
 }
 
 static llvm::StringRef directiveName(Schedule::Directive::Kind kind) {

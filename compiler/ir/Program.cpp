@@ -6,6 +6,11 @@
 
 #include "ir/Program.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cassert>
+
 namespace coconet::ir {
 
 llvm::StringRef stageKindName(StageKind kind) {
@@ -28,6 +33,8 @@ llvm::StringRef reductionKindName(ReductionKind kind) {
     return "min";
   case ReductionKind::Norm:
     return "norm";
+  case ReductionKind::SumSquares:
+    return "sumsq";
   }
   return "?";
 }
@@ -158,6 +165,159 @@ Stage *Program::findUpdateOf(const Stage *param) const {
 void Program::renumber() {
   for (size_t i = 0; i < stages.size(); ++i)
     stages[i]->id = i;
+}
+
+Stage *Program::insertStage(unsigned index, StageKind kind,
+                             llvm::StringRef stageName, TensorType type,
+                             llvm::ArrayRef<Stage *> ops,
+                             llvm::SMRange range) {
+  assert(kind != StageKind::Param && "parameters are created by sema");
+  assert(index <= stages.size());
+  auto stage = std::make_unique<Stage>();
+  stage->kind = kind;
+  stage->name = stageName.str();
+  stage->type = std::move(type);
+  stage->operands.assign(ops.begin(), ops.end());
+  stage->loc = range;
+  Stage *raw = stage.get();
+  stages.insert(stages.begin() + index, std::move(stage));
+  renumber();
+  return raw;
+}
+
+void Program::eraseStage(Stage *stage) {
+  assert(!stage->isParam() && "parameters are part of the interface");
+  assert(getUsers(stage).empty() && !isResult(stage) &&
+         "erasing a stage that is still used");
+  for (Kernel &k : kernels)
+    llvm::erase(k.stages, stage);
+  llvm::erase_if(kernels, [](const Kernel &k) { return k.stages.empty(); });
+  llvm::erase_if(overlaps, [&](const Overlap &o) {
+    return o.producer == stage || o.consumer == stage;
+  });
+  auto it = llvm::find_if(
+      stages, [&](const std::unique_ptr<Stage> &s) { return s.get() == stage; });
+  assert(it != stages.end());
+  stages.erase(it);
+  renumber();
+}
+
+llvm::SmallVector<Stage *, 4> Program::getUsers(const Stage *stage) const {
+  llvm::SmallVector<Stage *, 4> users;
+  for (const auto &s : stages)
+    if (llvm::is_contained(s->operands, stage))
+      users.push_back(s.get());
+  return users;
+}
+
+bool Program::isResult(const Stage *stage) const {
+  return llvm::is_contained(results, stage);
+}
+
+void Program::replaceUses(Stage *from, Stage *to,
+                          llvm::function_ref<bool(const Stage &)> filter) {
+  for (const auto &s : stages) {
+    if (s.get() == to || (filter && !filter(*s)))
+      continue;
+    for (Stage *&op : s->operands)
+      if (op == from)
+        op = to;
+  }
+}
+
+void Program::replaceResult(Stage *from, Stage *to) {
+  for (Stage *&r : results)
+    if (r == from)
+      r = to;
+}
+
+std::string Program::uniqueName(llvm::StringRef base) const {
+  if (!findStage(base))
+    return base.str();
+  for (unsigned i = 1;; ++i) {
+    std::string name = base.str() + "." + std::to_string(i);
+    if (!findStage(name))
+      return name;
+  }
+}
+
+std::unique_ptr<Program> Program::clone() const {
+  auto copy = std::make_unique<Program>();
+  copy->name = name;
+  copy->mesh = mesh;
+  copy->loc = loc;
+  copy->sizeNames = sizeNames;
+  copy->reassociations = reassociations;
+  llvm::DenseMap<const Stage *, Stage *> stageMap;
+  llvm::DenseMap<const ScalarExpr *, const ScalarExpr *> exprMap;
+  // Bodies are trees whose nodes the program owns; copy them children
+  // first (iteratively: bodies can be deep).
+  auto cloneExpr = [&](const ScalarExpr *root) {
+    llvm::SmallVector<std::pair<const ScalarExpr *, bool>, 16> work{
+        {root, false}};
+    while (!work.empty()) {
+      auto [e, expanded] = work.pop_back_val();
+      if (exprMap.count(e))
+        continue;
+      if (!expanded) {
+        work.push_back({e, true});
+        for (const ScalarExpr *a : e->args)
+          if (!exprMap.count(a))
+            work.push_back({a, false});
+        continue;
+      }
+      ScalarExpr node = *e;
+      for (const ScalarExpr *&a : node.args)
+        a = exprMap.lookup(a);
+      exprMap[e] = copy->addExpr(std::move(node));
+    }
+    return exprMap.lookup(root);
+  };
+  for (const auto &s : stages) {
+    auto stage = std::make_unique<Stage>(*s);
+    for (Stage *&op : stage->operands)
+      op = stageMap.lookup(op);
+    if (stage->updates)
+      stage->updates = stageMap.lookup(stage->updates);
+    if (stage->body)
+      stage->body = cloneExpr(stage->body);
+    stageMap[s.get()] = stage.get();
+    if (stage->isParam())
+      copy->params.push_back(stage.get());
+    copy->stages.push_back(std::move(stage));
+  }
+  for (Stage *r : results)
+    copy->results.push_back(stageMap.lookup(r));
+  copy->resultNames = resultNames;
+  for (const Kernel &k : kernels) {
+    Kernel c = k;
+    for (Stage *&s : c.stages)
+      s = stageMap.lookup(s);
+    copy->kernels.push_back(std::move(c));
+  }
+  for (const Overlap &o : overlaps) {
+    Overlap c = o;
+    c.producer = stageMap.lookup(o.producer);
+    c.consumer = stageMap.lookup(o.consumer);
+    copy->overlaps.push_back(c);
+  }
+  return copy;
+}
+
+Kernel *Program::kernelOf(const Stage *stage) {
+  for (Kernel &k : kernels)
+    if (llvm::is_contained(k.stages, stage))
+      return &k;
+  return nullptr;
+}
+
+const Kernel *Program::kernelOf(const Stage *stage) const {
+  return const_cast<Program *>(this)->kernelOf(stage);
+}
+
+bool Kernel::isFusedCollective() const {
+  return llvm::any_of(stages,
+                      [](const Stage *s) { return isCommunication(s->kind); });
 }
 
 Program *Module::findProgram(llvm::StringRef programName) const {

@@ -38,6 +38,7 @@
 #include "ir/Types.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
@@ -59,8 +60,10 @@ enum class StageKind {
 
 llvm::StringRef stageKindName(StageKind kind);
 
-/// Kinds of Reduction stages.
-enum class ReductionKind { Sum, Max, Min, Norm };
+/// Kinds of Reduction stages. SumSquares (the sum of x*x, no square root)
+/// is not in the language: schedules create it for the per-rank partial
+/// values of a norm.
+enum class ReductionKind { Sum, Max, Min, Norm, SumSquares };
 llvm::StringRef reductionKindName(ReductionKind kind);
 
 /// Is this kind a collective or point-to-point communication?
@@ -92,8 +95,37 @@ public:
   int64_t offset = 0; ///< SendRecv
   /// The parameter this stage's value is written into, or null.
   Stage *updates = nullptr;
+  /// Param: a schedule turned this replicated parameter into sliced storage
+  /// (its type is the sliced one); the program's interface changed.
+  bool sharded = false;
 
   bool isParam() const { return kind == StageKind::Param; }
+};
+
+/// Stages that run as one kernel (`fuse`): elementwise stages, optionally
+/// preceded by one reducescatter or allreduce and followed by one allgather
+/// (a fused collective). Fusion changes no values.
+struct Kernel {
+  /// Members in program order.
+  llvm::SmallVector<Stage *, 8> stages;
+  /// The fuse directive that created it (the last one that grew it).
+  llvm::SMRange loc;
+  /// Does it hold a collective?
+  bool isFusedCollective() const;
+};
+
+/// A producer (a matmul) that runs concurrently with the collective that
+/// consumes it (`overlap`): both are cut along dimension `dim` of the
+/// producer's result into `chunks` parts per block that the collective
+/// handles (for a reducescatter or allgather, each rank's block is cut in
+/// `chunks` parts), and the collective of chunk c starts when the producer
+/// has computed chunk c. Overlap changes no values.
+struct Overlap {
+  Stage *producer = nullptr;
+  Stage *consumer = nullptr;
+  int64_t chunks = 1;
+  int dim = 0;
+  llvm::SMRange loc;
 };
 
 /// A program: parameters, stages and results.
@@ -119,29 +151,73 @@ public:
   llvm::ArrayRef<Stage *> getParams() const { return params; }
   /// Updates (in parameter order) followed by returned values.
   llvm::ArrayRef<Stage *> getResults() const { return results; }
-  void addResult(Stage *stage) { results.push_back(stage); }
+  void addResult(Stage *stage) {
+    results.push_back(stage);
+    resultNames.push_back(stage->updates ? stage->updates->name : stage->name);
+  }
+  /// The name result `i` is known by in the interface: the updated
+  /// parameter, else the returned stage's name in the source (schedules
+  /// may replace the stage, never the name).
+  llvm::StringRef getResultName(size_t i) const { return resultNames[i]; }
   Stage *findStage(llvm::StringRef name) const;
   /// The stage that updates `param`, or null.
   Stage *findUpdateOf(const Stage *param) const;
   /// Assigns ids in program order.
   void renumber();
 
+  // Mutation, for passes. Ids are kept in program order.
+
+  /// Creates a stage at position `index` of program order (not a Param).
+  Stage *insertStage(unsigned index, StageKind kind, llvm::StringRef name,
+                     TensorType type, llvm::ArrayRef<Stage *> operands,
+                     llvm::SMRange loc);
+  /// Removes a stage nothing reads and that is no result; it leaves its
+  /// kernel and any overlap.
+  void eraseStage(Stage *stage);
+  /// The stages that read `stage`, in program order, each once.
+  llvm::SmallVector<Stage *, 4> getUsers(const Stage *stage) const;
+  bool isResult(const Stage *stage) const;
+  /// Makes the users accepted by `filter` (all, without one) read `to`
+  /// instead of `from`.
+  void replaceUses(Stage *from, Stage *to,
+                   llvm::function_ref<bool(const Stage &user)> filter = {});
+  /// Makes every result that is `from` be `to`.
+  void replaceResult(Stage *from, Stage *to);
+  /// `base` if no stage has that name, else `base.1`, `base.2`, ...
+  std::string uniqueName(llvm::StringRef base) const;
+  /// A deep copy: stages, bodies, kernels and overlaps.
+  std::unique_ptr<Program> clone() const;
+
+  /// Kernels (fuse groups), in the order they were created.
+  std::vector<Kernel> kernels;
+  /// Overlapped producer/consumer pairs.
+  std::vector<Overlap> overlaps;
+  /// The kernel holding `stage`, or null.
+  Kernel *kernelOf(const Stage *stage);
+  const Kernel *kernelOf(const Stage *stage) const;
+  /// One line per transformation that changed the order of floating-point
+  /// operations (e.g. a norm computed from per-rank partial sums), so its
+  /// results may differ from the unscheduled program in the last bits.
+  llvm::SmallVector<std::string, 2> reassociations;
+
 private:
   std::vector<std::unique_ptr<Stage>> stages;
   std::vector<std::unique_ptr<ScalarExpr>> exprs;
   llvm::SmallVector<Stage *, 8> params;
   llvm::SmallVector<Stage *, 8> results;
+  llvm::SmallVector<std::string, 8> resultNames;
 };
 
-/// A schedule with its names resolved against its program. Transformations
-/// are applied by the pass manager (issue #3); here they are only checked to
-/// name existing stages and known transformations.
+/// A schedule with its names resolved against its program: the checked
+/// directives, which the pass manager (passes/) applies in order.
 struct Schedule {
   struct Directive {
     enum class Kind { Split, Reorder, Shard, Fuse, Overlap, Apply };
     Kind kind = Kind::Split;
     llvm::SmallVector<std::string, 2> results;
     llvm::SmallVector<std::string, 4> args;
+    /// The source range of each argument (for diagnostics).
+    llvm::SmallVector<llvm::SMRange, 4> argLocs;
     int64_t chunks = 0;
     llvm::SMRange loc;
   };
@@ -163,6 +239,9 @@ struct Module {
 
 /// Prints a program in the stable text form of --emit=ir.
 void printProgram(const Program &program, llvm::raw_ostream &os);
+/// A stage's type and right-hand side as printed (operands by id), without
+/// its name: equal signatures compute equal values.
+std::string stageSignature(const Program &program, const Stage &stage);
 /// Prints a schedule's directives.
 void printSchedule(const Schedule &schedule, llvm::raw_ostream &os);
 

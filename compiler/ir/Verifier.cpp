@@ -11,6 +11,7 @@
 #include "ir/Program.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace coconet::ir {
@@ -105,6 +106,50 @@ static std::string checkKind(const Program &program, const Stage &stage) {
   return "";
 }
 
+/// Kernels: members are stages of the program, each in one kernel, listed
+/// in program order, and convex: no path leaves a kernel and comes back.
+static std::string checkKernels(const Program &program,
+                                const llvm::DenseSet<const Stage *> &defined) {
+  llvm::DenseSet<const Stage *> seen;
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    const Kernel &kernel = program.kernels[k];
+    std::string which = "kernel k" + std::to_string(k) + ": ";
+    if (kernel.stages.empty())
+      return which + "no stages";
+    llvm::DenseSet<const Stage *> members;
+    for (size_t i = 0; i < kernel.stages.size(); ++i) {
+      const Stage *s = kernel.stages[i];
+      if (!defined.contains(s))
+        return which + "a member is not a stage of the program";
+      if (!seen.insert(s).second)
+        return which + "'" + s->name + "' is in two kernels";
+      if (i && kernel.stages[i - 1]->id >= s->id)
+        return which + "members out of program order";
+      if (s->isParam())
+        return which + "holds parameter '" + s->name + "'";
+      members.insert(s);
+    }
+    // Stages outside the kernel that depend on a member.
+    llvm::DenseSet<const Stage *> below;
+    for (const auto &stagePtr : program.getStages()) {
+      const Stage *s = stagePtr.get();
+      bool fromKernel = false, fromBelow = false;
+      for (const Stage *op : s->operands) {
+        fromKernel |= members.contains(op);
+        fromBelow |= below.contains(op);
+      }
+      if (members.contains(s)) {
+        if (fromBelow)
+          return which + "'" + s->name +
+                 "' depends on the kernel through a stage outside it";
+      } else if (fromKernel || fromBelow) {
+        below.insert(s);
+      }
+    }
+  }
+  return "";
+}
+
 std::string verifyProgram(const Program &program) {
   llvm::DenseSet<const Stage *> defined;
   unsigned index = 0;
@@ -137,6 +182,19 @@ std::string verifyProgram(const Program &program) {
   for (const Stage *r : program.getResults())
     if (!defined.contains(r))
       return "a result is not a stage of the program";
+  if (auto e = checkKernels(program, defined); !e.empty())
+    return e;
+  for (const Overlap &o : program.overlaps) {
+    if (!defined.contains(o.producer) || !defined.contains(o.consumer))
+      return "an overlap names a stage that is not in the program";
+    std::string pair = "overlap of '" + o.producer->name + "' with '" +
+                       o.consumer->name + "': ";
+    if (!llvm::is_contained(o.consumer->operands, o.producer))
+      return pair + "the consumer does not read the producer";
+    if (o.chunks < 1 || o.dim < 0 ||
+        o.dim >= static_cast<int>(o.producer->type.rank()))
+      return pair + "bad chunking";
+  }
   return "";
 }
 

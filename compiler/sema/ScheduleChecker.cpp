@@ -97,6 +97,7 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
       if (d.kind == ast::Directive::Kind::Apply) {
         out.kind = Directive::Kind::Apply;
         out.args.push_back(d.transform.name);
+        out.argLocs.push_back(d.transform.range);
         auto it = byName.find(d.transform.name);
         if (it == byName.end()) {
           diags.report(d.transform.range, DiagId::ApplyUnknown,
@@ -195,6 +196,7 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
       for (const ast::Ident &a : d.args) {
         if (program->findStage(a.name) || bound.contains(a.name)) {
           out.args.push_back(a.name);
+          out.argLocs.push_back(a.range);
           continue;
         }
         diags.report(a.range, DiagId::ScheduleUnknownStage, program->name,

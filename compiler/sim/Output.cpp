@@ -62,8 +62,8 @@ Tensor SimResult::assembled(const ir::Program &program,
   return out;
 }
 
-std::string resultName(const ir::Stage &result) {
-  return result.updates ? result.updates->name : result.name;
+std::string resultName(const ir::Program &program, size_t index) {
+  return program.getResultName(index).str();
 }
 
 static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
@@ -75,9 +75,10 @@ static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
 
 void printSummary(const ir::Program &program, const SimResult &result,
                   llvm::raw_ostream &os) {
-  for (const ir::Stage *r : program.getResults()) {
+  for (size_t i = 0; i < program.getResults().size(); ++i) {
+    const ir::Stage *r = program.getResults()[i];
     Tensor t = result.assembled(program, *r);
-    os << "  " << resultName(*r) << " : " << r->type.str(program.mesh)
+    os << "  " << resultName(program, i) << " : " << r->type.str(program.mesh)
        << "  shape " << shapeText(t.shape());
     if (r->type.layout.isLocalAnywhere())
       os << " (one entry per rank)";
@@ -168,9 +169,10 @@ llvm::Error writeResults(const ir::Program &program, const SimResult &result,
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return llvm::createStringError(ec, "cannot create directory '" + dir +
                                            "': " + ec.message());
-  for (const ir::Stage *r : program.getResults()) {
+  for (size_t i = 0; i < program.getResults().size(); ++i) {
+    const ir::Stage *r = program.getResults()[i];
     llvm::SmallString<128> path(dir);
-    llvm::sys::path::append(path, resultName(*r) + ".npy");
+    llvm::sys::path::append(path, resultName(program, i) + ".npy");
     if (auto err = support::writeNpyFile(path, toNpy(result.assembled(program, *r))))
       return err;
   }

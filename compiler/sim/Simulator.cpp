@@ -263,6 +263,7 @@ struct Accumulator {
         i += v.i;
       break;
     case ir::ReductionKind::Norm:
+    case ir::ReductionKind::SumSquares:
       f += isF ? v.f * v.f
                : static_cast<double>(static_cast<int64_t>(v.i)) *
                      static_cast<double>(static_cast<int64_t>(v.i));
@@ -449,6 +450,30 @@ llvm::Error Run::compute(const Stage &stage, int64_t rank) {
 
 } // namespace
 
+/// An overlap cuts each block of the chunked dimension into `chunks`
+/// parts; the sizes must allow that (as they must for slices).
+static llvm::Error checkOverlaps(const ir::Program &program,
+                                 const SimResult &result) {
+  for (const ir::Overlap &o : program.overlaps) {
+    const Placement &p = result.placement(*o.producer, 0);
+    int64_t size = p.globalShape[o.dim];
+    int64_t blocks = 1;
+    if (o.consumer->kind == StageKind::ReduceScatter ||
+        o.consumer->kind == StageKind::AllGather) {
+      int axis = o.consumer->axis < 0 ? 0 : o.consumer->axis;
+      blocks = result.grid.axisSize(axis);
+    }
+    if (size % (blocks * o.chunks) != 0)
+      return llvm::createStringError(llvm::formatv(
+          "'{0}' is overlapped with '{1}' in {2} chunks along dimension {3}, "
+          "which has size {4}: it must be a multiple of {5} ({2} chunks of "
+          "each of {6} blocks); choose sizes that divide evenly",
+          o.producer->name, o.consumer->name, o.chunks, o.dim, size,
+          blocks * o.chunks, blocks));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<SimResult> simulate(const ir::Program &program,
                                    const SimOptions &options) {
   llvm::SmallVector<int64_t, 2> axisSizes;
@@ -472,6 +497,8 @@ llvm::Expected<SimResult> simulate(const ir::Program &program,
   result.placements.resize(program.getStages().size());
   Run run{program, options, result};
   if (auto err = run.placeAll())
+    return err;
+  if (auto err = checkOverlaps(program, result))
     return err;
   if (auto err = run.loadParams())
     return err;

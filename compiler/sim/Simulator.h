@@ -77,8 +77,9 @@ public:
 llvm::Expected<SimResult> simulate(const ir::Program &program,
                                    const SimOptions &options);
 
-/// The name a result is known by: the updated parameter, else the stage.
-std::string resultName(const ir::Stage &result);
+/// The name result `index` is known by: the updated parameter, else the
+/// returned value's name (ir::Program::getResultName).
+std::string resultName(const ir::Program &program, size_t index);
 
 /// One line per result: name, type, global shape, and statistics (sum,
 /// min, max, L2 norm, first values) of the assembled tensor.

@@ -45,8 +45,9 @@ struct Sample {
   }
   /// The value of result `name` (an updated parameter) after the step.
   std::vector<float> result(const sim::SimResult &r, llvm::StringRef name) const {
-    for (const ir::Stage *s : program().getResults())
-      if (sim::resultName(*s) == name) {
+    for (size_t i = 0; i < program().getResults().size(); ++i)
+      if (sim::resultName(program(), i) == name) {
+        const ir::Stage *s = program().getResults()[i];
         sim::Tensor t = r.assembled(program(), *s);
         std::vector<float> v;
         for (int64_t i = 0; i < t.size(); ++i)

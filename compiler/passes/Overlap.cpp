@@ -1,0 +1,101 @@
+//===- Overlap.cpp - a matmul overlapped with the collective it feeds -----===//
+//
+// `overlap(producer, consumer) chunks K`: the producer (a matmul) and the
+// collective that reads its result (allreduce, reducescatter or allgather)
+// run concurrently in K chunks, so communication of chunk c overlaps the
+// computation of chunk c + 1. The chunked dimension is the one the
+// collective distributes (the scattered or gathered dimension; dimension 0
+// for an allreduce), and each rank's block of it is cut into K parts, so
+// the size must be a multiple of K (times the ranks of the axis for a
+// reducescatter or allgather): refused here when the size is a constant,
+// checked by the simulator and the generated code otherwise. Every element
+// is still computed and reduced exactly as before: no values change.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::passes {
+namespace {
+
+using ir::Stage;
+using ir::StageKind;
+
+class OverlapPass : public DirectivePass {
+public:
+  using DirectivePass::DirectivePass;
+  llvm::StringRef getName() const override { return "overlap"; }
+  std::string describe() const override {
+    return "overlap(" + directive.args[0] + ", " + directive.args[1] +
+           ") chunks " + std::to_string(directive.chunks);
+  }
+
+  LogicalResult run(ir::Program &program, DiagnosticEngine &diags) override {
+    Stage *producer = lookup(program, diags, 0);
+    if (!producer)
+      return failure();
+    Stage *consumer = lookup(program, diags, 1);
+    if (!consumer)
+      return failure();
+    if (producer->kind != StageKind::MatMul) {
+      refuse(diags, 0, DiagId::OverlapProducer, producer->name,
+             describeKind(*producer))
+          .note(producer->loc, DiagId::StageDefinedHere, producer->name);
+      return failure();
+    }
+    bool collective = consumer->kind == StageKind::AllReduce ||
+                      consumer->kind == StageKind::ReduceScatter ||
+                      consumer->kind == StageKind::AllGather;
+    if (!collective) {
+      refuse(diags, 1, DiagId::OverlapConsumer, consumer->name,
+             describeKind(*consumer))
+          .note(consumer->loc, DiagId::StageDefinedHere, consumer->name);
+      return failure();
+    }
+    if (!llvm::is_contained(consumer->operands, producer)) {
+      refuse(diags, 1, DiagId::OverlapNotConsumer, producer->name,
+             consumer->name);
+      return failure();
+    }
+    for (const ir::Overlap &o : program.overlaps) {
+      if (o.producer == producer || o.consumer == consumer) {
+        Stage *taken = o.producer == producer ? producer : consumer;
+        refuse(diags, o.producer == producer ? 0 : 1, DiagId::OverlapTwice,
+               taken->name,
+               o.producer == producer ? o.consumer->name : o.producer->name);
+        return failure();
+      }
+    }
+    int dim = 0;
+    if (consumer->kind == StageKind::ReduceScatter) {
+      dim = consumer->dim;
+    } else if (consumer->kind == StageKind::AllGather) {
+      int axis = consumer->axis < 0 ? 0 : consumer->axis;
+      dim = producer->type.layout[axis].dim;
+    }
+    const ir::Dim &size = producer->type.shape[dim];
+    if (size.isConstant() && size.coefficient() % directive.chunks != 0) {
+      refuse(diags, -1, DiagId::OverlapIndivisible, producer->name,
+             directive.chunks, dim, size.str());
+      return failure();
+    }
+    ir::Overlap o;
+    o.producer = producer;
+    o.consumer = consumer;
+    o.chunks = directive.chunks;
+    o.dim = dim;
+    o.loc = directive.loc;
+    program.overlaps.push_back(o);
+    return success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createOverlapPass(Directive d, AppliedStack from) {
+  return std::make_unique<OverlapPass>(std::move(d), std::move(from));
+}
+
+} // namespace coconet::passes

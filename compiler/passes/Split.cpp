@@ -1,0 +1,108 @@
+//===- Split.cpp - allreduce -> reducescatter + allgather -----------------===//
+//
+// `(rs, ag) = split(s)` replaces the allreduce `s` over axis a by a
+// reducescatter over a, which leaves rank i with block i of the reduced
+// tensor along dimension d, and an allgather over a of those blocks. Every
+// reduce operator of the language combines each element independently, so
+// block i of the reduction is the reduction of block i: the values are
+// bitwise the same (both reduce in ascending rank order, in f64, rounding
+// once). d is the first dimension of the input no other axis slices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "sema/LayoutRules.h"
+
+namespace coconet::passes {
+namespace {
+
+class SplitPass : public DirectivePass {
+public:
+  using DirectivePass::DirectivePass;
+  llvm::StringRef getName() const override { return "split"; }
+  std::string describe() const override {
+    return "split(" + directive.args[0] + ")";
+  }
+
+  LogicalResult run(ir::Program &program, DiagnosticEngine &diags) override {
+    ir::Stage *s = lookup(program, diags, 0);
+    if (!s)
+      return failure();
+    if (s->kind != ir::StageKind::AllReduce) {
+      refuse(diags, 0, DiagId::SplitNotAllReduce, s->name, describeKind(*s))
+          .note(s->loc, DiagId::StageDefinedHere, s->name);
+      return failure();
+    }
+    if (s->type.isScalar()) {
+      refuse(diags, 0, DiagId::SplitScalar, s->name);
+      return failure();
+    }
+    if (s->axis < 0 && program.mesh.size() > 1) {
+      refuse(diags, 0, DiagId::SplitAllAxes, s->name);
+      return failure();
+    }
+    const int axis = s->axis < 0 ? 0 : s->axis;
+    ir::Stage *input = s->operands[0];
+    const ir::Layout &in = input->type.layout;
+    int dim = -1;
+    for (unsigned d = 0; d < input->type.rank() && dim < 0; ++d)
+      if (!in.slicesDim(static_cast<int>(d)))
+        dim = static_cast<int>(d);
+    if (dim < 0) {
+      refuse(diags, 0, DiagId::SplitNoFreeDim, s->name);
+      return failure();
+    }
+    std::string need;
+    unsigned badAxis = 0;
+    auto rsLayout = sema::communicationLayout(ir::StageKind::ReduceScatter,
+                                              in, axis, dim, need, badAxis);
+    if (!rsLayout) {
+      // Sema accepted the allreduce, so its input is local on the axis.
+      refuse(diags, 0, DiagId::SplitNotAllReduce, s->name,
+             "an allreduce of " + need);
+      return failure();
+    }
+
+    std::string rsName = directive.results.size() == 2
+                             ? directive.results[0]
+                             : program.uniqueName(s->name + ".rs");
+    std::string agName = directive.results.size() == 2
+                             ? directive.results[1]
+                             : program.uniqueName(s->name + ".ag");
+    ir::TensorType rsType = s->type;
+    rsType.layout = *rsLayout;
+    unsigned at = s->id;
+    ir::Stage *rs = program.insertStage(at, ir::StageKind::ReduceScatter,
+                                        rsName, rsType, {input}, s->loc);
+    rs->reduceOp = s->reduceOp;
+    rs->axis = axis;
+    rs->dim = dim;
+    ir::Stage *ag = program.insertStage(at + 1, ir::StageKind::AllGather,
+                                        agName, s->type, {rs}, s->loc);
+    ag->axis = axis;
+    program.replaceUses(s, ag);
+    program.replaceResult(s, ag);
+    ag->updates = s->updates;
+    s->updates = nullptr;
+    // A kernel that held the allreduce now holds the reducescatter (it
+    // feeds the same stages); the allgather stays outside.
+    if (ir::Kernel *k = program.kernelOf(s))
+      for (ir::Stage *&m : k->stages)
+        if (m == s)
+          m = rs;
+    for (ir::Overlap &o : program.overlaps)
+      if (o.consumer == s)
+        o.consumer = rs;
+    program.eraseStage(s);
+    return success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSplitPass(Directive d, AppliedStack from) {
+  return std::make_unique<SplitPass>(std::move(d), std::move(from));
+}
+
+} // namespace coconet::passes
