@@ -14,6 +14,7 @@
 #include "passes/PassManager.h"
 #include "sema/Sema.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -412,6 +413,15 @@ int runDriver(int argc, char **argv) {
     return 2;
   if (!checkInputGiven())
     return 2;
+  static const char *const kPassNames[] = {
+      "split", "reorder", "shard", "fuse", "overlap", "constfold", "cse", "dse"};
+  for (const std::string &name : printAfter)
+    if (!llvm::is_contained(kPassNames, name)) {
+      reportDriverError("--print-after: unknown pass '" + name +
+                        "'; the passes are split, reorder, shard, fuse, "
+                        "overlap, constfold, cse and dse");
+      return 2;
+    }
   if (sim)
     return runSim(inputFile, programName);
   std::string which;

@@ -47,7 +47,7 @@ public:
       if (!s)
         return failure();
       if (!group.insert(s).second) {
-        refuse(diags, static_cast<int>(i), DiagId::FuseListedTwice, s->name);
+        refuse(diags, static_cast<int>(i), DiagId::ListedTwice, s->name);
         return failure();
       }
       argOf[s] = static_cast<int>(i);

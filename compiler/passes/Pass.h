@@ -35,8 +35,8 @@ public:
   /// Transforms `program`, or reports why not and returns failure with the
   /// program unchanged.
   virtual LogicalResult run(ir::Program &program, DiagnosticEngine &diags) = 0;
-  /// A one-line description for --print-after headers, e.g.
-  /// "split(gs) at adam.coco:20".
+  /// A one-line description for --print-after headers and --time-passes,
+  /// e.g. "split(gs)".
   virtual std::string describe() const { return getName().str(); }
 };
 

@@ -105,7 +105,7 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     if (!s)
       return failure();
     if (!inList.insert(s).second) {
-      refuse(diags, static_cast<int>(i), DiagId::ReorderListedTwice, s->name);
+      refuse(diags, static_cast<int>(i), DiagId::ListedTwice, s->name);
       return failure();
     }
     argOf[s] = i;
@@ -170,7 +170,8 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
         if (!j) {
           refuse(diags, arg, DiagId::ReorderLayoutMismatch, ag->name, s->name,
                  "combine '" + o->name + "' (" + ot.layout.str(program.mesh) +
-                     ") with values " + joined.str(program.mesh) + hint);
+                     ") with the slices of '" + rs->name + "' (" +
+                     joined.str(program.mesh) + ")" + hint);
           return failure();
         }
         joined = *j;

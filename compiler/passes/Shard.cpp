@@ -48,7 +48,7 @@ public:
       if (!plan)
         return failure();
       if (llvm::any_of(plans, [&](const Plan &q) { return q.param == p; })) {
-        refuse(diags, static_cast<int>(i), DiagId::FuseListedTwice, p->name);
+        refuse(diags, static_cast<int>(i), DiagId::ListedTwice, p->name);
         return failure();
       }
       plans.push_back({p, plan->first, plan->second});
@@ -95,12 +95,15 @@ private:
     for (Stage *u : users) {
       auto l = sliceRead(mesh, *p, *u);
       if (!l) {
+        std::string who = "'" + u->name + "' ";
         std::string why =
             u->kind != StageKind::Elementwise
-                ? describeKind(*u) + " needs the whole tensor"
+                ? who + "is " + describeKind(*u) +
+                      ", which needs the whole tensor"
             : u->type.layout.isSlicedAnywhere()
-                ? "it broadcasts '" + p->name + "' along its sliced dimension"
-                : "it is " + u->type.layout.str(mesh);
+                ? who + "broadcasts '" + p->name +
+                      "' along its sliced dimension"
+                : who + "is " + u->type.layout.str(mesh);
         refuse(diags, arg, DiagId::ShardFullUse, p->name, u->name, why)
             .note(u->loc, DiagId::StageDefinedHere, u->name);
         return std::nullopt;

@@ -38,6 +38,10 @@ public:
       refuse(diags, 0, DiagId::SplitScalar, s->name);
       return failure();
     }
+    if (program.kernelOf(s)) {
+      refuse(diags, 0, DiagId::SplitFused, s->name);
+      return failure();
+    }
     if (s->axis < 0 && program.mesh.size() > 1) {
       refuse(diags, 0, DiagId::SplitAllAxes, s->name);
       return failure();
@@ -85,15 +89,13 @@ public:
     program.replaceResult(s, ag);
     ag->updates = s->updates;
     s->updates = nullptr;
-    // A kernel that held the allreduce now holds the reducescatter (it
-    // feeds the same stages); the allgather stays outside.
-    if (ir::Kernel *k = program.kernelOf(s))
-      for (ir::Stage *&m : k->stages)
-        if (m == s)
-          m = rs;
+    // An overlap with the allreduce now overlaps the reducescatter, chunked
+    // along the scattered dimension.
     for (ir::Overlap &o : program.overlaps)
-      if (o.consumer == s)
+      if (o.consumer == s) {
         o.consumer = rs;
+        o.dim = dim;
+      }
     program.eraseStage(s);
     return success();
   }

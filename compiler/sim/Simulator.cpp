@@ -455,21 +455,25 @@ llvm::Error Run::compute(const Stage &stage, int64_t rank) {
 static llvm::Error checkOverlaps(const ir::Program &program,
                                  const SimResult &result) {
   for (const ir::Overlap &o : program.overlaps) {
+    // Each rank's block of the producer along the chunked dimension; a
+    // reducescatter cuts it further into one block per rank of its axis.
     const Placement &p = result.placement(*o.producer, 0);
-    int64_t size = p.globalShape[o.dim];
+    int64_t size = p.localShape[o.dim];
     int64_t blocks = 1;
-    if (o.consumer->kind == StageKind::ReduceScatter ||
-        o.consumer->kind == StageKind::AllGather) {
-      int axis = o.consumer->axis < 0 ? 0 : o.consumer->axis;
-      blocks = result.grid.axisSize(axis);
-    }
+    if (o.consumer->kind == StageKind::ReduceScatter)
+      blocks = result.grid.axisSize(o.consumer->axis < 0 ? 0
+                                                         : o.consumer->axis);
     if (size % (blocks * o.chunks) != 0)
       return llvm::createStringError(llvm::formatv(
           "'{0}' is overlapped with '{1}' in {2} chunks along dimension {3}, "
-          "which has size {4}: it must be a multiple of {5} ({2} chunks of "
-          "each of {6} blocks); choose sizes that divide evenly",
+          "of which each rank computes {4}: that must be a multiple of {5} "
+          "({2} chunks{6}); choose sizes that divide evenly",
           o.producer->name, o.consumer->name, o.chunks, o.dim, size,
-          blocks * o.chunks, blocks));
+          blocks * o.chunks,
+          blocks > 1 ? llvm::formatv(" for each of the {0} blocks the "
+                                     "reducescatter hands out", blocks)
+                           .str()
+                     : std::string()));
   }
   return llvm::Error::success();
 }

@@ -42,7 +42,8 @@ void Comparison::print(llvm::raw_ostream &os) const {
   for (const ResultDiff &r : results) {
     os << "  " << r.name << ": ";
     if (!r.differing)
-      os << "bitwise equal (" << r.elements << " elements)\n";
+      os << "bitwise equal (" << r.elements
+         << (r.elements == 1 ? " element)\n" : " elements)\n");
     else
       os << llvm::formatv("{0} of {1} elements differ, max |diff| {2:e}, "
                           "{3:f2} ulp{4}\n",

@@ -108,6 +108,10 @@ TEST_CASE("every diagnostic kind is exercised by a lit test",
     // Notes carry no [kind]; they are covered through their error.
     if (diagSeverity(id) == Severity::Note)
       continue;
+    // A compiler bug by definition: no input can trigger it. The pass
+    // manager's unit tests break the IR on purpose to exercise it.
+    if (id == DiagId::InternalVerifierError)
+      continue;
     if (all.find("[" + diagName(id) + "]") == std::string::npos)
       missing.push_back(diagName(id));
   }
