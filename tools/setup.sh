@@ -9,6 +9,7 @@ PACKAGES=(
   llvm-19-dev llvm-19-tools libzstd-dev # ADT/Support; FileCheck, not, lit
   catch2                                # Catch2 v2 unit tests
   clang-19 libclang-rt-19-dev           # the libFuzzer target
+  graphviz                              # dot: renders --emit=dot (docs, lit)
 )
 
 missing=()

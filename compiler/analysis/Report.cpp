@@ -1,11 +1,521 @@
 //===- Report.cpp - what a scheduled program launches and moves -----------===//
-// Placeholder until the report lands.
+//
+// The cost model (docs/report.md has the long form). Everything is per rank
+// and per step, as polynomials in the size names.
+//
+// - Launches, in program order: a kernel (fuse group) counts once, at its
+//   first member; an unfused computation stage is a kernel of its own; a
+//   matmul is a launch with FLOPs; an unfused communication stage is a
+//   collective; parameters launch nothing.
+// - Elements a rank holds: the global shape with every dimension that is
+//   sliced over mesh axes of size names A, B divided by A*B; replicated and
+//   local dimensions count in full. Bytes = elements * dtype size.
+// - Memory of a launch: it reads every operand that comes from outside it
+//   once, and writes every member that is used outside it, is a result or
+//   updates a parameter (intermediates of a kernel stay in registers). An
+//   elementwise stage reads of an operand only the block its own (sliced)
+//   result needs, and of a broadcast operand (fewer dimensions) only that
+//   operand's elements. A collective reads its input and writes its output.
+// - Network (ring algorithms; P the size of the collective's axis, the
+//   product of all axes for `over all`; n the per-rank bytes of the input,
+//   of the output for allgather): allreduce sends 2(P-1)/P*n, reducescatter
+//   and allgather (P-1)/P*n, broadcast, reduce (pipelined) and sendrecv n.
+//   A rank receives as much as it sends. A fused collective kernel sends
+//   what its collectives send; its memory is only what crosses its boundary.
+// - FLOPs: 2*M*N*K per rank for a matmul [..., M, K] x [..., K, N] (the
+//   rank's block of the result times its part of K); other stages count 0.
+//
+//===----------------------------------------------------------------------===//
+
 #include "analysis/Report.h"
+
+#include "analysis/Polynomial.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
 namespace coconet::analysis {
+namespace {
+
+using ir::Stage;
+using ir::StageKind;
+
+/// Per dimension of a value, the mesh axes (bit a for axis a) that cut the
+/// block a rank reads or holds.
+using AxisMasks = llvm::SmallVector<uint64_t, 4>;
+
+/// The bit of axis `a` (no bit beyond 64 axes: such a mesh is not sliced).
+uint64_t axisBit(unsigned a) { return a < 64 ? uint64_t(1) << a : 0; }
+
+using Kind = LaunchCost::Kind;
+
+class CostModel {
+public:
+  explicit CostModel(const ir::Program &program);
+  /// The launches of one step, in program order.
+  std::vector<LaunchCost> launches() const;
+
+private:
+  Monomial axisSizes(int axis) const;
+  AxisMasks ownMasks(const Stage &value) const;
+  AxisMasks readMasks(const Stage &reader, const Stage &operand) const;
+  Polynomial extent(const ir::Dim &dim, uint64_t mask) const;
+  Polynomial elements(const Stage &value, const AxisMasks &masks) const;
+  Polynomial bytes(const Stage &value, const AxisMasks &masks) const;
+  Polynomial bytes(const Stage &value) const {
+    return bytes(value, ownMasks(value));
+  }
+  Polynomial network(const Stage &stage) const;
+  Polynomial matmulFlops(const Stage &stage) const;
+  void addMemory(llvm::ArrayRef<const Stage *> members,
+                 LaunchCost &launch) const;
+  LaunchCost makeLaunch(llvm::ArrayRef<const Stage *> members,
+                        std::string description) const;
+  std::string axisName(int axis) const;
+  std::string typeText(const Stage &stage) const {
+    return stage.type.str(program.mesh);
+  }
+  std::string describe(const Stage &stage) const;
+  std::string describe(const ir::Kernel &kernel, unsigned index) const;
+  std::string overlapNote(llvm::ArrayRef<const Stage *> members) const;
+
+  const ir::Program &program;
+  llvm::DenseMap<const Stage *, llvm::SmallVector<const Stage *, 4>> users;
+  llvm::DenseSet<const Stage *> results;
+};
+
+CostModel::CostModel(const ir::Program &program) : program(program) {
+  for (const auto &s : program.getStages())
+    for (const Stage *o : s->operands) {
+      auto &u = users[o];
+      if (u.empty() || u.back() != s.get())
+        u.push_back(s.get());
+    }
+  for (const Stage *r : program.getResults())
+    results.insert(r);
+}
+
+/// The size names of `axis` (every axis for -1) as a monomial.
+Monomial CostModel::axisSizes(int axis) const {
+  Monomial m;
+  for (unsigned a = 0; a < program.mesh.size(); ++a)
+    if (axis < 0 || static_cast<unsigned>(axis) == a)
+      ++m[program.mesh.axes[a].size];
+  return m;
+}
+
+std::string CostModel::axisName(int axis) const {
+  if (axis < 0)
+    return "all";
+  if (static_cast<unsigned>(axis) < program.mesh.size())
+    return program.mesh.axes[axis].name;
+  return "?";
+}
+
+AxisMasks CostModel::ownMasks(const Stage &value) const {
+  AxisMasks masks(value.type.rank(), 0);
+  const ir::Layout &layout = value.type.layout;
+  for (unsigned a = 0; a < layout.size(); ++a)
+    if (layout[a].state == ir::AxisState::Sliced && layout[a].dim >= 0 &&
+        static_cast<unsigned>(layout[a].dim) < masks.size())
+      masks[layout[a].dim] |= axisBit(a);
+  return masks;
+}
+
+/// What `reader` reads of `operand`: its own block, cut further, for an
+/// elementwise reader, along the dimensions its result is sliced on.
+AxisMasks CostModel::readMasks(const Stage &reader,
+                               const Stage &operand) const {
+  AxisMasks masks = ownMasks(operand);
+  if (reader.kind != StageKind::Elementwise)
+    return masks;
+  const ir::TensorType &out = reader.type;
+  int shift =
+      static_cast<int>(out.rank()) - static_cast<int>(operand.type.rank());
+  for (unsigned a = 0; a < out.layout.size(); ++a) {
+    if (out.layout[a].state != ir::AxisState::Sliced)
+      continue;
+    int dim = out.layout[a].dim - shift;
+    if (dim >= 0 && static_cast<unsigned>(dim) < masks.size() &&
+        operand.type.shape[dim] == out.shape[out.layout[a].dim])
+      masks[dim] |= axisBit(a);
+  }
+  return masks;
+}
+
+/// A dimension divided by the sizes of the axes in `mask`.
+Polynomial CostModel::extent(const ir::Dim &dim, uint64_t mask) const {
+  Monomial divisor;
+  for (unsigned a = 0; a < program.mesh.size(); ++a)
+    if (mask & axisBit(a))
+      --divisor[program.mesh.axes[a].size];
+  return Polynomial::fromDim(dim) * Polynomial::term(1, divisor);
+}
+
+Polynomial CostModel::elements(const Stage &value,
+                               const AxisMasks &masks) const {
+  Polynomial count(1);
+  for (unsigned d = 0; d < value.type.rank(); ++d)
+    count = count * extent(value.type.shape[d], masks[d]);
+  return count;
+}
+
+Polynomial CostModel::bytes(const Stage &value, const AxisMasks &masks) const {
+  return elements(value, masks) *
+         Polynomial(static_cast<int64_t>(ir::dtypeSize(value.type.dtype)));
+}
+
+/// Bytes one rank sends (and receives) for a communication stage.
+Polynomial CostModel::network(const Stage &stage) const {
+  if (!ir::isCommunication(stage.kind) || stage.operands.empty())
+    return {};
+  Polynomial n =
+      bytes(stage.kind == StageKind::AllGather ? stage : *stage.operands[0]);
+  Monomial inverse;
+  for (const auto &[name, exp] : axisSizes(stage.axis))
+    inverse[name] = -exp;
+  // (P-1)/P * n = n - n/P.
+  Polynomial ring = n - n * Polynomial::term(1, inverse);
+  switch (stage.kind) {
+  case StageKind::AllReduce:
+    return ring * Polynomial(2);
+  case StageKind::ReduceScatter:
+  case StageKind::AllGather:
+    return ring;
+  case StageKind::Broadcast:
+  case StageKind::Reduce:
+  case StageKind::SendRecv:
+  case StageKind::Param:
+  case StageKind::Elementwise:
+  case StageKind::Reduction:
+  case StageKind::MatMul:
+  case StageKind::Transpose:
+  case StageKind::LayerNorm:
+  case StageKind::RmsNorm:
+    break;
+  }
+  return n;
+}
+
+/// 2 * (the rank's block of the result) * (the rank's part of K).
+Polynomial CostModel::matmulFlops(const Stage &stage) const {
+  if (stage.kind != StageKind::MatMul || stage.operands.empty() ||
+      stage.operands[0]->type.rank() == 0)
+    return {};
+  const Stage &lhs = *stage.operands[0];
+  Polynomial k = extent(lhs.type.shape.back(), ownMasks(lhs).back());
+  return Polynomial(2) * elements(stage, ownMasks(stage)) * k;
+}
+
+/// Reads of the operands from outside `members`, writes of the members
+/// that leave it. An operand read by several members is read once, as the
+/// largest block any of them needs.
+void CostModel::addMemory(llvm::ArrayRef<const Stage *> members,
+                          LaunchCost &launch) const {
+  llvm::DenseSet<const Stage *> inside(members.begin(), members.end());
+  llvm::SmallVector<const Stage *, 8> outside;
+  llvm::DenseMap<const Stage *, AxisMasks> masks;
+  for (const Stage *m : members)
+    for (const Stage *o : m->operands) {
+      if (inside.contains(o))
+        continue;
+      AxisMasks view = readMasks(*m, *o);
+      auto [it, inserted] = masks.try_emplace(o, view);
+      if (inserted) {
+        outside.push_back(o);
+        continue;
+      }
+      for (unsigned d = 0; d < view.size(); ++d)
+        it->second[d] &= view[d];
+    }
+  for (const Stage *o : outside)
+    launch.read += bytes(*o, masks[o]);
+  for (const Stage *m : members) {
+    bool leaves = m->updates || results.contains(m);
+    auto it = users.find(m);
+    if (it != users.end())
+      for (const Stage *u : it->second)
+        leaves |= !inside.contains(u);
+    if (leaves)
+      launch.write += bytes(*m);
+  }
+}
+
+LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
+                                 std::string description) const {
+  LaunchCost launch;
+  launch.description = std::move(description);
+  addMemory(members, launch);
+  bool communicates = false, computes = false, multiplies = false;
+  for (const Stage *m : members) {
+    communicates |= ir::isCommunication(m->kind);
+    computes |= !ir::isCommunication(m->kind);
+    multiplies |= m->kind == StageKind::MatMul;
+    launch.sent += network(*m);
+    launch.flops += matmulFlops(*m);
+  }
+  launch.kind = multiplies                 ? Kind::Matmul
+                : communicates && computes ? Kind::FusedCollective
+                : communicates             ? Kind::Collective
+                                           : Kind::Kernel;
+  launch.description += overlapNote(members);
+  return launch;
+}
+
+/// The attributes of a single stage: "reduction norm", "(sum, dim=0)".
+static std::string attributes(const Stage &stage) {
+  std::string op = ir::reduceOpName(stage.reduceOp).str();
+  switch (stage.kind) {
+  case StageKind::Reduction:
+    return "reduction " + ir::reductionKindName(stage.reduction).str() +
+           (stage.dim >= 0 ? " dim=" + std::to_string(stage.dim) : "");
+  case StageKind::AllReduce:
+    return "(" + op + ")";
+  case StageKind::ReduceScatter:
+    return "(" + op + ", dim=" + std::to_string(stage.dim) + ")";
+  case StageKind::Broadcast:
+    return "(root=" + std::to_string(stage.root) + ")";
+  case StageKind::Reduce:
+    return "(" + op + ", root=" + std::to_string(stage.root) + ")";
+  case StageKind::SendRecv:
+    return "(offset=" + std::to_string(stage.offset) + ")";
+  case StageKind::AllGather:
+    return "";
+  case StageKind::Param:
+  case StageKind::Elementwise:
+  case StageKind::MatMul:
+  case StageKind::Transpose:
+  case StageKind::LayerNorm:
+  case StageKind::RmsNorm:
+    break;
+  }
+  return ir::stageKindName(stage.kind).str();
+}
+
+std::string CostModel::describe(const Stage &stage) const {
+  std::string in =
+      stage.operands.empty() ? "" : typeText(*stage.operands[0]) + " -> ";
+  if (ir::isCommunication(stage.kind)) {
+    std::string attrs = attributes(stage);
+    return ir::stageKindName(stage.kind).str() + " " + stage.name +
+           (attrs.empty() ? "" : " " + attrs) + " over " +
+           axisName(stage.axis) + ": " + in + typeText(stage);
+  }
+  if (stage.kind == StageKind::MatMul && stage.operands.size() == 2)
+    return "matmul " + stage.name + ": " + typeText(*stage.operands[0]) +
+           " x " + typeText(*stage.operands[1]) + " -> " + typeText(stage);
+  if (stage.kind == StageKind::Elementwise)
+    in.clear();
+  return "kernel " + stage.name + " (" + attributes(stage) + "): " + in +
+         typeText(stage);
+}
+
+std::string CostModel::describe(const ir::Kernel &kernel,
+                                unsigned index) const {
+  std::string s =
+      "kernel k" + std::to_string(index) +
+      (kernel.isFusedCollective() ? " (fused collective):" : " (elementwise):");
+  for (const Stage *m : kernel.stages)
+    s += " " + m->name;
+  return s;
+}
+
+/// ", overlapped with y in 4 chunks" for each overlap pair with a member.
+std::string
+CostModel::overlapNote(llvm::ArrayRef<const Stage *> members) const {
+  std::string note;
+  bool named = members.size() > 1;
+  for (const ir::Overlap &o : program.overlaps)
+    for (const Stage *m : members) {
+      const Stage *other = m == o.consumer   ? o.producer
+                           : m == o.producer ? o.consumer
+                                             : nullptr;
+      if (!other)
+        continue;
+      note += std::string(", ") + (named ? m->name + " " : "") +
+              "overlapped with " + other->name + " in " +
+              std::to_string(o.chunks) + " chunks";
+    }
+  return note;
+}
+
+std::vector<LaunchCost> CostModel::launches() const {
+  std::vector<LaunchCost> out;
+  for (const auto &ptr : program.getStages()) {
+    const Stage *s = ptr.get();
+    if (s->isParam())
+      continue;
+    const ir::Kernel *k = program.kernelOf(s);
+    if (!k) {
+      out.push_back(makeLaunch({s}, describe(*s)));
+      continue;
+    }
+    if (k->stages.front() != s)
+      continue;
+    auto index = static_cast<unsigned>(k - program.kernels.data());
+    llvm::SmallVector<const Stage *, 8> members(k->stages.begin(),
+                                                k->stages.end());
+    out.push_back(makeLaunch(members, describe(*k, index)));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Printing
+//===----------------------------------------------------------------------===//
+
+/// An integer when the value is one, else six significant digits.
+std::string number(double v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (std::fabs(v) < 9e15 && v == std::floor(v))
+    os << static_cast<int64_t>(v);
+  else
+    os << llvm::format("%.6g", v);
+  return s;
+}
+
+/// "1.75 MiB" (binary prefixes) or "8.59 GFLOP" (decimal ones).
+std::string scaled(double v, bool isBytes) {
+  static const char *const kBytes[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  static const char *const kFlops[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP",
+                                       "TFLOP"};
+  double base = isBytes ? 1024 : 1000;
+  unsigned unit = 0;
+  while (std::fabs(v) >= base && unit < 4) {
+    v /= base;
+    ++unit;
+  }
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.2f", v);
+  while (s.back() == '0')
+    s.pop_back();
+  if (s.back() == '.')
+    s.pop_back();
+  return s + " " + (isBytes ? kBytes[unit] : kFlops[unit]);
+}
+
+bool isConstant(const Polynomial &p) {
+  return llvm::all_of(p.terms(),
+                      [](const auto &term) { return term.first.empty(); });
+}
+
+struct Row {
+  const char *label;
+  Polynomial value;
+  bool isBytes;
+};
+
+void printRows(llvm::ArrayRef<Row> rows, const ir::DimEnv &sizes,
+               llvm::raw_ostream &os) {
+  size_t width = 0;
+  for (const Row &r : rows)
+    width = std::max(width, r.value.str().size());
+  for (const Row &r : rows) {
+    std::string text = r.value.str();
+    os << "       " << llvm::left_justify(r.label, 6) << ' ';
+    std::optional<double> v = r.value.evaluate(sizes);
+    if (!v || isConstant(r.value)) {
+      os << text << '\n';
+      continue;
+    }
+    os << llvm::left_justify(text, width) << " = " << number(*v);
+    if (std::fabs(*v) >= (r.isBytes ? 1024 : 1000))
+      os << " (" << scaled(*v, r.isBytes) << ')';
+    os << '\n';
+  }
+}
+
+void printLaunch(const LaunchCost &launch, unsigned index,
+                 const ir::DimEnv &sizes, llvm::raw_ostream &os) {
+  os << "  " << index << ". " << launch.description << '\n';
+  llvm::SmallVector<Row, 4> rows{{"read", launch.read, true},
+                                 {"write", launch.write, true}};
+  if (launch.kind == Kind::Collective || launch.kind == Kind::FusedCollective)
+    rows.push_back({"net", launch.sent, true});
+  if (launch.kind == Kind::Matmul)
+    rows.push_back({"flops", launch.flops, false});
+  printRows(rows, sizes, os);
+}
+
+/// "3 launches (1 kernel, 2 collectives)".
+std::string launchCounts(llvm::ArrayRef<LaunchCost> launches) {
+  unsigned counts[4] = {0, 0, 0, 0};
+  for (const LaunchCost &l : launches)
+    ++counts[static_cast<unsigned>(l.kind)];
+  auto count = [](unsigned n, llvm::StringRef what) {
+    return std::to_string(n) + " " + what.str() + (n == 1 ? "" : "s");
+  };
+  unsigned kernels = counts[static_cast<unsigned>(Kind::Kernel)] +
+                     counts[static_cast<unsigned>(Kind::FusedCollective)];
+  llvm::SmallVector<std::string, 3> parts;
+  if (kernels)
+    parts.push_back(count(kernels, "kernel"));
+  if (unsigned n = counts[static_cast<unsigned>(Kind::Matmul)])
+    parts.push_back(count(n, "matmul"));
+  if (unsigned n = counts[static_cast<unsigned>(Kind::Collective)])
+    parts.push_back(count(n, "collective"));
+  std::string s = std::to_string(launches.size()) +
+                  (launches.size() == 1 ? " launch" : " launches");
+  if (!parts.empty())
+    s += " (" + llvm::join(parts, ", ") + ")";
+  return s;
+}
+
+void printHeader(const ir::Program &program, llvm::StringRef scheduleName,
+                 const ir::DimEnv &sizes, llvm::raw_ostream &os) {
+  os << "report " << program.name
+     << (scheduleName == "unscheduled" ? ", " : ", schedule ") << scheduleName
+     << ": per rank and step; net: bytes sent (as many are received)\n";
+  llvm::SmallVector<std::string, 4> bound;
+  for (const std::string &name : program.sizeNames) {
+    auto it = sizes.find(name);
+    if (it != sizes.end())
+      bound.push_back(name + " = " + std::to_string(it->second));
+  }
+  os << "  sizes: " << (bound.empty() ? "unbound" : llvm::join(bound, ", "))
+     << '\n';
+  llvm::SmallVector<std::string, 4> sharded;
+  for (const Stage *p : program.getParams())
+    if (p->sharded)
+      sharded.push_back(p->name + " (" + p->type.str(program.mesh) + ")");
+  if (!sharded.empty())
+    os << "  sharded: " << llvm::join(sharded, ", ") << '\n';
+}
+
+} // namespace
+
+std::vector<LaunchCost> analyzeLaunches(const ir::Program &program) {
+  return CostModel(program).launches();
+}
+
 void printReport(const ir::Program &program, llvm::StringRef scheduleName,
                  const ir::DimEnv &sizes, llvm::raw_ostream &os) {
-  (void)sizes;
-  os << "report " << program.name << ' ' << scheduleName << '\n';
+  std::vector<LaunchCost> launches = analyzeLaunches(program);
+  printHeader(program, scheduleName, sizes, os);
+  LaunchCost total;
+  for (unsigned i = 0; i < launches.size(); ++i) {
+    printLaunch(launches[i], i + 1, sizes, os);
+    total.read += launches[i].read;
+    total.write += launches[i].write;
+    total.sent += launches[i].sent;
+    total.flops += launches[i].flops;
+  }
+  os << "  total: " << launchCounts(launches) << '\n';
+  printRows({{"read", total.read, true},
+             {"write", total.write, true},
+             {"memory", total.read + total.write, true},
+             {"net", total.sent, true},
+             {"flops", total.flops, false}},
+            sizes, os);
 }
+
 } // namespace coconet::analysis

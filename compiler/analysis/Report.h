@@ -1,20 +1,24 @@
 //===- Report.h - what a scheduled program launches and moves ---*- C++ -*-===//
 //
-// --report: for one (scheduled) program, the kernels and collectives one
-// step launches, in order, and for each the bytes one rank reads from and
-// writes to memory and sends over the network, computed analytically from
-// the shapes as formulas in the size names (and as numbers when sizes are
-// bound). This is the cost model the tuner will use; docs/schedules.md
-// states its assumptions.
+// --emit=report: for one (scheduled) program, the kernels and collectives
+// one step launches, in order, and for each the bytes one rank reads from
+// and writes to memory and sends over the network, computed analytically
+// from the shapes as formulas in the size names (and as numbers when sizes
+// are bound). This is the cost model the tuner will use; Report.cpp and
+// docs/report.md state its assumptions.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_ANALYSIS_REPORT_H
 #define COCONET_ANALYSIS_REPORT_H
 
+#include "analysis/Polynomial.h"
 #include "ir/Program.h"
 
 #include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
 
 namespace llvm {
 class raw_ostream;
@@ -22,9 +26,28 @@ class raw_ostream;
 
 namespace coconet::analysis {
 
+/// One launch of a step and what it costs one rank.
+struct LaunchCost {
+  enum class Kind {
+    Kernel,          ///< a fuse group or one unfused computation stage
+    FusedCollective, ///< a fuse group holding a collective
+    Matmul,          ///< an unfused matmul
+    Collective,      ///< an unfused communication stage
+  };
+  Kind kind = Kind::Kernel;
+  /// "kernel k0 (elementwise): g32 m1", "allgather ag over world: ...".
+  std::string description;
+  /// Bytes read from and written to memory, sent over the network (as many
+  /// are received), and floating-point operations.
+  Polynomial read, write, sent, flops;
+};
+
+/// The launches of one step of `program`, in program order.
+std::vector<LaunchCost> analyzeLaunches(const ir::Program &program);
+
 /// Prints the report of `program` under `scheduleName` ("unscheduled" when
 /// none). `sizes` may bind some or all size names (mesh sizes included);
-/// totals are then also printed as numbers.
+/// formulas whose names are all bound are then also printed as numbers.
 void printReport(const ir::Program &program, llvm::StringRef scheduleName,
                  const ir::DimEnv &sizes, llvm::raw_ostream &os);
 

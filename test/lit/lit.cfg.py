@@ -6,6 +6,7 @@
 # goes through `not`, and no other file uses `not %coconetc`.
 import os
 import re
+import shutil
 
 import lit.formats
 
@@ -25,6 +26,10 @@ config.substitutions.append(("%samples", os.path.join(config.coconet_src_root, "
 config.substitutions.append(("%stdlib", os.path.join(config.coconet_src_root, "stdlib")))
 config.substitutions.append(("%tools", os.path.join(config.coconet_src_root, "tools")))
 config.substitutions.append(("%python", config.python))
+
+# Graphviz, for the tests that render --emit=dot (test/lit/emit/).
+if shutil.which("dot"):
+    config.available_features.add("dot")
 
 
 def check_fail_prefix(root):
