@@ -182,7 +182,12 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     case StageKind::Reduction: {
       const ir::TensorType &in = typeOf(s->operands[0]);
       ir::Layout l = sema::reductionLayout(in.layout, in.rank(), s->dim);
-      if (in.layout[axis].state == AxisState::Sliced &&
+      // Only a reduction whose input becomes sliced here is completed: of
+      // an input already sliced on the axis, it was a per-rank partial
+      // value before and stays one.
+      bool wasSliced = s->operands[0]->type.layout[axis].state ==
+                       AxisState::Sliced;
+      if (!wasSliced && in.layout[axis].state == AxisState::Sliced &&
           l[axis].state == AxisState::Local)
         completes.insert(s); // keeps its type once completed
       else
@@ -312,11 +317,14 @@ LogicalResult ReorderPass::run(ir::Program &program, DiagnosticEngine &diags) {
     if (completes.contains(s))
       completeReduction(program, s);
 
-  // Values still needed whole.
+  // Values still needed whole: those that became sliced here. A listed
+  // stage that was sliced on the axis before keeps its type, and its
+  // readers already read it sliced.
   llvm::SmallVector<Stage *, 4> leaving;
   for (Stage *s : listed) {
     if (completes.contains(s) ||
-        s->type.layout[axis].state != AxisState::Sliced)
+        s->type.layout[axis].state != AxisState::Sliced ||
+        oldType[s].layout[axis].state == AxisState::Sliced)
       continue;
     bool outside = llvm::any_of(program.getUsers(s), [&](Stage *u) {
       return !inList.contains(u);

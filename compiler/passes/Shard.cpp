@@ -118,14 +118,35 @@ private:
     }
     Stage *gather = nullptr;
     if (Stage *update = program.findUpdateOf(p)) {
-      bool rebuildsOnly =
-          update->kind == StageKind::AllGather &&
-          update->operands[0]->type.layout == *layout &&
-          program.getUsers(update).empty() &&
-          llvm::count(program.getResults(), update) == 1;
-      if (!rebuildsOnly) {
+      if (update->kind != StageKind::AllGather ||
+          update->operands[0]->type.layout != *layout) {
         refuse(diags, arg, DiagId::ShardUpdateFull, p->name, update->name)
             .note(update->loc, DiagId::StageDefinedHere, update->name);
+        return std::nullopt;
+      }
+      auto readers = program.getUsers(update);
+      if (!readers.empty()) {
+        Stage *reader = readers.front();
+        refuse(diags, arg, DiagId::ShardUpdateRead, p->name, update->name,
+               reader->name)
+            .note(reader->loc, DiagId::StageDefinedHere, reader->name);
+        return std::nullopt;
+      }
+      // The slice is then written into p: it must not already be written
+      // into another parameter, be a parameter, or be a result itself.
+      Stage *slice = update->operands[0];
+      std::string why;
+      if (slice->updates)
+        why = "already updates '" + slice->updates->name + "'";
+      else if (slice->isParam())
+        why = "is a parameter";
+      else if (program.isResult(slice) ||
+               llvm::count(program.getResults(), update) != 1)
+        why = "is also a result of the program";
+      if (!why.empty()) {
+        refuse(diags, arg, DiagId::ShardUpdateShared, p->name, slice->name,
+               why)
+            .note(slice->loc, DiagId::StageDefinedHere, slice->name);
         return std::nullopt;
       }
       gather = update;

@@ -68,6 +68,21 @@ public:
       return failure();
     }
 
+    // An overlap with the allreduce moves to the reducescatter, chunked
+    // along the scattered dimension: that size must divide into the chunks
+    // as overlap itself requires.
+    for (const ir::Overlap &o : program.overlaps) {
+      if (o.consumer != s)
+        continue;
+      const ir::Dim &size = o.producer->type.shape[dim];
+      if (size.isConstant() && size.coefficient() % o.chunks != 0) {
+        refuse(diags, 0, DiagId::SplitOverlapIndivisible, s->name,
+               o.producer->name, o.chunks, dim, size.str())
+            .note(o.loc, DiagId::OverlapDeclaredHere);
+        return failure();
+      }
+    }
+
     std::string rsName = directive.results.size() == 2
                              ? directive.results[0]
                              : program.uniqueName(s->name + ".rs");

@@ -40,6 +40,26 @@ std::optional<Layout> joinLayouts(const Layout &a, const Layout &b,
            "reducescatter the local value or allgather the sliced one";
     return std::nullopt;
   }
+  // A dimension sliced over several axes holds its blocks in mesh order
+  // (outer axes first). An operand sliced over fewer of them holds a block
+  // that contains the result's block only if its axes are the outer ones.
+  auto prefixOf = [&](const Layout &in) {
+    for (unsigned i = 0; i < out.size(); ++i) {
+      if (out[i].state != AxisState::Sliced)
+        continue;
+      for (unsigned j = i + 1; j < out.size(); ++j)
+        if (in[j].state == AxisState::Sliced && in[j].dim == out[i].dim &&
+            in[i].state != AxisState::Sliced)
+          return false;
+    }
+    return true;
+  };
+  if (!prefixOf(a) || !prefixOf(b)) {
+    hint = "; a dimension sliced over several axes is cut in mesh order, so "
+           "an operand sliced over fewer of them must be sliced over the "
+           "outer ones; allgather the operand sliced over the inner axis first";
+    return std::nullopt;
+  }
   return out;
 }
 
@@ -126,6 +146,15 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
         need = "a sliced input";
         return std::nullopt;
       }
+      // Gathering one axis of a dimension cut over several keeps the
+      // blocks contiguous only for the innermost of them.
+      for (unsigned b = a + 1; axis >= 0 && b < in.size(); ++b)
+        if (in[b].state == AxisState::Sliced && in[b].dim == x.dim) {
+          badAxis = b;
+          need = "dimension " + std::to_string(x.dim) +
+                 " gathered over its inner axis first";
+          return std::nullopt;
+        }
       out[a] = {AxisState::Replicated, 0};
       break;
     case ir::StageKind::AllReduce:

@@ -23,7 +23,9 @@ ir::Layout alignLayout(const ir::Layout &layout, unsigned fromRank,
                        unsigned toRank);
 
 /// The elementwise join, axis by axis: R+X = X, L+L = L, S(d)+S(d) = S(d);
-/// L+S and S(d)+S(e) are refused. Both layouts in result dimensions.
+/// L+S and S(d)+S(e) are refused. Both layouts in result dimensions. A
+/// dimension sliced over several axes in the result must be sliced in each
+/// operand over a prefix (in mesh order) of those axes.
 std::optional<ir::Layout> joinLayouts(const ir::Layout &a, const ir::Layout &b,
                                       std::string &hint);
 
@@ -41,7 +43,8 @@ std::optional<ir::Layout> matmulLayout(const ir::Layout &a, unsigned ra,
 ir::Layout transposeLayout(const ir::Layout &in, unsigned rank);
 
 /// The result layout of a communication stage of `kind` over `axis` (-1:
-/// every axis), or nullopt with the requirement that failed in `need`
+/// every axis; an allgather over one axis of a dimension sliced over
+/// several must gather the innermost), or nullopt with the requirement that failed in `need`
 /// ("a local or replicated input") and the offending state in `got`.
 std::optional<ir::Layout> communicationLayout(ir::StageKind kind,
                                               const ir::Layout &in, int axis,

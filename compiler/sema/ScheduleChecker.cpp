@@ -89,7 +89,7 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
 
     // Names usable in this schedule: the program's, plus those bound by
     // directives here or in applied schedules, in order.
-    llvm::StringSet<> bound;
+    llvm::StringMap<llvm::SMRange> bound;
     bool scheduleOk = true;
     for (const ast::Directive &d : s->directives) {
       Directive out;
@@ -125,7 +125,7 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
             continue;
           for (const ast::Directive &inner : cur->directives) {
             for (const ast::Ident &r : inner.results)
-              bound.insert(r.name);
+              bound.try_emplace(r.name, r.range);
             if (inner.kind != ast::Directive::Kind::Apply)
               continue;
             if (inner.transform.name == s->name.name) {
@@ -209,7 +209,13 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
           argsOk = false;
           continue;
         }
-        bound.insert(r.name);
+        auto [it, fresh] = bound.try_emplace(r.name, r.range);
+        if (!fresh) {
+          diags.report(r.range, DiagId::Redefinition, r.name)
+              .note(it->second, DiagId::PreviousDefinition, r.name);
+          argsOk = false;
+          continue;
+        }
         out.results.push_back(r.name);
       }
       if (!argsOk) {

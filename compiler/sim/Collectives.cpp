@@ -9,6 +9,8 @@
 
 #include "sim/SimImpl.h"
 
+#include "support/FloatOrder.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -48,7 +50,7 @@ Scalar combine(ReduceOp op, DType dtype, llvm::ArrayRef<const Tensor *> blocks,
     case ReduceOp::Min: {
       bool max = op == ReduceOp::Max;
       if (isF)
-        acc.f = max ? std::fmax(acc.f, v.f) : std::fmin(acc.f, v.f);
+        acc.f = max ? support::maxNumber(acc.f, v.f) : support::minNumber(acc.f, v.f);
       else if (isU)
         acc.i = max ? std::max(acc.i, v.i) : std::min(acc.i, v.i);
       else

@@ -2,6 +2,7 @@
 
 #include "sim/ScalarEval.h"
 
+#include "support/FloatOrder.h"
 #include "support/Philox.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -93,9 +94,9 @@ template <typename T> T binaryMath(ScalarOp op, T a, T b) {
   case ScalarOp::Pow:
     return std::pow(a, b);
   case ScalarOp::Max:
-    return std::fmax(a, b);
+    return support::maxNumber(a, b);
   case ScalarOp::Min:
-    return std::fmin(a, b);
+    return support::minNumber(a, b);
   default:
     llvm_unreachable("not a binary math op");
   }

@@ -12,6 +12,7 @@
 
 #include "sim/Inputs.h"
 #include "sim/ScalarEval.h"
+#include "support/FloatOrder.h"
 #include "sim/SimImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -272,7 +273,7 @@ struct Accumulator {
     case ir::ReductionKind::Min: {
       bool max = kind == ir::ReductionKind::Max;
       if (isF)
-        f = max ? std::fmax(f, v.f) : std::fmin(f, v.f);
+        f = max ? support::maxNumber(f, v.f) : support::minNumber(f, v.f);
       else if (dtype == DType::U64)
         i = max ? std::max(i, v.i) : std::min(i, v.i);
       else

@@ -813,10 +813,10 @@ bool Generator::collective(Op op) {
       break;
     case Op::AllGather:
       ok = stateOk(n.lay, 'S');
-      // TODO(FINDINGS.md #3): gathering the outer axis of a dimension
-      // sliced over both axes is accepted but cannot be simulated.
-      if (!options.includeKnownBugs && axis == 0 && m.axes == 2 &&
-          n.lay[0].st == 'S' && n.lay[0] == n.lay[1])
+      // Gathering the outer axis of a dimension sliced over both axes is
+      // refused (docs/language.md): gather the inner one first.
+      if (axis == 0 && m.axes == 2 && n.lay[0].st == 'S' &&
+          n.lay[0] == n.lay[1])
         ok = false;
       break;
     default:
@@ -973,10 +973,9 @@ bool Generator::fits(const Node &v, Sh sh, const Layout &lay) const {
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].st != 'R' && a[i] != lay[i])
       return false;
-  // TODO(FINDINGS.md #4): a value sliced over the inner axis only, read
-  // where the dimension is sliced over both axes, gets the wrong block.
-  if (!options.includeKnownBugs && a.size() == 2 && a[0].st == 'R' &&
-      a[1].st == 'S' && lay[0] == a[1])
+  // A value sliced over the inner axis only cannot be read where the
+  // dimension is sliced over both axes (the prefix rule of the join).
+  if (a.size() == 2 && a[0].st == 'R' && a[1].st == 'S' && lay[0] == a[1])
     return false;
   return true;
 }
@@ -1212,15 +1211,6 @@ std::vector<int> Generator::planReorder(const Model &s, int ag,
                    (n.op == Op::SendRecv && n.axis >= 0 && n.axis != axis);
     if (!movable)
       continue;
-    // TODO(FINDINGS.md #2): a stage that is already sliced on the axis
-    // gets an allgather of the wrong type.
-    if (!options.includeKnownBugs && n.lay[axis].st == 'S')
-      continue;
-    // TODO(FINDINGS.md #5): a float max/min over +0 and -0 depends on the
-    // order, so completing it from partial values is not bitwise.
-    if (!options.includeKnownBugs && n.op == Op::Reduction && isFloat(n.dt) &&
-        (n.red == "max" || n.red == "min"))
-      continue;
     bool connected = std::any_of(n.ops.begin(), n.ops.end(), [&](int o) {
       return o == ag || listed.count(o);
     });
@@ -1245,11 +1235,10 @@ std::vector<int> Generator::planReorder(const Model &s, int ag,
     } else if (n.op == Op::Reduction) {
       const Layout in = layOf(n.ops[0]);
       Layout r = reduceLayout(in, n.redDim);
-      if (in[axis].st == 'S' && r[axis].st == 'L') {
-        // TODO(FINDINGS.md #1): a reduction whose input was already
-        // sliced on the axis is miscompiled; avoid listing it.
-        if (s.nodes[n.ops[0]].lay[axis].st == 'S' && !options.includeKnownBugs)
-          continue;
+      // Only a reduction whose input becomes sliced here is completed; of
+      // an input that was sliced already it stays a partial value.
+      if (in[axis].st == 'S' && r[axis].st == 'L' &&
+          s.nodes[n.ops[0]].lay[axis].st != 'S') {
         completing = true;
       } else {
         l = r;
@@ -1261,8 +1250,9 @@ std::vector<int> Generator::planReorder(const Model &s, int ag,
       l = in;
       l[n.axis] = {'L', 0};
     }
-    // TODO(FINDINGS.md #3 and #4): slicing one dimension over both axes.
-    if (!options.includeKnownBugs && doubleSliced(l))
+    // The model does not predict the join's prefix rule for a dimension
+    // sliced over both axes, so it lists no stage that would slice one so.
+    if (doubleSliced(l))
       continue;
     if (!chance(p))
       continue;
@@ -1332,7 +1322,8 @@ void Generator::applyReorder(Model &s, int ag, const std::vector<int> &listed,
   }
   std::vector<int> leaving;
   for (int id : listed) {
-    if (completes.count(id) || s.nodes[id].lay[axis].st != 'S')
+    if (completes.count(id) || s.nodes[id].lay[axis].st != 'S' ||
+        oldLay[id][axis].st == 'S')
       continue;
     std::vector<int> users = s.users(id);
     bool outside = std::any_of(users.begin(), users.end(),
@@ -1396,11 +1387,14 @@ std::string Generator::planShard(const Model &s, int p, Layout &layout,
   for (int o : s.order)
     if (s.nodes[o].updates == p) {
       const Node &u = s.nodes[o];
-      bool rebuildsOnly = u.op == Op::AllGather &&
-                          s.nodes[u.ops[0]].lay == layout &&
-                          s.users(o).empty() && u.returned == 0;
-      if (!rebuildsOnly)
+      if (u.op != Op::AllGather || s.nodes[u.ops[0]].lay != layout)
         return "shard-update-full";
+      if (!s.users(o).empty())
+        return "shard-update-read";
+      const Node &slice = s.nodes[u.ops[0]];
+      if (u.returned != 0 || slice.updates >= 0 || slice.op == Op::Param ||
+          s.isResult(u.ops[0]))
+        return "shard-update-shared";
       gather = o;
     }
   return "";

@@ -64,9 +64,6 @@ struct GeneratedFile {
 struct GeneratorOptions {
   /// At most this many programs per file (1 to 3).
   unsigned maxPrograms = 3;
-  /// Also generate the patterns of known compiler bugs (FINDINGS.md),
-  /// which the generator otherwise avoids.
-  bool includeKnownBugs = false;
 };
 
 /// Generates a file from `seed`; the same seed and options give the same

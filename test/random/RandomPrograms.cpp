@@ -1,7 +1,7 @@
 //===- RandomPrograms.cpp - random programs and schedules, checked --------===//
 //
 // coconet-random-programs --count N --seed S [--print] [--case-seed X]
-//                         [--include-known-bugs] [--verbose]
+//                         [--verbose]
 //
 // Generates files of random programs with random schedules
 // (ProgramGenerator.h) until N programs were checked, and for each:
@@ -116,7 +116,6 @@ struct Options {
   uint64_t seed = 1;
   bool print = false;
   bool verbose = false;
-  bool includeKnownBugs = false;
   bool oneCase = false;
   uint64_t caseSeed = 0;
 };
@@ -370,7 +369,6 @@ void printCounts(llvm::StringRef title,
 int Runner::run() {
   auto start = std::chrono::steady_clock::now();
   GeneratorOptions gen;
-  gen.includeKnownBugs = options.includeKnownBugs;
   if (options.oneCase) {
     checkFile(generateFile(options.caseSeed, gen));
   } else {
@@ -459,12 +457,9 @@ int main(int argc, char **argv) {
       options.print = true;
     } else if (a == "--verbose") {
       options.verbose = true;
-    } else if (a == "--include-known-bugs") {
-      options.includeKnownBugs = true;
     } else {
       llvm::errs() << "usage: coconet-random-programs [--count N] [--seed S] "
-                      "[--case-seed X] [--print] [--verbose] "
-                      "[--include-known-bugs]\n";
+                      "[--case-seed X] [--print] [--verbose]\n";
       return 2;
     }
   }

@@ -633,3 +633,96 @@ schedule s for p {
                 c.at("reorder(ag, w1, ^w1)") +
                     ": error: 'w1' is listed twice [listed-twice]");
 }
+
+TEST_CASE("reorder adds no allgather for a stage that was already sliced",
+          "[passes][reorder]") {
+  // y reads x, which is sliced: y was sliced(0) before the reorder, so its
+  // reader z still reads it sliced and needs no allgather.
+  Compiled c = compile(R"(program p(g: f32[B, H] local, x: f32[B, H] sliced(0)) {
+    gs = allreduce(sum, g);
+    y = gs + x;
+    z = y * 2.0;
+    return z;
+}
+schedule s for p {
+    (rs, ag) = split(gs);
+    reorder(ag, y);
+}
+)");
+  Scheduled s = schedule(c, "s");
+  CHECK(s.line("y") == "%3 y : f32[B, H] sliced(0) = elementwise add(%2, %1)");
+  CHECK(s.operands("z") == std::vector<std::string>{"y"});
+  for (const auto &st : s.program->getStages())
+    CHECK(st->kind != StageKind::AllGather);
+  expectSameResults(c.program(), *s.program,
+                    worldRanks({{"B", 12}, {"H", 5}}));
+}
+
+TEST_CASE("reorder twice over one axis gathers a stage once",
+          "[passes][reorder]") {
+  Compiled c = compile(R"(program p(g: f32[N] local, h: f32[N] local) {
+    a = allreduce(sum, g);
+    b = allreduce(sum, h);
+    t = a + b;
+    return t;
+}
+schedule s for p {
+    (rs1, ag1) = split(a);
+    reorder(ag1, t);
+    (rs2, ag2) = split(b);
+    reorder(ag2, t);
+}
+)");
+  Scheduled s = schedule(c, "s");
+  CHECK(s.line("t") == "%4 t : f32[N] sliced(0) = elementwise add(%2, %3)");
+  CHECK(s.line("ag1") ==
+        "%5 ag1 : f32[N] replicated = allgather(%4) over world");
+  CHECK_FALSE(s.has("ag2"));
+  expectSameResults(c.program(), *s.program, worldRanks({{"N", 24}}));
+}
+
+TEST_CASE("reorder keeps a reduction of an already sliced value partial",
+          "[passes][reorder]") {
+  // r is each rank's maximum of its block before the reorder (local) and
+  // must stay so: completing it would change its value and its type.
+  Compiled c = compile(R"(program p(g: f32[N] local, s: f32[N] sliced) {
+    a = allreduce(sum, g);
+    t = a + s;
+    r = max(t);
+    q = sum(t);
+    qs = allreduce(sum, q);
+    return r, qs;
+}
+schedule x for p {
+    (rs, ag) = split(a);
+    reorder(ag, t, r, q);
+}
+)");
+  Scheduled s = schedule(c, "x");
+  CHECK(s.line("r") == "%4 r : f32 local = reduction max(%3)");
+  CHECK(s.line("q") == "%5 q : f32 local = reduction sum(%3)");
+  CHECK(s.program->reassociations.empty());
+  expectSameResults(c.program(), *s.program, worldRanks({{"N", 24}}));
+}
+
+TEST_CASE("reorder past a float max or min stays bitwise with signed zeros",
+          "[passes][reorder]") {
+  // z is +0 or -0 by the sign of w; max and min order -0 below +0, so the
+  // maxima of the slices combine to the maximum of the whole tensor.
+  Compiled c = compile(R"(program p(g: f32[N] local, w: f32[N]) {
+    a = allreduce(sum, g);
+    z = (a - a) * w;
+    m = max(z);
+    n = min(z);
+    return m, n;
+}
+schedule x for p {
+    (rs, ag) = split(a);
+    reorder(ag, z, m, n);
+}
+)");
+  Scheduled s = schedule(c, "x");
+  CHECK(s.stage("m").kind == StageKind::AllReduce);
+  CHECK(s.program->reassociations.empty());
+  expectSameResults(c.program(), *s.program, worldRanks({{"N", 24}}));
+}

@@ -55,6 +55,11 @@ schedule twice for adam {
     reorder(ag, g32, m1, v1, mhat, vhat, w1);
     shard(m, v, m);
 }
+schedule partial_reorder for adam {
+    (rs, ag) = split(gs);
+    reorder(ag, g32, m1, v1);
+    shard(m, v);
+}
 )";
 
 } // namespace
@@ -332,4 +337,59 @@ TEST_CASE("shard refuses a parameter listed twice",
   expectRefusal(c, "twice",
                 c.at("shard(m, v, ^m)") +
                     ": error: 'm' is listed twice [listed-twice]");
+}
+
+TEST_CASE("shard refuses an update that gathers a stage updating another "
+          "parameter",
+          "[passes][shard][refusal]") {
+  Compiled c = compile(R"(program p(x: f32[N] sliced(0), a: f32[N] sliced(0),
+          w: f32[N] replicated) {
+    y = x * 2.0;
+    a1 = update(a, y);
+    w1 = update(w, allgather(a1));
+    q = w * x;
+    return q;
+}
+schedule s for p {
+    shard(w);
+}
+)");
+  std::string d = expectRefusal(
+      c, "s",
+      c.at("shard(^w)") +
+          ": error: cannot shard 'w': its update gathers 'a1', which already "
+          "updates 'a'; a stage can be written into one parameter only "
+          "[shard-update-shared]");
+  CHECK(hasLine(d, c.at("^a1 = update") + ": note: 'a1' is defined here"));
+}
+
+TEST_CASE("shard refuses an update that gathers a parameter", 
+          "[passes][shard][refusal]") {
+  Compiled c = compile(R"(program p(x: f32[N] sliced(0), w: f32[N] replicated) {
+    w1 = update(w, allgather(x));
+    q = w * x;
+    return q;
+}
+schedule s for p {
+    shard(w);
+}
+)");
+  expectRefusal(c, "s",
+                c.at("shard(^w)") +
+                    ": error: cannot shard 'w': its update gathers 'x', which "
+                    "is a parameter; a stage can be written into one "
+                    "parameter only [shard-update-shared]");
+}
+
+TEST_CASE("shard names the other reader of its update's allgather",
+          "[passes][shard][refusal]") {
+  Compiled c = compile(kAdam);
+  // Reordering only part of the chain leaves mhat reading the gathered m1.
+  std::string d = expectRefusal(
+      c, "partial_reorder",
+      c.at("shard(^m, v)") +
+          ": error: cannot shard 'm': its update, the allgather 'ag.m1', is "
+          "also read by 'mhat', which needs the full tensor; reorder "
+          "'ag.m1' past 'mhat' too [shard-update-read]");
+  CHECK(hasLine(d, c.at("^mhat = m1") + ": note: 'mhat' is defined here"));
 }

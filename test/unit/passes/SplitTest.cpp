@@ -330,3 +330,35 @@ schedule s for p {
                     "of the schedule: an earlier transformation replaced it "
                     "[schedule-stage-gone]");
 }
+
+TEST_CASE("split refuses to move an overlap to a dimension the chunks do not "
+          "divide",
+          "[passes][split][refusal]") {
+  Compiled c = compile(R"(program p(mesh [dp: D, tp: T],
+          x: f32[B, K] sliced(0, dp) sliced(1, tp), w: f32[K, 6] sliced(0, tp)) {
+    y = matmul(x, w);
+    ys = allreduce(sum, y, axis=tp);
+    return ys;
+}
+schedule fits for p {
+    overlap(y, ys) chunks 3;
+    (rs, ag) = split(ys);
+}
+schedule late for p {
+    overlap(y, ys) chunks 4;
+    (rs, ag) = split(ys);
+}
+)");
+  std::string d = expectRefusal(
+      c, "late",
+      c.at("split(^ys)") +
+          ": error: cannot split 'ys': it is overlapped with 'y' in 4 chunks, "
+          "and the reducescatter would chunk dimension 1 of 'y', whose size 6 "
+          "is not a multiple of 4 [split-overlap-indivisible]");
+  CHECK(hasLine(d, c.at("^overlap(y, ys) chunks 4") +
+                       ": note: the overlap is declared here"));
+  Scheduled s = schedule(c, "fits");
+  REQUIRE(s.program->overlaps.size() == 1);
+  CHECK(s.program->overlaps[0].consumer == &s.stage("rs"));
+  CHECK(s.program->overlaps[0].dim == 1);
+}

@@ -153,3 +153,54 @@ TEST_CASE("collectives over one axis leave the other axes alone",
   REQUIRE(all);
   CHECK(all->str(mesh) == "replicated");
 }
+
+namespace {
+/// A two-axis layout [dp, tp] from one AxisLayout per axis.
+Layout mesh2(ir::AxisLayout dp, ir::AxisLayout tp) {
+  Layout l(2);
+  l[0] = dp;
+  l[1] = tp;
+  return l;
+}
+const ir::AxisLayout kR{AxisState::Replicated, 0};
+const ir::AxisLayout kS0{AxisState::Sliced, 0};
+} // namespace
+
+TEST_CASE("a dimension sliced over two axes joins only its outer-axis "
+          "slices",
+          "[sema][layout]") {
+  std::string hint;
+  Layout both = mesh2(kS0, kS0), outer = mesh2(kS0, kR),
+         inner = mesh2(kR, kS0);
+  CHECK(sema::joinLayouts(outer, both, hint) == both);
+  CHECK(sema::joinLayouts(both, outer, hint) == both);
+  CHECK(sema::joinLayouts(both, both, hint) == both);
+  // The inner axis alone does not hold the result's block.
+  CHECK_FALSE(sema::joinLayouts(inner, both, hint));
+  CHECK(hint.find("outer ones") != std::string::npos);
+  hint.clear();
+  CHECK_FALSE(sema::joinLayouts(both, inner, hint));
+  hint.clear();
+  CHECK_FALSE(sema::joinLayouts(outer, inner, hint));
+  // Different dimensions on different axes do not interact.
+  CHECK(sema::joinLayouts(outer, mesh2(kR, {AxisState::Sliced, 1}), hint) ==
+        mesh2(kS0, {AxisState::Sliced, 1}));
+}
+
+TEST_CASE("an allgather of a dimension sliced over two axes gathers the "
+          "inner axis first",
+          "[sema][layout]") {
+  std::string need;
+  unsigned bad = 0;
+  Layout both = mesh2(kS0, kS0);
+  auto inner = sema::communicationLayout(StageKind::AllGather, both, 1, 0,
+                                         need, bad);
+  CHECK(inner == mesh2(kS0, kR));
+  CHECK_FALSE(sema::communicationLayout(StageKind::AllGather, both, 0, 0, need,
+                                        bad));
+  CHECK(bad == 1);
+  CHECK(need == "dimension 0 gathered over its inner axis first");
+  // Over every axis at once, the blocks come in mesh order.
+  CHECK(sema::communicationLayout(StageKind::AllGather, both, -1, 0, need,
+                                  bad) == mesh2(kR, kR));
+}

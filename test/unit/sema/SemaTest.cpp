@@ -345,6 +345,14 @@ schedule more for p { apply base; fuse(rs, w1, ag); shard(w); }
   CHECK(hasError(check(std::string(program) +
                        "schedule s for p { overlap(gs, w1) chunks 0; }"),
                  "chunks-positive"));
+  // A result name is bound once: by one directive, or across two.
+  CHECK(hasError(check(std::string(program) +
+                       "schedule s for p { (a, a) = split(gs); }"),
+                 "redefinition"));
+  CHECK(hasError(check(std::string(program) +
+                       "schedule s for p { (rs, ag) = split(gs); "
+                       "(rs, ag2) = split(ag); }"),
+                 "redefinition"));
   CHECK(hasError(check(std::string(program) +
                        "program q(g: f32[N] local) { return g; }\n"
                        "schedule s for q { apply t; }\n"
