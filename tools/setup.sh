@@ -10,6 +10,7 @@ PACKAGES=(
   catch2                                # Catch2 v2 unit tests
   clang-19 libclang-rt-19-dev           # the libFuzzer target
   graphviz                              # dot: renders --emit=dot (docs, lit)
+  libopenmpi-dev openmpi-bin            # the CPU target's runtime and its MPI tests
 )
 
 missing=()

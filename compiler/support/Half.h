@@ -11,6 +11,9 @@
 // the f32 path for elementwise arithmetic and the f64 path for values
 // accumulated in f64.
 //
+// These wrap the runtime's definitions (runtime/include/coconet/numeric.h),
+// which generated code uses too.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_SUPPORT_HALF_H

@@ -8,6 +8,9 @@
 // '<u8', '|b1'. bfloat16 has no NumPy type: it is written as '<f4' holding
 // the exact widened values, and reading '<f4' into a bf16 tensor rounds.
 //
+// These wrap the runtime's implementation (runtime/include/coconet/npy.h),
+// which generated drivers use too; its messages become llvm::Errors.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_SUPPORT_NPY_H

@@ -13,6 +13,9 @@
 //   keep    = u >= p
 // A kept element becomes x / (1 - p) (computed in f32), a dropped one 0.
 //
+// These wrap the runtime's definitions (runtime/include/coconet/numeric.h),
+// which generated kernels use too.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_SUPPORT_PHILOX_H

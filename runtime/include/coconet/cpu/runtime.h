@@ -1,0 +1,155 @@
+//===- cpu/runtime.h - what the CPU target's generated code links -*- C++ -*-===//
+//
+// The CPU target runs one process per rank (MPI) and computes with OpenMP
+// loops. Its collectives follow the simulator's semantics exactly, so
+// generated CPU programs agree with the simulator bit for bit: a reduction
+// combines the members' blocks in ascending rank order of the axis group,
+// in f64 for floats (wrapping 64-bit arithmetic for integers), and rounds
+// once to the element type; avg divides the f64 sum by the group size.
+// MPI_Allreduce would not do: MPI leaves the order and bracketing of the
+// combination unspecified. So reducing collectives move the members' blocks
+// with MPI_Alltoall(v) / MPI_Gather and combine them locally; allgather,
+// broadcast and sendrecv are MPI_Allgather, MPI_Bcast and MPI_Sendrecv.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_RUNTIME_CPU_RUNTIME_H
+#define COCONET_RUNTIME_CPU_RUNTIME_H
+
+#include "coconet/status.h"
+#include "coconet/types.h"
+
+// Only MPI's C API: its C++ bindings do not compile warning-free.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace coconet::rt::cpu {
+
+/// Returns a failed Status from the enclosing function when an MPI call
+/// fails; the message names the call, the file and the line.
+#define COCONET_MPI_CHECK(call)                                                \
+  do {                                                                         \
+    int coconet_mpi_rc_ = (call);                                              \
+    if (coconet_mpi_rc_ != MPI_SUCCESS)                                        \
+      return ::coconet::rt::cpu::mpiStatus(coconet_mpi_rc_, #call, __FILE__,   \
+                                           __LINE__);                          \
+  } while (0)
+
+/// The Status for a failed MPI call (MPI_Error_string of `rc`).
+Status mpiStatus(int rc, const char *call, const char *file, int line);
+
+/// The world: an MPI communicator the application owns (not freed here).
+class Communicator {
+public:
+  explicit Communicator(MPI_Comm comm);
+  MPI_Comm comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+/// A process mesh over the world: its ranks numbered row-major over the
+/// axes (the first axis varies slowest), one MPI communicator per axis
+/// (MPI_Comm_split: color = the coordinates on the other axes, key = the
+/// coordinate on the axis), owned and freed by the Mesh.
+///
+/// Collectives over `axis` run among the ranks that differ only in that
+/// coordinate; axis -1 means every rank (the world, in rank order). Counts
+/// are elements of `dtype`; `in` and `out` are this rank's host buffers and
+/// may not overlap unless stated.
+class Mesh {
+public:
+  /// Splits `world` into the axes of `axisSizes`, whose product must be
+  /// the world's size. Collective over the world.
+  static Status create(const Communicator &world,
+                       const std::vector<int64_t> &axisSizes,
+                       std::unique_ptr<Mesh> *out);
+  ~Mesh();
+  Mesh(const Mesh &) = delete;
+  Mesh &operator=(const Mesh &) = delete;
+
+  unsigned numAxes() const { return static_cast<unsigned>(sizes_.size()); }
+  int64_t axisSize(unsigned axis) const { return sizes_[axis]; }
+  /// This rank's coordinate along `axis`.
+  int64_t coord(unsigned axis) const { return coords_[axis]; }
+  /// This rank in the world.
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  /// Every member gets the combination of all members' `count` elements.
+  /// `in == out` is allowed.
+  Status allReduce(const void *in, void *out, int64_t count, DType dtype,
+                   ReduceOp op, int axis);
+  /// Member i gets block i (`countPerRank` elements, contiguous) of the
+  /// combination of all members' `countPerRank * P` elements.
+  Status reduceScatter(const void *in, void *out, int64_t countPerRank,
+                       DType dtype, ReduceOp op, int axis);
+  /// Every member gets the members' `countPerRank`-element blocks
+  /// concatenated in coordinate order.
+  Status allGather(const void *in, void *out, int64_t countPerRank,
+                   DType dtype, int axis);
+  /// Every member gets the `count` elements of the member at coordinate
+  /// `root`. `in == out` is allowed.
+  Status broadcast(const void *in, void *out, int64_t count, DType dtype,
+                   int64_t root, int axis);
+  /// The member at `root` gets the combination; the others get zeros.
+  Status reduce(const void *in, void *out, int64_t count, DType dtype,
+                ReduceOp op, int64_t root, int axis);
+  /// The member at coordinate c gets the elements of the member at
+  /// c - offset, or zeros where there is none.
+  Status sendRecv(const void *in, void *out, int64_t count, DType dtype,
+                  int64_t offset, int axis);
+
+private:
+  Mesh() = default;
+  MPI_Comm axisComm(int axis) const;
+
+  MPI_Comm world_ = MPI_COMM_NULL;
+  std::vector<MPI_Comm> axes_; ///< owned
+  std::vector<int64_t> sizes_;
+  std::vector<int64_t> coords_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+/// Combines `members` blocks of `count` elements each (block m at
+/// `blocks + m * count * dtypeSize(dtype)`) in ascending order, as the
+/// simulator does, into `out`. Exposed for tests.
+void combineBlocks(const void *blocks, int64_t members, void *out,
+                   int64_t count, DType dtype, ReduceOp op);
+
+/// C = A x B, row-major, as the simulator computes it: A is [batch, M, K],
+/// B is [K, N] (strideB == 0) or [batch, K, N], C is [batch, M, N]; strides
+/// in elements. Every element of C sums its K products in ascending order
+/// in f64 (wrapping 64-bit integers) and rounds once. OpenMP-parallel over
+/// the elements of C.
+void matmul(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
+            const void *a, int64_t strideA, const void *b, int64_t strideB,
+            void *c, int64_t strideC);
+
+/// Host memory for a generated program's scratch (64-byte aligned).
+class Allocator {
+public:
+  virtual ~Allocator() = default;
+  virtual Status allocate(size_t bytes, void **out) = 0;
+  virtual void deallocate(void *ptr, size_t bytes) = 0;
+};
+/// std::aligned_alloc / std::free.
+Allocator &defaultAllocator();
+
+} // namespace coconet::rt::cpu
+
+#endif // COCONET_RUNTIME_CPU_RUNTIME_H

@@ -1,0 +1,165 @@
+//===- cuda/runtime.h - what the CUDA target's generated code links -*- C++ -*-===//
+//
+// Check macros that turn CUDA, NCCL and cuBLAS failures into a Status
+// naming the call; the world communicator (an ncclComm_t the application
+// already has, or one bootstrapped here); the mesh (one communicator per
+// axis, split with ncclCommSplit); the scratch allocator; and the matmul
+// every target shares (row-major, f16/bf16 inputs with f32 accumulation
+// through cuBLAS, f64 through cuBLAS, integers in a small kernel).
+//
+// Nothing here synchronises the host except creating and destroying
+// communicators and meshes (collective setup calls).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_RUNTIME_CUDA_RUNTIME_H
+#define COCONET_RUNTIME_CUDA_RUNTIME_H
+
+#include "coconet/status.h"
+#include "coconet/types.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#if defined(COCONET_WITH_MPI)
+// Only MPI's C API: its C++ bindings do not compile warning-free.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+#endif
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace coconet::rt::cuda {
+
+Status cudaStatus(cudaError_t err, const char *call, const char *file,
+                  int line);
+Status ncclStatus(ncclResult_t err, const char *call, const char *file,
+                  int line);
+Status cublasStatus(cublasStatus_t err, const char *call, const char *file,
+                    int line);
+
+/// Return a failed Status from the enclosing function when the call fails.
+#define COCONET_CUDA_CHECK(call)                                               \
+  do {                                                                         \
+    cudaError_t coconet_err_ = (call);                                         \
+    if (coconet_err_ != cudaSuccess)                                           \
+      return ::coconet::rt::cuda::cudaStatus(coconet_err_, #call, __FILE__,    \
+                                             __LINE__);                        \
+  } while (0)
+#define COCONET_NCCL_CHECK(call)                                               \
+  do {                                                                         \
+    ncclResult_t coconet_err_ = (call);                                        \
+    if (coconet_err_ != ncclSuccess)                                           \
+      return ::coconet::rt::cuda::ncclStatus(coconet_err_, #call, __FILE__,    \
+                                             __LINE__);                        \
+  } while (0)
+#define COCONET_CUBLAS_CHECK(call)                                             \
+  do {                                                                         \
+    cublasStatus_t coconet_err_ = (call);                                      \
+    if (coconet_err_ != CUBLAS_STATUS_SUCCESS)                                 \
+      return ::coconet::rt::cuda::cublasStatus(coconet_err_, #call, __FILE__,  \
+                                               __LINE__);                      \
+  } while (0)
+/// After a kernel launch: cudaGetLastError, without synchronising. Variadic
+/// because the commas of `k<<<grid, block>>>(a, b)` split macro arguments.
+#define COCONET_CUDA_LAUNCH_CHECK(...)                                         \
+  COCONET_CUDA_CHECK((static_cast<void>(__VA_ARGS__), cudaGetLastError()))
+
+ncclDataType_t ncclType(DType dtype);
+ncclRedOp_t ncclOp(ReduceOp op);
+
+/// The world communicator: one rank per GPU.
+class Communicator {
+public:
+  /// Wraps a communicator the application created (not destroyed here).
+  static Communicator wrap(ncclComm_t comm);
+  /// A one-rank communicator on the current device (no MPI needed).
+  static Status single(std::unique_ptr<Communicator> *out);
+#if defined(COCONET_WITH_MPI)
+  /// Bootstraps a communicator over the ranks of `comm` (rank 0 makes the
+  /// ncclUniqueId, MPI_Bcast shares it); uses the current device.
+  static Status fromMpi(MPI_Comm comm, std::unique_ptr<Communicator> *out);
+#endif
+  ~Communicator();
+  Communicator(Communicator &&other) noexcept;
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+
+  ncclComm_t comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+private:
+  Communicator() = default;
+  ncclComm_t comm_ = nullptr;
+  int rank_ = 0;
+  int size_ = 1;
+  bool owned_ = false;
+};
+
+/// A process mesh over the world: ranks row-major over the axes (the first
+/// axis varies slowest), one communicator per axis split with
+/// ncclCommSplit (color = coordinates on the other axes, key = coordinate
+/// on the axis), owned by the Mesh.
+class Mesh {
+public:
+  /// Collective over the world; the product of `axisSizes` must be its size.
+  static Status create(const Communicator &world,
+                       const std::vector<int64_t> &axisSizes,
+                       std::unique_ptr<Mesh> *out);
+  ~Mesh();
+  Mesh(const Mesh &) = delete;
+  Mesh &operator=(const Mesh &) = delete;
+
+  unsigned numAxes() const { return static_cast<unsigned>(sizes_.size()); }
+  int64_t axisSize(unsigned axis) const { return sizes_[axis]; }
+  int64_t coord(unsigned axis) const { return coords_[axis]; }
+  /// The communicator of `axis`; -1: the world's.
+  ncclComm_t axisComm(int axis) const;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+private:
+  Mesh() = default;
+  ncclComm_t world_ = nullptr;
+  std::vector<ncclComm_t> axes_; ///< owned; the world's when an axis is all of it
+  std::vector<bool> ownsAxis_;
+  std::vector<int64_t> sizes_;
+  std::vector<int64_t> coords_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+/// Device memory for a generated program's scratch, allocated when the
+/// program object is created and freed when it is destroyed (never inside
+/// a step).
+class Allocator {
+public:
+  virtual ~Allocator() = default;
+  virtual Status allocate(size_t bytes, void **out) = 0;
+  virtual void deallocate(void *ptr, size_t bytes) = 0;
+};
+/// cudaMalloc / cudaFree.
+Allocator &defaultAllocator();
+
+/// C = A x B, row-major, on `stream`: A is [batch, M, K], B is [K, N]
+/// (strideB == 0) or [batch, K, N], C is [batch, M, N]; strides in
+/// elements. f16/bf16 accumulate in f32, f32 in f32, f64 in f64 (cuBLAS);
+/// i32/i64/u64 wrap (a kernel of the runtime). `handle` must be bound to
+/// `stream`.
+Status matmul(cublasHandle_t handle, cudaStream_t stream, DType dtype,
+              int64_t batch, int64_t m, int64_t n, int64_t k, const void *a,
+              int64_t strideA, const void *b, int64_t strideB, void *c,
+              int64_t strideC);
+
+} // namespace coconet::rt::cuda
+
+#endif // COCONET_RUNTIME_CUDA_RUNTIME_H

@@ -1,0 +1,144 @@
+//===- driver.h - helpers of the generated drivers (--emit=driver) -*- C++ -*-===//
+//
+// A generated driver runs one step of one program on every rank and writes
+// the results, so that any generated program can be checked against the
+// simulator with one command:
+//
+//   ./adam_rs_c_ag --size N=4096 --seed 1 --output-dir out/
+//   coconetc sim --schedule rs_c_ag --ranks 4 --size N=4096 --seed 1
+//       --check-outputs out/ samples/adam.coco     (one command line)
+//
+// Inputs are filled exactly as the simulator fills them (the same seed
+// gives the same bits; see compiler/sim/Inputs.h), set by value
+// (--set lr=0.01), or read from .npy files in the simulator's assembled
+// form (--input g=g.npy). Results are written in the assembled form too:
+// rank 0 gathers the blocks. Host-only; the target's code moves data to and
+// from the device. Ranks and gathers go through a Transport: MPI where the
+// driver was built with it, one process otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_RUNTIME_DRIVER_H
+#define COCONET_RUNTIME_DRIVER_H
+
+#include "coconet/status.h"
+#include "coconet/types.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace coconet::rt::driver {
+
+/// The command line of a generated driver.
+struct Options {
+  std::map<std::string, int64_t> sizes; ///< --size N=1024,P=4 (repeatable)
+  uint64_t seed = 1;                    ///< --seed
+  std::map<std::string, std::string> values; ///< --set name=value
+  std::map<std::string, std::string> inputs; ///< --input name=file.npy
+  std::string outputDir;                ///< --output-dir (none: no files)
+  int iterations = 1;                   ///< --iterations: steps to time
+  int warmup = 0;                       ///< --warmup: untimed steps first
+  bool quiet = false;                   ///< --quiet: no summary lines
+};
+
+/// Parses the driver's command line; `program` names it in --help and in
+/// errors. Returns InvalidArgument with a usage message on a bad option;
+/// `*help` is set (and Ok returned) for --help.
+Status parseArgs(int argc, char **argv, const char *program, Options *out,
+                 bool *help);
+/// The --help text.
+std::string usage(const char *program);
+
+/// How a value relates across the ranks of one mesh axis (ir::AxisState).
+enum class AxisState { Replicated, Local, Sliced };
+struct AxisLayout {
+  AxisState state = AxisState::Replicated;
+  int dim = 0; ///< for Sliced
+};
+
+/// A parameter or result of the program, as the driver sees it.
+struct TensorInfo {
+  std::string name;
+  unsigned paramIndex = 0; ///< parameters: position in the declaration
+  DType dtype = DType::F32;
+  std::vector<int64_t> globalShape; ///< empty for a scalar
+  std::vector<AxisLayout> layout;   ///< one per mesh axis
+};
+
+/// Where this rank's block lies, as the simulator places it: a dimension
+/// sliced over several axes is split row-major over them in mesh order.
+struct Placement {
+  std::vector<int64_t> localShape;
+  std::vector<int64_t> offset;
+  int64_t localGroup = 0; ///< row-major index of the coords on local axes
+  int64_t elements() const;
+};
+/// Fails (InvalidArgument) when a sliced dimension does not divide evenly.
+Status place(const TensorInfo &info, const std::vector<int64_t> &axisSizes,
+             const std::vector<int64_t> &coords, Placement *out);
+
+/// Ranks and gathering bytes to rank 0.
+class Transport {
+public:
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Rank 0 receives every rank's `bytes` (rank order) in `*all`.
+  virtual Status gather(const void *data, size_t bytes,
+                        std::vector<uint8_t> *all) = 0;
+};
+/// One process, rank 0 of 1.
+Transport &singleProcess();
+
+/// Fills this rank's block (host memory, `placement.elements()` elements of
+/// info.dtype; a scalar is one element) as the simulator would: --set,
+/// else --input, else generated from the seed.
+Status fillInput(const TensorInfo &info, const Options &options,
+                 const std::vector<int64_t> &axisSizes,
+                 const std::vector<int64_t> &coords,
+                 const Placement &placement, void *block);
+
+/// Gathers every rank's block of a result to rank 0 and writes
+/// `<outputDir>/<name>.npy` in the simulator's assembled form (a value
+/// local on some axis is stacked per rank: [ranks, global shape...]).
+Status writeResult(const TensorInfo &info, const Options &options,
+                   const std::vector<int64_t> &axisSizes, Transport &transport,
+                   const void *block);
+
+/// Prints "name: dtype[shape] sum ... min ... max ..." of this rank's block
+/// (rank 0 only), for a quick look.
+void printSummary(const TensorInfo &info, const Transport &transport,
+                  const Placement &placement, const void *block);
+
+} // namespace coconet::rt::driver
+
+#if defined(COCONET_WITH_MPI)
+// Only MPI's C API: its C++ bindings do not compile warning-free.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+namespace coconet::rt::driver {
+/// Ranks of an MPI communicator; gathers with MPI_Gather(v).
+class MpiTransport : public Transport {
+public:
+  explicit MpiTransport(MPI_Comm comm);
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status gather(const void *data, size_t bytes,
+                std::vector<uint8_t> *all) override;
+
+private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+} // namespace coconet::rt::driver
+#endif
+
+#endif // COCONET_RUNTIME_DRIVER_H

@@ -1,0 +1,145 @@
+//===- args.cpp - the command line of a generated driver ------------------===//
+//
+// Options take their value as the next argument or after '='
+// (`--seed 7`, `--seed=7`); --size takes comma-separated NAME=VALUE lists
+// and may be repeated, like `coconetc sim`'s. Later values win.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver_impl.h"
+
+namespace coconet::rt::driver {
+
+namespace {
+
+const char kSummary[] =
+    " [--size NAME=N[,NAME=N...]] [--seed N] [--set NAME=VALUE]"
+    " [--input NAME=FILE.npy] [--output-dir DIR] [--iterations N]"
+    " [--warmup N] [--quiet] [--help]";
+
+/// Splits "NAME=VALUE" (both trimmed, neither empty).
+bool splitAssignment(std::string_view text, std::string *name,
+                     std::string *value) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos)
+    return false;
+  *name = std::string(detail::trim(text.substr(0, eq)));
+  *value = std::string(detail::trim(text.substr(eq + 1)));
+  return !name->empty() && !value->empty();
+}
+
+} // namespace
+
+std::string usage(const char *program) {
+  const std::string p = program ? program : "driver";
+  return "usage: " + p + kSummary +
+         "\n\n"
+         "Runs one step of the program on every rank, as `coconetc sim` "
+         "would.\n\n"
+         "  --size NAME=N,...     bind size names and mesh axis sizes "
+         "(repeatable)\n"
+         "  --seed N              seed of the generated inputs (default 1)\n"
+         "  --set NAME=VALUE      give a parameter a value (a tensor gets it "
+         "in every\n"
+         "                        element)\n"
+         "  --input NAME=FILE     read a tensor parameter from a .npy file "
+         "(global\n"
+         "                        tensor; local ones stacked over ranks)\n"
+         "  --output-dir DIR      write every result to DIR/<name>.npy\n"
+         "  --iterations N        steps to time (default 1)\n"
+         "  --warmup N            untimed steps first (default 0)\n"
+         "  --quiet               no summary lines\n"
+         "  --help                print this text\n";
+}
+
+Status parseArgs(int argc, char **argv, const char *program, Options *out,
+                 bool *help) {
+  const std::string p = program ? program : "driver";
+  auto fail = [&](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument,
+                         p + ": " + why + "\nusage: " + p + kSummary);
+  };
+  Options options = *out;
+  *help = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i] ? argv[i] : "";
+    if (arg == "--help" || arg == "-help" || arg == "-h") {
+      *help = true;
+      return Status::success();
+    }
+    if (arg.size() < 2 || arg[0] != '-')
+      return fail("unexpected argument '" + arg + "'");
+    // "--name", "-name", "--name=value".
+    std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::string value;
+    bool hasValue = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+      hasValue = true;
+    }
+    if (name == "quiet") {
+      if (hasValue)
+        return fail("--quiet takes no value");
+      options.quiet = true;
+      continue;
+    }
+    static const char *const kWithValue[] = {
+        "size", "seed", "set", "input", "output-dir", "iterations", "warmup"};
+    bool known = false;
+    for (const char *k : kWithValue)
+      known |= name == k;
+    if (!known)
+      return fail("unknown option '" + arg + "'");
+    if (!hasValue) {
+      if (i + 1 >= argc)
+        return fail("--" + name + " needs a value");
+      value = argv[++i];
+    }
+
+    if (name == "size") {
+      std::string_view rest = value;
+      while (true) {
+        const size_t comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        std::string sizeName, sizeText;
+        if (!splitAssignment(item, &sizeName, &sizeText))
+          return fail("--size expects NAME=VALUE, got '" + std::string(item) +
+                      "'");
+        int64_t v = 0;
+        if (!detail::parseSigned(sizeText, &v, 10) || v <= 0)
+          return fail("--size " + sizeName +
+                      " must be a positive integer, got '" + sizeText + "'");
+        options.sizes[sizeName] = v;
+        if (comma == std::string_view::npos)
+          break;
+        rest.remove_prefix(comma + 1);
+      }
+    } else if (name == "seed") {
+      if (!detail::parseUnsigned(detail::trim(value), &options.seed))
+        return fail("--seed expects an unsigned integer, got '" + value + "'");
+    } else if (name == "set" || name == "input") {
+      std::string key, text;
+      if (!splitAssignment(value, &key, &text))
+        return fail("--" + name + " expects NAME=VALUE, got '" + value + "'");
+      (name == "set" ? options.values : options.inputs)[key] = text;
+    } else if (name == "output-dir") {
+      if (value.empty())
+        return fail("--output-dir needs a directory");
+      options.outputDir = value;
+    } else {
+      int64_t v = 0;
+      const bool iterations = name == "iterations";
+      if (!detail::parseSigned(detail::trim(value), &v) ||
+          v < (iterations ? 1 : 0) || v > INT32_MAX)
+        return fail("--" + name + " expects " +
+                    (iterations ? "a positive" : "a non-negative") +
+                    " integer, got '" + value + "'");
+      (iterations ? options.iterations : options.warmup) = static_cast<int>(v);
+    }
+  }
+  *out = std::move(options);
+  return Status::success();
+}
+
+} // namespace coconet::rt::driver

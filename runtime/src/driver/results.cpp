@@ -1,0 +1,219 @@
+//===- results.cpp - writing and summarising results ----------------------===//
+//
+// writeResult gathers every rank's block to rank 0, which assembles the
+// value as the simulator does (SimResult::assembled in
+// compiler/sim/Output.cpp) and writes it as sim::writeResults writes it:
+//   - a value replicated or sliced on every axis: the global tensor, where
+//     rank 0's block wins over the other ranks' where they overlap;
+//   - a value local on some axis: one global tensor per rank, stacked
+//     ([ranks, global shape...]); entry r holds the blocks of the ranks in
+//     r's local group, r's own winning;
+//   - f16 as '<f2', bf16 as '<f4' (exact), bool as '|b1' (0 or 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver_impl.h"
+
+#include "coconet/npy.h"
+
+#include "../element.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace coconet::rt::driver {
+
+namespace {
+
+using coconet::rt::detail::visitDType;
+
+/// Copies `q`'s block (elements of `size` bytes) into entry `entry` of the
+/// assembled bytes `out`.
+void copyBlock(const TensorInfo &info, const Placement &p, const uint8_t *block,
+               size_t size, int64_t entry, uint8_t *out) {
+  const size_t rank = info.globalShape.size();
+  const int64_t globalSize = detail::elementCount(info.globalShape);
+  std::vector<int64_t> c(rank, 0);
+  for (int64_t i = 0; i < p.elements(); ++i) {
+    int64_t global = 0;
+    for (size_t d = 0; d < rank; ++d)
+      global = global * info.globalShape[d] + c[d] + p.offset[d];
+    std::memcpy(out + static_cast<size_t>(entry * globalSize + global) * size,
+                block + static_cast<size_t>(i) * size, size);
+    for (size_t d = rank; d-- > 0;) {
+      if (++c[d] < p.localShape[d])
+        break;
+      c[d] = 0;
+    }
+  }
+}
+
+/// The .npy type and bytes of assembled storage elements, converted as
+/// sim::writeResults converts the simulator's values.
+NpyType toNpy(DType dtype, const std::vector<uint8_t> &storage,
+              std::vector<uint8_t> *bytes) {
+  const size_t count = storage.size() / dtypeSize(dtype);
+  auto put = [&](size_t i, const void *value, size_t size) {
+    std::memcpy(bytes->data() + i * size, value, size);
+  };
+  switch (dtype) {
+  case DType::F16:
+    bytes->resize(count * 2);
+    for (size_t i = 0; i < count; ++i) {
+      uint16_t h;
+      std::memcpy(&h, storage.data() + 2 * i, 2);
+      // Through the simulator's double: NaNs come out quiet, as there.
+      h = doubleToHalfBits(static_cast<double>(halfBitsToFloat(h)));
+      put(i, &h, 2);
+    }
+    return NpyType::F16;
+  case DType::BF16:
+    bytes->resize(count * 4);
+    for (size_t i = 0; i < count; ++i) {
+      uint16_t h;
+      std::memcpy(&h, storage.data() + 2 * i, 2);
+      const float f = bfloat16BitsToFloat(h);
+      put(i, &f, 4);
+    }
+    return NpyType::F32;
+  case DType::Bool:
+    bytes->resize(count);
+    for (size_t i = 0; i < count; ++i)
+      (*bytes)[i] = storage[i] != 0;
+    return NpyType::Bool;
+  case DType::F32:
+  case DType::F64:
+  case DType::I32:
+  case DType::I64:
+  case DType::U64:
+    break;
+  }
+  *bytes = storage;
+  switch (dtype) {
+  case DType::F32:
+    return NpyType::F32;
+  case DType::F64:
+    return NpyType::F64;
+  case DType::I32:
+    return NpyType::I32;
+  case DType::I64:
+    return NpyType::I64;
+  default:
+    return NpyType::U64;
+  }
+}
+
+} // namespace
+
+Status writeResult(const TensorInfo &info, const Options &options,
+                   const std::vector<int64_t> &axisSizes, Transport &transport,
+                   const void *block) {
+  if (options.outputDir.empty())
+    return Status::success();
+  COCONET_RETURN_IF_ERROR(detail::checkMesh(info, axisSizes, nullptr));
+  const int64_t ranks = detail::numRanks(axisSizes);
+  if (transport.size() != ranks)
+    return Status::error(StatusCode::InvalidArgument,
+                         "writing '" + info.name + "': the mesh has " +
+                             std::to_string(ranks) + " ranks, the transport " +
+                             std::to_string(transport.size()));
+  std::vector<Placement> placements(static_cast<size_t>(ranks));
+  for (int64_t r = 0; r < ranks; ++r)
+    COCONET_RETURN_IF_ERROR(
+        place(info, axisSizes, detail::coordsOf(axisSizes, r), &placements[r]));
+  const size_t size = dtypeSize(info.dtype);
+  const size_t blockBytes =
+      static_cast<size_t>(placements[transport.rank()].elements()) * size;
+  std::vector<uint8_t> all;
+  COCONET_RETURN_IF_ERROR(transport.gather(block, blockBytes, &all));
+  if (transport.rank() != 0)
+    return Status::success();
+  if (all.size() != blockBytes * static_cast<size_t>(ranks))
+    return Status::error(StatusCode::Internal,
+                         "writing '" + info.name + "': gathered " +
+                             std::to_string(all.size()) + " bytes, expected " +
+                             std::to_string(blockBytes * ranks));
+
+  const std::vector<int64_t> shape = detail::assembledShape(info, axisSizes);
+  std::vector<uint8_t> assembled(
+      static_cast<size_t>(detail::elementCount(shape)) * size, 0);
+  auto blockOf = [&](int64_t q) { return all.data() + q * blockBytes; };
+  if (!detail::isLocalAnywhere(info)) {
+    for (int64_t q = ranks; q-- > 0;)
+      copyBlock(info, placements[q], blockOf(q), size, 0, assembled.data());
+  } else {
+    std::vector<int64_t> groups(static_cast<size_t>(ranks));
+    for (int64_t q = 0; q < ranks; ++q)
+      groups[q] =
+          detail::localGroup(info, axisSizes, detail::coordsOf(axisSizes, q));
+    for (int64_t r = 0; r < ranks; ++r) {
+      for (int64_t q = ranks; q-- > 0;)
+        if (groups[q] == groups[r])
+          copyBlock(info, placements[q], blockOf(q), size, r, assembled.data());
+      copyBlock(info, placements[r], blockOf(r), size, r, assembled.data());
+    }
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(options.outputDir, ec);
+  if (ec)
+    return Status::error(StatusCode::IoError, "cannot create directory '" +
+                                                  options.outputDir +
+                                                  "': " + ec.message());
+  std::vector<uint8_t> bytes;
+  const NpyType type = toNpy(info.dtype, assembled, &bytes);
+  const std::string path =
+      (std::filesystem::path(options.outputDir) / (info.name + ".npy"))
+          .string();
+  return writeNpyFile(path, type, shape, bytes.data(), bytes.size());
+}
+
+void printSummary(const TensorInfo &info, const Transport &transport,
+                  const Placement &placement, const void *block) {
+  if (transport.rank() != 0)
+    return;
+  double sum = 0, sq = 0, lo = INFINITY, hi = -INFINITY;
+  int64_t nans = 0;
+  visitDType(info.dtype, [&](auto traits) {
+    using Traits = decltype(traits);
+    const auto *values = static_cast<const typename Traits::T *>(block);
+    for (int64_t i = 0; i < placement.elements(); ++i) {
+      double v;
+      if constexpr (Traits::kFloat)
+        v = Traits::load(values[i]);
+      else if constexpr (Traits::kUnsigned)
+        v = static_cast<double>(Traits::load(values[i]));
+      else
+        v = static_cast<double>(static_cast<int64_t>(Traits::load(values[i])));
+      if (std::isnan(v)) {
+        ++nans;
+        continue;
+      }
+      sum += v;
+      sq += v * v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  });
+  auto shapeText = [](const std::vector<int64_t> &shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+  };
+  std::printf("  %s : %s%s  block %s of rank 0\n", info.name.c_str(),
+              dtypeName(info.dtype), shapeText(info.globalShape).c_str(),
+              shapeText(placement.localShape).c_str());
+  std::printf("    sum %.9g  min %.9g  max %.9g  l2 %.9g", sum, lo, hi,
+              std::sqrt(sq));
+  if (nans)
+    std::printf("  nan %lld", static_cast<long long>(nans));
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+} // namespace coconet::rt::driver

@@ -1,0 +1,35 @@
+//===- mpi_error.h - MPI's words for an error code --------------*- C++ -*-===//
+//
+// Private to the runtime; header-only, so that every library that talks to
+// MPI (coconet_rt_cpu, coconet_rt_mpi, coconet_rt_cuda_mpi) can use it
+// without linking another. MPI_Error_string may only be called between
+// MPI_Init and MPI_Finalize (OpenMPI aborts otherwise), so outside that
+// window the code is given as a number.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_RUNTIME_SRC_MPI_ERROR_H
+#define COCONET_RUNTIME_SRC_MPI_ERROR_H
+
+#include <mpi.h>
+
+#include <string>
+
+namespace coconet::rt::detail {
+
+inline std::string mpiErrorText(int rc) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) {
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    if (MPI_Error_string(rc, text, &length) == MPI_SUCCESS && length > 0)
+      return std::string(text, static_cast<size_t>(length));
+  }
+  return "MPI error " + std::to_string(rc);
+}
+
+} // namespace coconet::rt::detail
+
+#endif // COCONET_RUNTIME_SRC_MPI_ERROR_H

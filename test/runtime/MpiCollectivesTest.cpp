@@ -1,0 +1,334 @@
+//===- MpiCollectivesTest.cpp - the CPU mesh's collectives under MPI -----===//
+//
+// Run by CTest under mpirun (3 and 4 processes, see run-mpi.sh). For every
+// mesh whose product is the world size (one axis, with a unit axis in
+// front or behind, two axes where the size factors), every axis (and -1,
+// the world), every element type and every reduction operator, each
+// collective's output is compared bit for bit with what this rank expects:
+// every rank can compute every member's input, so the expected value is
+// combineBlocks over the members' blocks in coordinate order, a member's
+// block, or zeros. combineBlocks itself is checked against the simulator
+// by the unit tests. Exits 1 (after printing what failed) on a mismatch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coconet/cpu/runtime.h"
+#include "coconet/numeric.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace coconet::rt;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+int failures = 0;
+int worldRank = 0;
+
+void fail(const std::string &what) {
+  if (++failures <= 20)
+    std::fprintf(stderr, "rank %d: FAILED: %s\n", worldRank, what.c_str());
+}
+
+/// The input block of the member with world rank `member`: random values
+/// with some -0, infinities and NaNs among the floats.
+Bytes makeBlock(DType dtype, int64_t member, int64_t count, uint64_t tag) {
+  Bytes out(static_cast<size_t>(count) * dtypeSize(dtype));
+  for (int64_t i = 0; i < count; ++i) {
+    double v = 4 * uniformInput(tag, static_cast<uint64_t>(member), i);
+    if (i % 17 == 3)
+      v = -0.0;
+    else if (i % 23 == 5 && member == 1)
+      v = i % 2 ? -1.0 / 0.0 : 1.0 / 0.0;
+    else if (i % 29 == 6 && member == 2)
+      v = doubleFromBits(0x7ff8000000000123ull); // a NaN
+    const uint64_t bits = uniformInputBits(tag, member, i);
+    uint8_t *p = out.data() + i * dtypeSize(dtype);
+    uint16_t h = 0;
+    float f = static_cast<float>(v);
+    switch (dtype) {
+    case DType::F16:
+      h = doubleToHalfBits(v);
+      std::memcpy(p, &h, 2);
+      break;
+    case DType::BF16:
+      h = doubleToBFloat16Bits(v);
+      std::memcpy(p, &h, 2);
+      break;
+    case DType::F32:
+      std::memcpy(p, &f, 4);
+      break;
+    case DType::F64:
+      std::memcpy(p, &v, 8);
+      break;
+    case DType::I32:
+    case DType::I64:
+    case DType::U64:
+      // Small values now and then, so that products do not always wrap
+      // to zero and max/min see equal values.
+      std::memcpy(p, &bits, dtypeSize(dtype));
+      if (i % 3 == 0) {
+        const int64_t small = static_cast<int64_t>(bits % 7) - 3;
+        std::memcpy(p, &small, dtypeSize(dtype));
+      }
+      break;
+    case DType::Bool:
+      *p = static_cast<uint8_t>(bits & 1);
+      break;
+    }
+  }
+  return out;
+}
+
+/// The world ranks of the group of `axis` (-1: all) that this rank is in,
+/// in coordinate order.
+std::vector<int64_t> groupOf(const cpu::Mesh &mesh, int axis) {
+  std::vector<int64_t> members;
+  if (axis < 0) {
+    for (int r = 0; r < mesh.size(); ++r)
+      members.push_back(r);
+    return members;
+  }
+  std::vector<int64_t> coords(mesh.numAxes());
+  for (unsigned a = 0; a < mesh.numAxes(); ++a)
+    coords[a] = mesh.coord(a);
+  for (int64_t c = 0; c < mesh.axisSize(static_cast<unsigned>(axis)); ++c) {
+    coords[static_cast<size_t>(axis)] = c;
+    int64_t rank = 0;
+    for (unsigned a = 0; a < mesh.numAxes(); ++a)
+      rank = rank * mesh.axisSize(a) + coords[a];
+    members.push_back(rank);
+  }
+  return members;
+}
+
+/// Every member's block, concatenated in member order.
+Bytes allBlocks(DType dtype, const std::vector<int64_t> &members, int64_t count,
+                uint64_t tag) {
+  Bytes all;
+  for (int64_t m : members) {
+    Bytes b = makeBlock(dtype, m, count, tag);
+    all.insert(all.end(), b.begin(), b.end());
+  }
+  return all;
+}
+
+Bytes combined(DType dtype, ReduceOp op, const Bytes &blocks, int64_t members,
+               int64_t count) {
+  Bytes out(static_cast<size_t>(count) * dtypeSize(dtype));
+  cpu::combineBlocks(blocks.data(), members, out.data(), count, dtype, op);
+  return out;
+}
+
+void expect(const std::string &what, const Status &status, const Bytes &got,
+            const Bytes &want) {
+  if (!status.ok())
+    fail(what + ": " + status.toString());
+  else if (got != want)
+    fail(what + ": wrong values");
+}
+
+std::string describe(const std::vector<int64_t> &sizes, int axis, DType dtype,
+                     const char *collective) {
+  std::string mesh = "[";
+  for (size_t i = 0; i < sizes.size(); ++i)
+    mesh += (i ? "," : "") + std::to_string(sizes[i]);
+  return std::string(collective) + " " + dtypeName(dtype) + " on mesh " + mesh +
+         "] axis " + std::to_string(axis);
+}
+
+void testAxis(cpu::Mesh &mesh, const std::vector<int64_t> &sizes, int axis,
+              DType dtype, uint64_t &tag) {
+  const std::vector<int64_t> members = groupOf(mesh, axis);
+  const int64_t p = static_cast<int64_t>(members.size());
+  const int64_t me = axis < 0 ? mesh.rank() : mesh.coord(axis);
+  const size_t size = dtypeSize(dtype);
+  std::vector<ReduceOp> ops = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max,
+                               ReduceOp::Min};
+  if (isFloat(dtype))
+    ops.push_back(ReduceOp::Avg);
+
+  for (ReduceOp op : ops) {
+    const std::string opName = std::string(" ") + reduceOpName(op);
+    // allReduce, with counts below, at and above the group size.
+    for (int64_t count :
+         {int64_t(0), int64_t(1), p - 1, int64_t(5), 3 * p + 2}) {
+      if (count < 0)
+        continue;
+      ++tag;
+      Bytes in = makeBlock(dtype, mesh.rank(), count, tag);
+      Bytes want =
+          combined(dtype, op, allBlocks(dtype, members, count, tag), p, count);
+      Bytes out(in.size());
+      const std::string what = describe(sizes, axis, dtype, "allReduce") +
+                               opName + " count " + std::to_string(count);
+      expect(what,
+             mesh.allReduce(in.data(), out.data(), count, dtype, op, axis), out,
+             want);
+      expect(what + " in place",
+             mesh.allReduce(in.data(), in.data(), count, dtype, op, axis), in,
+             want);
+    }
+    // reduceScatter: block `me` of the combination.
+    {
+      ++tag;
+      const int64_t perRank = 3;
+      Bytes in = makeBlock(dtype, mesh.rank(), perRank * p, tag);
+      Bytes all =
+          combined(dtype, op, allBlocks(dtype, members, perRank * p, tag), p,
+                   perRank * p);
+      Bytes want(all.begin() + me * perRank * size,
+                 all.begin() + (me + 1) * perRank * size);
+      Bytes out(perRank * size);
+      expect(
+          describe(sizes, axis, dtype, "reduceScatter") + opName,
+          mesh.reduceScatter(in.data(), out.data(), perRank, dtype, op, axis),
+          out, want);
+    }
+    // reduce to every root: the combination there, zeros elsewhere.
+    for (int64_t root = 0; root < p; ++root) {
+      ++tag;
+      const int64_t count = 7;
+      Bytes in = makeBlock(dtype, mesh.rank(), count, tag);
+      Bytes want(count * size, 0);
+      if (me == root)
+        want = combined(dtype, op, allBlocks(dtype, members, count, tag), p,
+                        count);
+      Bytes out(count * size, 0xab);
+      expect(describe(sizes, axis, dtype, "reduce") + opName + " root " +
+                 std::to_string(root),
+             mesh.reduce(in.data(), out.data(), count, dtype, op, root, axis),
+             out, want);
+    }
+  }
+
+  // allGather: the members' blocks in coordinate order.
+  {
+    ++tag;
+    const int64_t perRank = 4;
+    Bytes in = makeBlock(dtype, mesh.rank(), perRank, tag);
+    Bytes want = allBlocks(dtype, members, perRank, tag);
+    Bytes out(want.size());
+    expect(describe(sizes, axis, dtype, "allGather"),
+           mesh.allGather(in.data(), out.data(), perRank, dtype, axis), out,
+           want);
+  }
+  // broadcast from every root, also in place.
+  for (int64_t root = 0; root < p; ++root) {
+    ++tag;
+    const int64_t count = 6;
+    Bytes in = makeBlock(dtype, mesh.rank(), count, tag);
+    Bytes want = makeBlock(dtype, members[root], count, tag);
+    Bytes out(in.size());
+    const std::string what = describe(sizes, axis, dtype, "broadcast") +
+                             " root " + std::to_string(root);
+    expect(what,
+           mesh.broadcast(in.data(), out.data(), count, dtype, root, axis), out,
+           want);
+    expect(what + " in place",
+           mesh.broadcast(in.data(), in.data(), count, dtype, root, axis), in,
+           want);
+  }
+  // sendRecv: member c gets member c - offset's block, or zeros.
+  for (int64_t offset :
+       {-p, int64_t(-1), int64_t(0), int64_t(1), int64_t(2), p}) {
+    ++tag;
+    const int64_t count = 5;
+    Bytes in = makeBlock(dtype, mesh.rank(), count, tag);
+    const int64_t from = me - offset;
+    Bytes want = from >= 0 && from < p
+                     ? makeBlock(dtype, members[from], count, tag)
+                     : Bytes(count * size, 0);
+    Bytes out(in.size(), 0xcd);
+    expect(describe(sizes, axis, dtype, "sendRecv") + " offset " +
+               std::to_string(offset),
+           mesh.sendRecv(in.data(), out.data(), count, dtype, offset, axis),
+           out, want);
+  }
+}
+
+/// Calls that every rank must refuse alike (no rank may enter MPI).
+void testRefusals(cpu::Mesh &mesh) {
+  Bytes buffer(64);
+  const int p = mesh.size();
+  auto refused = [&](const char *what, const Status &s) {
+    if (s.code() != StatusCode::InvalidArgument)
+      fail(std::string("refusal of ") + what + ": got " + s.toString());
+  };
+  refused("a bad axis",
+          mesh.allReduce(buffer.data(), buffer.data(), 1, DType::F32,
+                         ReduceOp::Sum, static_cast<int>(mesh.numAxes())));
+  refused("axis -2",
+          mesh.allGather(buffer.data(), buffer.data(), 1, DType::F32, -2));
+  refused("avg of integers", mesh.allReduce(buffer.data(), buffer.data(), 1,
+                                            DType::I32, ReduceOp::Avg, -1));
+  refused("a negative count",
+          mesh.broadcast(buffer.data(), buffer.data(), -1, DType::F64, 0, -1));
+  refused("a root out of range", mesh.reduce(buffer.data(), buffer.data(), 1,
+                                             DType::F64, ReduceOp::Sum, p, -1));
+  refused("a huge count", mesh.allGather(buffer.data(), buffer.data(),
+                                         int64_t(1) << 40, DType::F64, -1));
+}
+
+std::vector<std::vector<int64_t>> meshesFor(int64_t p) {
+  std::vector<std::vector<int64_t>> meshes = {{p}, {1, p}, {p, 1}};
+  for (int64_t a = 2; a < p; ++a)
+    if (p % a == 0) {
+      meshes.push_back({a, p / a});
+      if (p / a != a)
+        meshes.push_back({p / a, a});
+    }
+  return meshes;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  cpu::Communicator world(MPI_COMM_WORLD);
+  worldRank = world.rank();
+
+  const std::vector<DType> dtypes = {DType::F16, DType::BF16, DType::F32,
+                                     DType::F64, DType::I32,  DType::I64,
+                                     DType::U64, DType::Bool};
+  uint64_t tag = 0;
+  int meshes = 0;
+  for (const std::vector<int64_t> &sizes : meshesFor(world.size())) {
+    std::unique_ptr<cpu::Mesh> mesh;
+    Status s = cpu::Mesh::create(world, sizes, &mesh);
+    if (!s.ok()) {
+      fail("Mesh::create: " + s.toString());
+      continue;
+    }
+    ++meshes;
+    for (unsigned a = 0; a < mesh->numAxes(); ++a)
+      if (mesh->axisSize(a) < 1 || mesh->coord(a) >= mesh->axisSize(a))
+        fail("mesh coordinates");
+    for (int axis = -1; axis < static_cast<int>(mesh->numAxes()); ++axis)
+      for (DType dtype : dtypes)
+        testAxis(*mesh, sizes, axis, dtype, tag);
+    testRefusals(*mesh);
+  }
+  {
+    std::unique_ptr<cpu::Mesh> mesh;
+    if (cpu::Mesh::create(world, {world.size() + 1}, &mesh).code() !=
+        StatusCode::InvalidArgument)
+      fail("Mesh::create accepted a mesh larger than the world");
+  }
+
+  int total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (worldRank == 0)
+    std::printf("%d ranks, %d meshes, %llu cases: %s (%d failures)\n",
+                world.size(), meshes, static_cast<unsigned long long>(tag),
+                total == 0 ? "all passed" : "FAILED", total);
+  MPI_Finalize();
+  return total == 0 ? 0 : 1;
+}
