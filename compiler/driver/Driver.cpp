@@ -11,6 +11,8 @@
 #include "analysis/Report.h"
 #include "ast/Ast.h"
 #include "emit/Dot.h"
+#include "codegen/Codegen.h"
+#include "lower/Plan.h"
 #include "passes/PassManager.h"
 #include "sema/Sema.h"
 
@@ -20,6 +22,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -96,7 +99,7 @@ static cl::opt<std::string>
                          "--emit, the only one for sim)"),
                 cl::value_desc("name"),                 cl::cat(category()));
 
-enum class EmitKind { None, Ast, Ir, Dot, Report };
+enum class EmitKind { None, Ast, Ir, Dot, Report, Plan, Code, Driver };
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to print"), cl::init(EmitKind::Ir),
     cl::values(
@@ -109,7 +112,26 @@ static cl::opt<EmitKind> emit(
                    "a Graphviz drawing of the (scheduled) program"),
         clEnumValN(EmitKind::Report, "report",
                    "the kernels and collectives of each schedule and the "
-                   "bytes each rank moves")),
+                   "bytes each rank moves"),
+        clEnumValN(EmitKind::Plan, "plan",
+                   "the kernel-level plan code generation prints: buffers, "
+                   "steps, results"),
+        clEnumValN(EmitKind::Code, "code",
+                   "the generated program for --target: NAME.h and NAME.cu "
+                   "(cuda) or NAME.cpp (cpu), into the directory -o"),
+        clEnumValN(EmitKind::Driver, "driver",
+                   "--emit=code plus NAME_main.cu/.cpp, a main that runs one "
+                   "step as the simulator does and writes the results")),
+    cl::cat(category()));
+
+static cl::opt<codegen::Target> target(
+    "target", cl::desc("The target of --emit=code and --emit=driver"),
+    cl::init(codegen::Target::Cuda),
+    cl::values(clEnumValN(codegen::Target::Cuda, "cuda",
+                          "CUDA kernels on NCCL and cuBLAS (the default)"),
+               clEnumValN(codegen::Target::Cpu, "cpu",
+                          "C++ with OpenMP loops on MPI, bit for bit the "
+                          "simulator's results")),
     cl::cat(category()));
 
 static cl::opt<std::string> scheduleName(
@@ -140,7 +162,11 @@ static cl::opt<bool> noCleanup(
     cl::desc("Skip the cleanup passes (constant folding, CSE, dead stages)"),
     cl::cat(category()));
 
-static cl::opt<std::string> outputFile("o", cl::desc("Write output here"),
+static cl::opt<std::string> outputFile("o",
+                                       cl::desc("Write output here (for "
+                                                "--emit=code/driver: the "
+                                                "directory of the files; '-' "
+                                                "prints them all)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category()));
 
@@ -266,6 +292,28 @@ std::unique_ptr<ir::Program> applySchedule(Compilation &c,
                                  passOptions());
 }
 
+/// Writes generated files into `dir` (created if needed).
+static int writeFiles(const std::vector<codegen::File> &files,
+                      const std::string &dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    reportDriverError("cannot create '" + dir + "': " + ec.message());
+    return 2;
+  }
+  for (const codegen::File &f : files) {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, f.name);
+    std::error_code ec;
+    llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      reportDriverError("cannot write '" + path.str() + "': " + ec.message());
+      return 2;
+    }
+    out.os() << f.text;
+    out.keep();
+  }
+  return 0;
+}
+
 static int runEmit() {
   if (emit == EmitKind::Ast) {
     auto c = newCompilation();
@@ -324,6 +372,7 @@ static int runEmit() {
   }
   std::string text;
   llvm::raw_string_ostream os(text);
+  std::vector<codegen::File> files;
   bool first = true;
   for (const Job &job : jobs) {
     auto scheduled = applySchedule(*c, *job.program, job.schedule);
@@ -356,6 +405,26 @@ static int runEmit() {
                                          : llvm::StringRef("unscheduled"),
                             sizes, os);
       break;
+    case EmitKind::Plan:
+    case EmitKind::Code:
+    case EmitKind::Driver: {
+      auto plan = lower::lowerProgram(
+          *scheduled, job.schedule ? llvm::StringRef(job.schedule->name) : "",
+          *c->diags);
+      if (!plan)
+        return 1;
+      if (emit == EmitKind::Plan) {
+        lower::printPlan(*plan, os);
+        break;
+      }
+      codegen::EmitOptions options;
+      options.target = target;
+      options.sourceName = llvm::sys::path::filename(inputFile).str();
+      options.driver = emit == EmitKind::Driver;
+      for (codegen::File &f : codegen::emitProgram(*plan, options))
+        files.push_back(std::move(f));
+      break;
+    }
     case EmitKind::None:
     case EmitKind::Ast:
       break;
@@ -363,6 +432,11 @@ static int runEmit() {
   }
   if (emit == EmitKind::None)
     return 0;
+  if ((emit == EmitKind::Code || emit == EmitKind::Driver) &&
+      outputFile != "-")
+    return writeFiles(files, outputFile);
+  for (const codegen::File &f : files)
+    os << "// ===== " << f.name << " =====\n" << f.text;
   std::error_code ec;
   llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
   if (ec) {

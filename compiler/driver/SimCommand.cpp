@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -70,6 +71,19 @@ static cl::opt<bool> compareUnscheduled(
              "stated tolerance where the schedule reassociates); exit 1 on "
              "a difference"),
     cl::cat(simCategory()));
+
+static cl::opt<std::string> checkOutputs(
+    "check-outputs",
+    cl::desc("Compare every result with DIR/<name>.npy (what a generated "
+             "driver writes) and print the largest difference; exit 1 on a "
+             "difference"),
+    cl::value_desc("dir"), cl::cat(simCategory()));
+
+static cl::opt<double> checkUlps(
+    "check-ulps",
+    cl::desc("With --check-outputs: accept differences up to this many "
+             "units of each type's precision (default 0: bitwise)"),
+    cl::init(0), cl::cat(simCategory()));
 
 bool simOptionGiven(std::string &which) {
   for (const auto &entry : cl::getRegisteredOptions()) {
@@ -235,6 +249,26 @@ int runSim(const std::string &path, const std::string &programName) {
       fail(llvm::toString(std::move(err)));
       return 1;
     }
+  }
+  if (!checkOutputs.empty()) {
+    auto cmp = verify::compareWithFiles(*program, *result, checkOutputs,
+                                        checkUlps);
+    if (!cmp) {
+      fail(llvm::toString(cmp.takeError()));
+      return 1;
+    }
+    llvm::outs() << "results in " << checkOutputs
+                 << " against the simulator:\n";
+    cmp->print(llvm::outs());
+    double maxAbs = 0, maxUlps = 0;
+    for (const verify::ResultDiff &d : cmp->results) {
+      maxAbs = std::max(maxAbs, d.maxAbs);
+      maxUlps = std::max(maxUlps, d.maxUlps);
+    }
+    llvm::outs() << llvm::formatv(
+        "max difference from the simulator: {0:e} ({1:f2} ulp): {2}\n",
+        maxAbs, maxUlps, cmp->ok() ? "ok" : "FAILED");
+    return cmp->ok() ? 0 : 1;
   }
   return 0;
 }

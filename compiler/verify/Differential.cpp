@@ -2,7 +2,14 @@
 
 #include "verify/Differential.h"
 
+#include "support/Npy.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -56,7 +63,8 @@ void Comparison::print(llvm::raw_ostream &os) const {
   }
   if (!bitwise)
     for (const std::string &why : reasons)
-      os << "  tolerance " << static_cast<int>(kReassociationUlps) << " ulp: " << why << '\n';
+      os << "  tolerance " << llvm::format("%g", toleranceUlps) << " ulp: "
+         << why << '\n';
 }
 
 static bool sameBits(double a, double b) {
@@ -91,43 +99,97 @@ llvm::Expected<Comparison> comparePrograms(const ir::Program &reference,
     const ir::Stage &rs = *refResults[i], &cs = *candResults[i];
     sim::Tensor a = ref->assembled(reference, rs);
     sim::Tensor b = cand->assembled(candidate, cs);
-    ResultDiff d;
-    d.name = sim::resultName(reference, i);
-    d.dtype = rs.type.dtype;
+    std::string name = sim::resultName(reference, i);
     if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
-      c.structural = "result '" + d.name + "' has a different type or shape";
+      c.structural = "result '" + name + "' has a different type or shape";
       return c;
     }
-    d.elements = a.size();
-    const bool isF = ir::isFloat(d.dtype);
-    double scale = 0;
-    if (isF)
-      for (int64_t k = 0; k < a.size(); ++k)
-        if (std::isfinite(a.get(k)))
-          scale = std::max(scale, std::fabs(a.get(k)));
-    const double eps = epsilonOf(d.dtype);
-    for (int64_t k = 0; k < a.size(); ++k) {
-      bool equal = isF ? sameBits(a.get(k), b.get(k))
-                       : a.getScalar(k).i == b.getScalar(k).i;
-      if (equal)
-        continue;
-      ++d.differing;
-      double x = isF ? a.get(k) : double(a.getInt(k));
-      double y = isF ? b.get(k) : double(b.getInt(k));
-      double diff = std::fabs(x - y);
-      if (!std::isnan(diff))
-        d.maxAbs = std::max(d.maxAbs, diff);
-      double unit =
-          eps * std::max({std::fabs(x), std::fabs(y), scale, 1e-300});
-      double ulps = isF ? diff / unit : INFINITY;
-      if (std::isnan(ulps))
-        ulps = INFINITY;
-      d.maxUlps = std::max(d.maxUlps, ulps);
-      bool within = isF && !c.bitwise && ulps <= kReassociationUlps;
-      if (!within && d.failing++ == 0)
-        d.firstFailure = llvm::formatv("element {0}: {1} vs {2}", k, x, y);
+    c.results.push_back(
+        compareTensors(name, a, b, c.bitwise ? 0 : kReassociationUlps));
+  }
+  return c;
+}
+
+ResultDiff compareTensors(llvm::StringRef name, const sim::Tensor &a,
+                          const sim::Tensor &b, double ulps) {
+  ResultDiff d;
+  d.name = name.str();
+  d.dtype = a.dtype();
+  d.elements = a.size();
+  const bool isF = ir::isFloat(d.dtype);
+  double scale = 0;
+  if (isF)
+    for (int64_t k = 0; k < a.size(); ++k)
+      if (std::isfinite(a.get(k)))
+        scale = std::max(scale, std::fabs(a.get(k)));
+  const double eps = epsilonOf(d.dtype);
+  for (int64_t k = 0; k < a.size(); ++k) {
+    bool equal = isF ? sameBits(a.get(k), b.get(k))
+                     : a.getScalar(k).i == b.getScalar(k).i;
+    if (equal)
+      continue;
+    ++d.differing;
+    double x = isF ? a.get(k) : double(a.getInt(k));
+    double y = isF ? b.get(k) : double(b.getInt(k));
+    double diff = std::fabs(x - y);
+    if (!std::isnan(diff))
+      d.maxAbs = std::max(d.maxAbs, diff);
+    double unit = eps * std::max({std::fabs(x), std::fabs(y), scale, 1e-300});
+    double u = isF ? diff / unit : INFINITY;
+    if (std::isnan(u))
+      u = INFINITY;
+    d.maxUlps = std::max(d.maxUlps, u);
+    bool within = isF && ulps > 0 && u <= ulps;
+    if (!within && d.failing++ == 0)
+      d.firstFailure = llvm::formatv("element {0}: {1} vs {2}", k, x, y);
+  }
+  return d;
+}
+
+llvm::Expected<Comparison> compareWithFiles(const ir::Program &program,
+                                            const sim::SimResult &result,
+                                            llvm::StringRef dir, double ulps) {
+  Comparison c;
+  c.bitwise = ulps == 0;
+  c.toleranceUlps = ulps;
+  if (!c.bitwise)
+    c.reasons.push_back("as asked (--check-ulps)");
+  for (size_t i = 0; i < program.getResults().size(); ++i) {
+    const ir::Stage &stage = *program.getResults()[i];
+    sim::Tensor expected = result.assembled(program, stage);
+    std::string name = sim::resultName(program, i);
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, name + ".npy");
+    auto file = support::readNpyFile(path);
+    if (!file)
+      return file.takeError();
+    if (llvm::ArrayRef<int64_t>(file->shape) != expected.shape()) {
+      c.structural = "'" + std::string(path) + "' has shape [" +
+                     llvm::join(llvm::map_range(file->shape,
+                                                [](int64_t v) {
+                                                  return std::to_string(v);
+                                                }),
+                                ", ") +
+                     "], the simulator's '" + name + "' has [" +
+                     llvm::join(llvm::map_range(expected.shape(),
+                                                [](int64_t v) {
+                                                  return std::to_string(v);
+                                                }),
+                                ", ") +
+                     "]";
+      return c;
     }
-    c.results.push_back(std::move(d));
+    sim::Tensor actual(expected.dtype(), expected.shape());
+    const bool isF = ir::isFloat(expected.dtype());
+    for (int64_t k = 0; k < actual.size(); ++k) {
+      sim::Scalar v;
+      if (isF)
+        v.f = file->getAsDouble(k);
+      else
+        v.i = static_cast<uint64_t>(file->getAsInt(k));
+      actual.setScalar(k, v);
+    }
+    c.results.push_back(compareTensors(name, expected, actual, ulps));
   }
   return c;
 }

@@ -60,6 +60,8 @@ struct Comparison {
   bool bitwise = true;
   /// Why a tolerance applies (the candidate's reassociations), or empty.
   std::vector<std::string> reasons;
+  /// The tolerance, in ulps, when not bitwise.
+  double toleranceUlps = kReassociationUlps;
   std::vector<ResultDiff> results;
   /// Shape/count mismatch between the programs' results, or empty.
   std::string structural;
@@ -67,6 +69,18 @@ struct Comparison {
   /// One line per result.
   void print(llvm::raw_ostream &os) const;
 };
+
+/// Compares two tensors of one type and shape: bitwise, or (ulps > 0)
+/// within `ulps` units of the type's precision as above.
+ResultDiff compareTensors(llvm::StringRef name, const sim::Tensor &expected,
+                          const sim::Tensor &actual, double ulps);
+
+/// Compares every result of a simulator run of `program` with the file
+/// `dir`/<result name>.npy (the assembled form a generated driver writes):
+/// bitwise, or within `ulps`.
+llvm::Expected<Comparison> compareWithFiles(const ir::Program &program,
+                                            const sim::SimResult &result,
+                                            llvm::StringRef dir, double ulps);
 
 /// Runs both programs with `options` and compares their results.
 llvm::Expected<Comparison> comparePrograms(const ir::Program &reference,

@@ -1,0 +1,153 @@
+//===- CodegenImpl.h - internals shared by the code generators --*- C++ -*-===//
+//
+// What both targets print the same way: C++ type names and literals, the
+// scalar bodies of elementwise members (with the target's spelling of each
+// operation), the per-step geometry (sizes, strides and block offsets the
+// program object computes once when it is created) and the index
+// expressions kernels read their inputs with.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_CODEGEN_CODEGENIMPL_H
+#define COCONET_CODEGEN_CODEGENIMPL_H
+
+#include "codegen/Codegen.h"
+
+#include "support/CodeWriter.h"
+
+#include <string>
+#include <vector>
+
+namespace coconet::codegen {
+
+using support::CodeWriter;
+
+/// The C++ type a value of `dtype` is stored as.
+std::string storageType(ir::DType dtype, Target target);
+/// The C++ type it is computed in (float for f16/bf16/f32).
+std::string computeType(ir::DType dtype);
+/// "coconet::rt::DType::F16".
+std::string runtimeDType(ir::DType dtype);
+/// "coconet::rt::ReduceOp::Sum".
+std::string runtimeReduceOp(ir::ReduceOp op);
+/// The expression converting a stored element `expr` to its compute type.
+std::string loadValue(ir::DType dtype, Target target, llvm::StringRef expr);
+/// The expression converting a value of the compute type (already rounded
+/// to `dtype`) to the storage type.
+std::string storeValue(ir::DType dtype, Target target, llvm::StringRef expr);
+/// The expression rounding a double `expr` once to `dtype`, in the storage
+/// type (for accumulated results).
+std::string storeFromDouble(ir::DType dtype, Target target,
+                            llvm::StringRef expr);
+/// A literal of the compute type of `dtype` holding exactly `value`
+/// (already rounded to the type).
+std::string floatLiteral(double value, ir::DType dtype);
+std::string intLiteral(int64_t value, ir::DType dtype);
+
+/// Prints the statements that compute one member's body into `out` (a
+/// new const variable of the compute type). `operands` are the member's
+/// operand values, `globalIndex` the element's global row-major index
+/// (used by dropout). `temp` numbers the temporaries of one kernel.
+void emitBody(CodeWriter &w, const ir::Stage &stage,
+              llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
+              llvm::StringRef out, Target target, unsigned &temp);
+
+/// One int64 field of a step's geometry and the expression (over `sizes.X`
+/// and `cc_mesh->coord(a)`) that computes it when the object is created.
+struct GeometryField {
+  std::string name;
+  std::string expr;
+};
+/// The geometry of step `step` of `plan`; empty when the step needs none.
+std::vector<GeometryField> stepGeometry(const lower::Plan &plan,
+                                        const lower::Step &step);
+/// The name of a step's geometry struct and of the member holding it.
+std::string geometryType(const lower::Step &step);
+std::string geometryMember(const lower::Step &step);
+
+/// Is the row-major stride of dimension `dim` of an input 1 (every later
+/// dimension has extent 1)? Then no stride field is kept for it.
+bool unitStride(const lower::KernelInput &in, unsigned dim);
+/// Does an elementwise kernel need its domain coordinates?
+bool needsCoordinates(const lower::ElementwiseKernel &k);
+/// Prints `const int64_t cc_c<d> = ...;` for every domain dimension `d`
+/// with `used[d]`, from the flat index `flat`, reading the extents
+/// `geom.e<d>`.
+void emitCoordinates(CodeWriter &w, llvm::ArrayRef<bool> used,
+                     llvm::StringRef flat, llvm::StringRef geom);
+/// The domain dimensions an elementwise kernel's element needs.
+llvm::SmallVector<bool, 4> usedCoordinates(const lower::ElementwiseKernel &k);
+/// Marks the domain dimensions input `in` is read by.
+void usedBy(const lower::KernelInput &in, llvm::MutableArrayRef<bool> used);
+/// The index of input `i` (its KernelInput `in`) at the current element:
+/// "0" for a scalar, `flat` for a flat input, else the sum over its
+/// dimensions of (coordinate + shift) * stride, from `geom` fields
+/// `s<i>_<k>` and `d<i>_<k>`.
+std::string inputIndex(const lower::ElementwiseKernel *k,
+                       const lower::KernelInput &in, unsigned i,
+                       const lower::Extents &domain, llvm::StringRef flat,
+                       llvm::StringRef geom);
+/// The global row-major index of the current element: sum over d of
+/// (cc_c<d> + geom.off<d>) * geom.gs<d>.
+std::string globalIndexExpr(unsigned rank, llvm::StringRef geom);
+
+/// The by-value type of a scalar parameter in the API (its compute type).
+std::string scalarParamType(ir::DType dtype);
+/// The API's parameter list of `plan` for `target`, without the outputs
+/// ("const __half *g, float *w, ..., float lr"), and the outputs.
+std::string apiParams(const lower::Plan &plan, Target target);
+std::string apiOutputs(const lower::Plan &plan, Target target);
+
+/// The source file (`.cu` / `.cpp`) and the header of `plan`.
+std::string emitSource(const lower::Plan &plan, const EmitOptions &options);
+std::string emitHeader(const lower::Plan &plan, const EmitOptions &options);
+/// The driver's `main`.
+std::string emitDriver(const lower::Plan &plan, const EmitOptions &options);
+/// The kernels of the CPU and the CUDA target (CpuKernels.cpp,
+/// CudaKernels.cpp): one function per kernel step, and the code of one
+/// step inside `operator()`.
+void emitCpuKernels(CodeWriter &w, const lower::Plan &plan);
+void emitCpuStep(CodeWriter &w, const lower::Plan &plan, unsigned index);
+void emitCudaKernels(CodeWriter &w, const lower::Plan &plan);
+void emitCudaStep(CodeWriter &w, const lower::Plan &plan, unsigned index);
+
+/// One parameter of a kernel function and the argument `operator()` passes.
+struct KernelArg {
+  std::string decl;  ///< "const float *w", "float lr"
+  std::string value; ///< "w", "lr"
+};
+/// The buffers a kernel step reads and writes (pointers; const when only
+/// read) and the scalar parameters it reads by value, in a stable order.
+std::vector<KernelArg> kernelArgs(const lower::Plan &plan,
+                                  const lower::Step &step, Target target);
+/// A member's value variable inside an elementwise kernel: its stage's
+/// name, made distinct from the kernel's parameters.
+std::string memberName(const lower::Plan &plan, const lower::Step &step,
+                       const ir::Stage &stage);
+
+/// How emitElementBody reads and writes.
+enum class ElementForm {
+  Scalar,       ///< every input loaded at its index, outputs at `cc_i`
+  HoistedScalars, ///< as Scalar, but scalar inputs are `cc_in<i>` already
+  VectorLane,   ///< flat inputs from `cc_l<i>.v[cc_j]`, outputs into
+                ///< `cc_s<member>.v[cc_j]`; scalar inputs hoisted
+};
+/// The body of one element of an elementwise kernel at flat index `cc_i`
+/// (geometry `cc_g`): loads, member computations, stores.
+void emitElementBody(CodeWriter &w, const lower::Plan &plan,
+                     const lower::Step &step,
+                     const lower::ElementwiseKernel &k, Target target,
+                     ElementForm form);
+/// `const T cc_in<i> = ...;` for every scalar input (before a loop).
+void emitScalarInputs(CodeWriter &w, const lower::Plan &plan,
+                      const lower::ElementwiseKernel &k, Target target);
+
+/// The name of a buffer inside `operator()` and kernels.
+const std::string &bufferName(const lower::Plan &plan, unsigned buffer);
+/// "first line of a banner" shared by every generated file.
+std::string banner(const lower::Plan &plan, const EmitOptions &options,
+                   llvm::StringRef what);
+
+} // namespace coconet::codegen
+
+#endif // COCONET_CODEGEN_CODEGENIMPL_H

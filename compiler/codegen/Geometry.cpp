@@ -1,0 +1,256 @@
+//===- Geometry.cpp - sizes, strides and offsets of each step -------------===//
+//
+// Every step gets a small struct of int64 fields that the program object
+// computes once, when it is created (the sizes and this rank's mesh
+// coordinates are known then), and passes to the kernel by value: element
+// counts, the domain's extents, the strides of inputs read through an
+// access pattern, and the shifts between a block's offset and the domain's
+// (a replicated operand read at a slice's offset).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CodegenImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::codegen {
+
+using namespace lower;
+
+namespace {
+
+std::string sizeVar(llvm::StringRef name) { return "sizes." + name.str(); }
+std::string coordVar(unsigned axis) {
+  return "cc_mesh->coord(" + std::to_string(axis) + ")";
+}
+
+class GeometryBuilder {
+public:
+  GeometryBuilder(const Plan &plan) : plan(plan), mesh(plan.program->mesh) {}
+
+  void add(const std::string &name, std::string expr) {
+    fields.push_back({name, std::move(expr)});
+  }
+  std::string count(llvm::ArrayRef<Extent> e) {
+    return printCount(e, mesh, sizeVar);
+  }
+  std::string extent(const Extent &e) {
+    return printExtent(e, mesh, sizeVar);
+  }
+  std::string offset(const Extent &e) {
+    return printOffset(e, mesh, sizeVar, coordVar);
+  }
+  /// e<d> for the domain, if coordinates are needed.
+  void domainExtents(const Extents &domain) {
+    for (unsigned d = 0; d < domain.size(); ++d)
+      add("e" + std::to_string(d), extent(domain[d]));
+  }
+  /// s<i>_<k> and d<i>_<k> of an input read over `domain`.
+  void input(const KernelInput &in, unsigned i, const Extents &domain) {
+    if (in.flat || in.isScalar())
+      return;
+    if (in.shifted) {
+      // o<i>: the constant the flat index is shifted by.
+      const DimAccess &a = in.dims[0];
+      Extents after;
+      for (unsigned j = 1; j < in.dims.size(); ++j)
+        after.push_back(in.dims[j].extent);
+      std::string shift =
+          a.operandAxes.empty()
+              ? offset(domain[0])
+              : "(" + offset(domain[0]) + " - (" + offset(a.extent) + "))";
+      add("o" + std::to_string(i), unitStride(in, 0)
+                                      ? shift
+                                      : shift + " * (" + count(after) + ")");
+      return;
+    }
+    for (unsigned k = 0; k < in.dims.size(); ++k) {
+      const DimAccess &a = in.dims[k];
+      if (a.zero)
+        continue;
+      Extents after;
+      for (unsigned j = k + 1; j < in.dims.size(); ++j)
+        after.push_back(in.dims[j].extent);
+      std::string suffix = std::to_string(i) + "_" + std::to_string(k);
+      if (!unitStride(in, k))
+        add("s" + suffix, count(after));
+      const Extent &dom = domain[a.domainDim];
+      if (a.operandAxes != dom.axes)
+        add("d" + suffix, a.operandAxes.empty()
+                              ? offset(dom)
+                              : offset(dom) + " - (" + offset(a.extent) + ")");
+    }
+  }
+
+  const Plan &plan;
+  const ir::Mesh &mesh;
+  std::vector<GeometryField> fields;
+};
+
+} // namespace
+
+bool unitStride(const KernelInput &in, unsigned dim) {
+  for (unsigned j = dim + 1; j < in.dims.size(); ++j)
+    if (!in.dims[j].extent.isOne())
+      return false;
+  return true;
+}
+
+bool needsCoordinates(const ElementwiseKernel &k) {
+  return k.needsGlobalIndex ||
+         llvm::any_of(k.inputs, [](const KernelInput &in) {
+           return !in.flat && !in.shifted && !in.isScalar();
+         });
+}
+
+std::vector<GeometryField> stepGeometry(const Plan &plan, const Step &step) {
+  GeometryBuilder g(plan);
+  std::visit(
+      [&](const auto &body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, ElementwiseKernel>) {
+          g.add("n", g.count(body.domain));
+          if (needsCoordinates(body))
+            g.domainExtents(body.domain);
+          if (body.needsGlobalIndex) {
+            for (unsigned d = 0; d < body.domain.size(); ++d) {
+              g.add("off" + std::to_string(d), g.offset(body.domain[d]));
+              Extents after;
+              for (unsigned j = d + 1; j < body.globalShape.size(); ++j)
+                after.push_back({body.globalShape[j], {}});
+              g.add("gs" + std::to_string(d), g.count(after));
+            }
+          }
+          for (unsigned i = 0; i < body.inputs.size(); ++i)
+            g.input(body.inputs[i], i, body.domain);
+        } else if constexpr (std::is_same_v<T, ReductionKernel>) {
+          g.add("outer", g.count(body.outer));
+          g.add("reduced", g.count(body.reduced));
+          g.add("inner", g.count(body.inner));
+        } else if constexpr (std::is_same_v<T, NormKernel>) {
+          Extents domain = body.rows;
+          domain.push_back(body.row);
+          g.add("rows", g.count(body.rows));
+          g.add("h", g.extent(body.row));
+          g.domainExtents(domain);
+          g.input(body.gamma, 0, domain);
+          if (body.beta)
+            g.input(*body.beta, 1, domain);
+        } else if constexpr (std::is_same_v<T, TransposeKernel>) {
+          g.add("batch", g.count(body.batch));
+          g.add("rows", g.extent(body.rows));
+          g.add("cols", g.extent(body.cols));
+        } else if constexpr (std::is_same_v<T, MatMulCall>) {
+          g.add("batch", g.count(body.batch));
+          g.add("m", g.extent(body.m));
+          g.add("n", g.extent(body.n));
+          g.add("k", g.extent(body.k));
+        } else if constexpr (std::is_same_v<T, CollectiveCall>) {
+          g.add("count", g.count(body.count));
+          g.add("out_count", g.count(body.outCount));
+        } else if constexpr (std::is_same_v<T, PackKernel>) {
+          g.add("outer", g.count(body.outer));
+          g.add("blocks", printAxisSize(body.axis, g.mesh, sizeVar));
+          Extents chunk{body.chunk};
+          chunk.append(body.inner.begin(), body.inner.end());
+          g.add("chunk", g.count(chunk));
+        } else if constexpr (std::is_same_v<T, CopyCall>) {
+          g.add("count", g.count(body.count));
+        }
+      },
+      step.body);
+  return g.fields;
+}
+
+std::string geometryType(const Step &step) {
+  return "cc_" + step.name + "_geometry";
+}
+std::string geometryMember(const Step &step) { return "cc_" + step.name; }
+
+void emitCoordinates(CodeWriter &w, llvm::ArrayRef<bool> used,
+                     llvm::StringRef flat, llvm::StringRef geom) {
+  const unsigned rank = used.size();
+  // The lowest dimension needed: nothing below it is computed.
+  int lowest = -1;
+  for (unsigned d = 0; d < rank && lowest < 0; ++d)
+    if (used[d])
+      lowest = static_cast<int>(d);
+  if (lowest < 0)
+    return;
+  if (rank == 1) {
+    w.line("const int64_t cc_c0 = " + flat.str() + ";");
+    return;
+  }
+  if (lowest == static_cast<int>(rank) - 1) {
+    w.line("const int64_t cc_c" + std::to_string(rank - 1) + " = " +
+           flat.str() + " % " + geom.str() + ".e" + std::to_string(rank - 1) +
+           ";");
+    return;
+  }
+  w.line("int64_t cc_rest = " + flat.str() + ";");
+  for (unsigned d = rank; d-- > 1 && static_cast<int>(d) > lowest;) {
+    std::string e = geom.str() + ".e" + std::to_string(d);
+    if (used[d])
+      w.line("const int64_t cc_c" + std::to_string(d) + " = cc_rest % " + e +
+             ";");
+    w.line("cc_rest /= " + e + ";");
+  }
+  if (lowest == 0)
+    w.line("const int64_t cc_c0 = cc_rest;");
+  else
+    w.line("const int64_t cc_c" + std::to_string(lowest) + " = cc_rest % " +
+           geom.str() + ".e" + std::to_string(lowest) + ";");
+}
+
+llvm::SmallVector<bool, 4> usedCoordinates(const ElementwiseKernel &k) {
+  llvm::SmallVector<bool, 4> used(k.domain.size(), k.needsGlobalIndex);
+  for (const KernelInput &in : k.inputs)
+    usedBy(in, used);
+  return used;
+}
+
+void usedBy(const KernelInput &in, llvm::MutableArrayRef<bool> used) {
+  if (in.flat || in.shifted || in.isScalar())
+    return;
+  for (const DimAccess &a : in.dims)
+    if (!a.zero)
+      used[a.domainDim] = true;
+}
+
+std::string inputIndex(const ElementwiseKernel *k, const KernelInput &in,
+                       unsigned i, const Extents &domain, llvm::StringRef flat,
+                       llvm::StringRef geom) {
+  (void)k;
+  if (in.isScalar())
+    return "0";
+  if (in.flat)
+    return flat.str();
+  if (in.shifted)
+    return flat.str() + " + " + geom.str() + ".o" + std::to_string(i);
+  std::string out;
+  for (unsigned j = 0; j < in.dims.size(); ++j) {
+    const DimAccess &a = in.dims[j];
+    if (a.zero)
+      continue;
+    std::string suffix = std::to_string(i) + "_" + std::to_string(j);
+    std::string coord = "cc_c" + std::to_string(a.domainDim);
+    if (a.operandAxes != domain[a.domainDim].axes)
+      coord = "(" + coord + " + " + geom.str() + ".d" + suffix + ")";
+    out += (out.empty() ? "" : " + ") + coord;
+    if (!unitStride(in, j))
+      out += " * " + geom.str() + ".s" + suffix;
+  }
+  return out.empty() ? "0" : out;
+}
+
+std::string globalIndexExpr(unsigned rank, llvm::StringRef geom) {
+  std::string out;
+  for (unsigned d = 0; d < rank; ++d) {
+    std::string s = std::to_string(d);
+    out += (out.empty() ? "" : " + ") + std::string("(cc_c") + s + " + " +
+           geom.str() + ".off" + s + ") * " + geom.str() + ".gs" + s;
+  }
+  return out.empty() ? "0" : out;
+}
+
+} // namespace coconet::codegen

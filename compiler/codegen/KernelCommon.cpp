@@ -1,0 +1,129 @@
+//===- KernelCommon.cpp - what kernels of both targets share --------------===//
+//
+// The arguments of a kernel step, the names of member values, and the body
+// of one element of an elementwise kernel: load every input, compute the
+// members in order, store the outputs (so an update can overwrite the
+// parameter it reads at the same element).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CodegenImpl.h"
+
+#include "lower/LowerImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::codegen {
+
+using namespace lower;
+
+std::vector<KernelArg> kernelArgs(const Plan &plan, const Step &step,
+                                  Target target) {
+  std::vector<KernelArg> args;
+  llvm::SmallVector<unsigned, 8> buffers;
+  for (unsigned b : step.reads)
+    if (!llvm::is_contained(buffers, b))
+      buffers.push_back(b);
+  for (unsigned b : step.writes)
+    if (!llvm::is_contained(buffers, b))
+      buffers.push_back(b);
+  llvm::SmallVector<unsigned, 4> scalars;
+  if (auto *k = std::get_if<ElementwiseKernel>(&step.body)) {
+    for (const KernelInput &in : k->inputs)
+      if (plan.buffers[in.buffer].kind == Buffer::Kind::ScalarParam &&
+          !llvm::is_contained(scalars, in.buffer))
+        scalars.push_back(in.buffer);
+  } else if (auto *n = std::get_if<NormKernel>(&step.body)) {
+    if (plan.buffers[n->eps].kind == Buffer::Kind::ScalarParam)
+      scalars.push_back(n->eps);
+  }
+  for (unsigned b : buffers) {
+    const Buffer &buf = plan.buffers[b];
+    bool written = llvm::is_contained(step.writes, b);
+    args.push_back({std::string(written ? "" : "const ") +
+                        storageType(buf.dtype, target) + " *" + buf.name,
+                    buf.name});
+  }
+  for (unsigned b : scalars) {
+    const Buffer &buf = plan.buffers[b];
+    args.push_back({scalarParamType(buf.dtype) + " " + buf.name, buf.name});
+  }
+  return args;
+}
+
+std::string memberName(const Plan &plan, const Step &step,
+                       const ir::Stage &stage) {
+  std::string name = identifier(stage.name);
+  bool clash = llvm::any_of(kernelArgs(plan, step, Target::Cpu),
+                            [&](const KernelArg &a) { return a.value == name; });
+  return clash ? name + "_value" : name;
+}
+
+void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
+                     const ElementwiseKernel &k, Target target,
+                     ElementForm form) {
+  const std::string geom = "cc_g";
+  emitCoordinates(w, usedCoordinates(k), "cc_i", geom);
+  std::string global = k.needsGlobalIndex
+                           ? globalIndexExpr(k.domain.size(), geom)
+                           : std::string("0");
+  const bool lanes = form == ElementForm::VectorLane;
+  std::vector<std::string> inputs;
+  for (unsigned i = 0; i < k.inputs.size(); ++i) {
+    const KernelInput &in = k.inputs[i];
+    const Buffer &b = plan.buffers[in.buffer];
+    std::string name = "cc_in" + std::to_string(i);
+    // Scalars were loaded before the loop.
+    if (in.isScalar() && form != ElementForm::Scalar) {
+      inputs.push_back(name);
+      continue;
+    }
+    std::string element =
+        lanes && (in.flat || in.shifted)
+            ? "cc_l" + std::to_string(i) + ".v[cc_j]"
+            : b.name + "[" + inputIndex(&k, in, i, k.domain, "cc_i", geom) +
+                  "]";
+    std::string value = b.kind == Buffer::Kind::ScalarParam
+                            ? b.name
+                            : loadValue(b.dtype, target, element);
+    w.line("const " + computeType(b.dtype) + " " + name + " = " + value + ";");
+    inputs.push_back(name);
+  }
+  unsigned temp = 0;
+  std::vector<std::string> members;
+  for (const auto &m : k.members) {
+    std::vector<std::string> operands;
+    for (const Source &src : m.operands)
+      operands.push_back(src.kind == Source::Kind::Input ? inputs[src.index]
+                                                          : members[src.index]);
+    std::string name = memberName(plan, step, *m.stage);
+    emitBody(w, *m.stage, operands, global, name, target, temp);
+    members.push_back(name);
+  }
+  for (size_t i = 0; i < k.members.size(); ++i) {
+    const auto &m = k.members[i];
+    if (m.output < 0)
+      continue;
+    const Buffer &b = plan.buffers[m.output];
+    std::string to = lanes ? "cc_s" + std::to_string(i) + ".v[cc_j]"
+                           : b.name + "[cc_i]";
+    w.line(to + " = " + storeValue(b.dtype, target, members[i]) + ";");
+  }
+}
+
+void emitScalarInputs(CodeWriter &w, const Plan &plan,
+                      const ElementwiseKernel &k, Target target) {
+  for (unsigned i = 0; i < k.inputs.size(); ++i) {
+    const KernelInput &in = k.inputs[i];
+    if (!in.isScalar())
+      continue;
+    const Buffer &b = plan.buffers[in.buffer];
+    std::string value = b.kind == Buffer::Kind::ScalarParam
+                            ? b.name
+                            : loadValue(b.dtype, target, b.name + "[0]");
+    w.line("const " + computeType(b.dtype) + " cc_in" + std::to_string(i) +
+           " = " + value + ";");
+  }
+}
+
+} // namespace coconet::codegen

@@ -1,0 +1,474 @@
+//===- ScalarCode.cpp - types, literals and elementwise bodies ------------===//
+//
+// Each node of a member's body becomes one `const` temporary, computed as
+// the simulator computes it (sim/ScalarEval.cpp): f16/bf16/f32 nodes in
+// float and rounded to their type, f64 nodes in double, integers wrapping
+// at their width through the runtime's helpers. The CPU target spells the
+// operations as C++ (compiled without contraction, so `a * b + c` stays two
+// roundings); the CUDA target uses the _rn intrinsics, which nvcc never
+// contracts into FMAs. Transcendental functions are the platform's: bitwise
+// on the CPU (the simulator calls the same libm), within a few ulps on a
+// GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CodegenImpl.h"
+
+#include "support/Half.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace coconet::codegen {
+
+using ir::DType;
+using ir::ScalarExpr;
+using ir::ScalarOp;
+
+std::string storageType(DType dtype, Target target) {
+  switch (dtype) {
+  case DType::F16:
+    return target == Target::Cuda ? "__half" : "coconet::rt::Half";
+  case DType::BF16:
+    return target == Target::Cuda ? "__nv_bfloat16" : "coconet::rt::BFloat16";
+  case DType::F32:
+    return "float";
+  case DType::F64:
+    return "double";
+  case DType::I32:
+    return "int32_t";
+  case DType::I64:
+    return "int64_t";
+  case DType::U64:
+    return "uint64_t";
+  case DType::Bool:
+    return "bool";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+std::string computeType(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+  case DType::F32:
+    return "float";
+  default:
+    return storageType(dtype, Target::Cpu);
+  }
+}
+
+std::string runtimeDType(DType dtype) {
+  static const char *const kNames[] = {"F16", "BF16", "F32", "F64",
+                                       "I32", "I64",  "U64", "Bool"};
+  return std::string("coconet::rt::DType::") +
+         kNames[static_cast<int>(dtype)];
+}
+
+std::string runtimeReduceOp(ir::ReduceOp op) {
+  static const char *const kNames[] = {"Sum", "Prod", "Max", "Min", "Avg"};
+  return std::string("coconet::rt::ReduceOp::") +
+         kNames[static_cast<int>(op)];
+}
+
+std::string loadValue(DType dtype, Target target, llvm::StringRef expr) {
+  if (dtype == DType::F16)
+    return (target == Target::Cuda ? "__half2float(" : "coconet::rt::toFloat(") +
+           expr.str() + ")";
+  if (dtype == DType::BF16)
+    return (target == Target::Cuda ? "__bfloat162float("
+                                   : "coconet::rt::toFloat(") +
+           expr.str() + ")";
+  return expr.str();
+}
+
+std::string storeValue(DType dtype, Target target, llvm::StringRef expr) {
+  if (dtype == DType::F16)
+    return (target == Target::Cuda ? "__float2half_rn(" : "coconet::rt::toHalf(") +
+           expr.str() + ")";
+  if (dtype == DType::BF16)
+    return (target == Target::Cuda ? "__float2bfloat16_rn("
+                                   : "coconet::rt::toBFloat16(") +
+           expr.str() + ")";
+  return expr.str();
+}
+
+std::string storeFromDouble(DType dtype, Target target, llvm::StringRef expr) {
+  switch (dtype) {
+  case DType::F16:
+    return (target == Target::Cuda ? "__double2half(" : "coconet::rt::toHalf(") +
+           expr.str() + ")";
+  case DType::BF16:
+    return (target == Target::Cuda ? "__double2bfloat16("
+                                   : "coconet::rt::toBFloat16(") +
+           expr.str() + ")";
+  case DType::F32:
+    return "static_cast<float>(" + expr.str() + ")";
+  default:
+    return expr.str();
+  }
+}
+
+namespace {
+
+/// The shortest decimal that reads back as `v` in the type (float when
+/// `asFloat`).
+std::string shortestDecimal(double v, bool asFloat) {
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+    double back = std::strtod(buf, nullptr);
+    if (asFloat ? static_cast<float>(back) == static_cast<float>(v)
+                : back == v)
+      break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+} // namespace
+
+std::string floatLiteral(double value, DType dtype) {
+  const bool asFloat = computeType(dtype) == "float";
+  if (std::isnan(value))
+    return asFloat ? "NAN" : "static_cast<double>(NAN)";
+  if (std::isinf(value)) {
+    std::string inf = asFloat ? "INFINITY" : "static_cast<double>(INFINITY)";
+    return value < 0 ? "(-" + inf + ")" : inf;
+  }
+  std::string s = shortestDecimal(value, asFloat) + (asFloat ? "f" : "");
+  return value < 0 || (value == 0 && std::signbit(value)) ? "(" + s + ")" : s;
+}
+
+std::string intLiteral(int64_t value, DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return value ? "true" : "false";
+  case DType::U64:
+    return "UINT64_C(" + std::to_string(static_cast<uint64_t>(value)) + ")";
+  case DType::I32:
+    return "INT32_C(" + std::to_string(static_cast<int32_t>(value)) + ")";
+  default:
+    if (value == INT64_MIN)
+      return "(-INT64_C(9223372036854775807) - 1)";
+    return "INT64_C(" + std::to_string(value) + ")";
+  }
+}
+
+namespace {
+
+double roundConstant(double v, DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return support::roundToHalf(v);
+  case DType::BF16:
+    return support::roundToBFloat16(v);
+  case DType::F32:
+    return support::roundToFloat(v);
+  default:
+    return v;
+  }
+}
+
+/// Prints the nodes of one body; see the file comment.
+class BodyPrinter {
+public:
+  BodyPrinter(CodeWriter &w, llvm::ArrayRef<std::string> operands,
+              llvm::StringRef globalIndex, Target target, unsigned &temp)
+      : w(w), operands(operands), globalIndex(globalIndex), target(target),
+        temp(temp) {}
+
+  /// Prints the nodes of `root`; the root's value goes into the variable
+  /// `out` (declared here).
+  void print(const ScalarExpr *root, llvm::StringRef out);
+
+private:
+  bool cuda() const { return target == Target::Cuda; }
+  /// `x` converted to the compute type of `dtype` when it is not already.
+  std::string as(const ScalarExpr *arg, DType dtype) {
+    std::string v = values.lookup(arg);
+    if (computeType(arg->dtype) == computeType(dtype))
+      return v;
+    return "static_cast<" + computeType(dtype) + ">(" + v + ")";
+  }
+  /// Rounds a float-computed value to an f16/bf16 node's type.
+  std::string round(DType dtype, const std::string &v) {
+    if (dtype == DType::F16)
+      return (cuda() ? "cc_round_f16(" : "coconet::rt::roundToHalf(") + v +
+             ")";
+    if (dtype == DType::BF16)
+      return (cuda() ? "cc_round_bf16(" : "coconet::rt::roundToBFloat16(") +
+             v + ")";
+    return v;
+  }
+  std::string binaryFloat(ScalarOp op, bool isDouble, const std::string &a,
+                          const std::string &b);
+  std::string unaryFloat(ScalarOp op, bool isDouble, const std::string &x);
+  std::string math(llvm::StringRef name, bool isDouble, const std::string &x) {
+    if (!cuda())
+      return "std::" + name.str() + "(" + x + ")";
+    return name.str() + (isDouble ? "" : "f") + "(" + x + ")";
+  }
+  std::string node(const ScalarExpr *e);
+
+  CodeWriter &w;
+  llvm::ArrayRef<std::string> operands;
+  llvm::StringRef globalIndex;
+  Target target;
+  unsigned &temp;
+  llvm::DenseMap<const ScalarExpr *, std::string> values;
+};
+
+std::string BodyPrinter::binaryFloat(ScalarOp op, bool isDouble,
+                                     const std::string &a,
+                                     const std::string &b) {
+  const char *rn = isDouble ? "d" : "f";
+  switch (op) {
+  case ScalarOp::Add:
+    return cuda() ? std::string("__") + rn + "add_rn(" + a + ", " + b + ")"
+                  : "(" + a + " + " + b + ")";
+  case ScalarOp::Sub:
+    return cuda() ? std::string("__") + rn + "sub_rn(" + a + ", " + b + ")"
+                  : "(" + a + " - " + b + ")";
+  case ScalarOp::Mul:
+    return cuda() ? std::string("__") + rn + "mul_rn(" + a + ", " + b + ")"
+                  : "(" + a + " * " + b + ")";
+  case ScalarOp::Div:
+    return cuda() ? std::string("__") + rn + "div_rn(" + a + ", " + b + ")"
+                  : "(" + a + " / " + b + ")";
+  case ScalarOp::Pow:
+    return cuda() ? std::string(isDouble ? "pow(" : "powf(") + a + ", " + b +
+                        ")"
+                  : "std::pow(" + a + ", " + b + ")";
+  case ScalarOp::Max:
+    return "coconet::rt::maxNumber(" + a + ", " + b + ")";
+  case ScalarOp::Min:
+    return "coconet::rt::minNumber(" + a + ", " + b + ")";
+  default:
+    llvm_unreachable("not a binary float op");
+  }
+}
+
+std::string BodyPrinter::unaryFloat(ScalarOp op, bool isDouble,
+                                    const std::string &x) {
+  const std::string one = isDouble ? "1.0" : "1.0f";
+  const std::string zero = isDouble ? "0.0" : "0.0f";
+  auto mul = [&](const std::string &a, const std::string &b) {
+    return binaryFloat(ScalarOp::Mul, isDouble, a, b);
+  };
+  auto add = [&](const std::string &a, const std::string &b) {
+    return binaryFloat(ScalarOp::Add, isDouble, a, b);
+  };
+  auto div = [&](const std::string &a, const std::string &b) {
+    return binaryFloat(ScalarOp::Div, isDouble, a, b);
+  };
+  switch (op) {
+  case ScalarOp::Sqrt:
+    return cuda() ? std::string(isDouble ? "__dsqrt_rn(" : "__fsqrt_rn(") + x +
+                        ")"
+                  : "std::sqrt(" + x + ")";
+  case ScalarOp::Rsqrt:
+    return div(one, unaryFloat(ScalarOp::Sqrt, isDouble, x));
+  case ScalarOp::Exp:
+    return math("exp", isDouble, x);
+  case ScalarOp::Log:
+    return math("log", isDouble, x);
+  case ScalarOp::Abs:
+    return math("fabs", isDouble, x);
+  case ScalarOp::Tanh:
+    return math("tanh", isDouble, x);
+  case ScalarOp::Erf:
+    return math("erf", isDouble, x);
+  case ScalarOp::Relu:
+    return "(" + x + " > " + zero + " ? " + x + " : (" +
+           (cuda() ? "isnan(" : "std::isnan(") + x + ") ? " + x + " : " +
+           zero + "))";
+  case ScalarOp::Gelu: {
+    // The exact (erf) form, in the simulator's order of operations.
+    std::string c = isDouble ? floatLiteral(0.70710678118654752440, DType::F64)
+                             : floatLiteral(static_cast<float>(
+                                                0.70710678118654752440),
+                                            DType::F32);
+    std::string half = isDouble ? "0.5" : "0.5f";
+    return mul(mul(half, x), add(one, math("erf", isDouble, mul(x, c))));
+  }
+  case ScalarOp::Silu:
+    return div(x, add(one, math("exp", isDouble, "-" + x)));
+  default:
+    llvm_unreachable("not a unary float op");
+  }
+}
+
+std::string BodyPrinter::node(const ScalarExpr *e) {
+  const DType d = e->dtype;
+  const bool isF = ir::isFloat(d);
+  const bool isDouble = d == DType::F64;
+  auto arg = [&](unsigned i) { return values.lookup(e->args[i]); };
+  switch (e->op) {
+  case ScalarOp::Operand:
+    return operands[e->operandIndex];
+  case ScalarOp::Const:
+    if (isF)
+      return floatLiteral(roundConstant(e->constValue, d), d);
+    return intLiteral(e->constInt, d);
+  case ScalarOp::Cast: {
+    const DType from = e->args[0]->dtype;
+    const std::string x = arg(0);
+    if (d == DType::Bool)
+      return "(" + x + " != 0)";
+    if (!isF) {
+      if (ir::isFloat(from))
+        return "coconet::rt::floatToInt<" + computeType(d) +
+               ">(static_cast<double>(" + x + "))";
+      return "static_cast<" + computeType(d) + ">(" + x + ")";
+    }
+    // To a float type: from the exact source value, rounding once.
+    std::string src = x;
+    if (!ir::isFloat(from))
+      src = from == DType::U64 || from == DType::Bool
+                ? "static_cast<double>(" + x + ")"
+                : "static_cast<double>(static_cast<int64_t>(" + x + "))";
+    const bool srcDouble = !ir::isFloat(from) || from == DType::F64;
+    switch (d) {
+    case DType::F64:
+      return "static_cast<double>(" + src + ")";
+    case DType::F32:
+      return "static_cast<float>(" + src + ")";
+    case DType::F16:
+    case DType::BF16:
+      if (!srcDouble)
+        return round(d, src);
+      if (cuda())
+        return std::string(d == DType::F16 ? "__half2float(__double2half("
+                                           : "__bfloat162float(__double2bfloat16(") +
+               src + "))";
+      return std::string("static_cast<float>(coconet::rt::") +
+             (d == DType::F16 ? "roundToHalf(" : "roundToBFloat16(") + src +
+             "))";
+    default:
+      llvm_unreachable("not a float type");
+    }
+  }
+  case ScalarOp::Neg:
+    return isF ? "(-" + arg(0) + ")" : "coconet::rt::wrapNeg(" + arg(0) + ")";
+  case ScalarOp::Add:
+  case ScalarOp::Sub:
+  case ScalarOp::Mul:
+  case ScalarOp::Div:
+  case ScalarOp::Pow:
+  case ScalarOp::Max:
+  case ScalarOp::Min: {
+    if (isF)
+      return round(d, binaryFloat(e->op, isDouble, as(e->args[0], d),
+                                  as(e->args[1], d)));
+    const std::string a = arg(0), b = arg(1);
+    switch (e->op) {
+    case ScalarOp::Add:
+      return "coconet::rt::wrapAdd(" + a + ", " + b + ")";
+    case ScalarOp::Sub:
+      return "coconet::rt::wrapSub(" + a + ", " + b + ")";
+    case ScalarOp::Mul:
+      return "coconet::rt::wrapMul(" + a + ", " + b + ")";
+    case ScalarOp::Div:
+      return "coconet::rt::intDiv(" + a + ", " + b + ")";
+    case ScalarOp::Pow:
+      return "coconet::rt::intPow(" + a + ", " + b + ")";
+    case ScalarOp::Max:
+      return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+    default:
+      return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+    }
+  }
+  case ScalarOp::Lt:
+  case ScalarOp::Le:
+  case ScalarOp::Gt:
+  case ScalarOp::Ge:
+  case ScalarOp::Eq:
+  case ScalarOp::Ne: {
+    static const char *const kOps[] = {" < ", " <= ", " > ", " >= ", " == ",
+                                       " != "};
+    int i = static_cast<int>(e->op) - static_cast<int>(ScalarOp::Lt);
+    return "(" + arg(0) + kOps[i] + arg(1) + ")";
+  }
+  case ScalarOp::Select:
+    return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+  case ScalarOp::Sqrt:
+  case ScalarOp::Rsqrt:
+  case ScalarOp::Exp:
+  case ScalarOp::Log:
+  case ScalarOp::Abs:
+  case ScalarOp::Tanh:
+  case ScalarOp::Erf:
+  case ScalarOp::Relu:
+  case ScalarOp::Gelu:
+  case ScalarOp::Silu:
+    if (!isF)
+      return std::string(e->op == ScalarOp::Abs ? "coconet::rt::intAbs("
+                                                : "coconet::rt::intRelu(") +
+             arg(0) + ")";
+    return round(d, unaryFloat(e->op, isDouble, as(e->args[0], d)));
+  case ScalarOp::Dropout: {
+    // keep = uniform(seed, index) >= p; kept: x / (1 - p), computed in
+    // float (f64 for f64), then rounded to the type.
+    std::string p = "static_cast<float>(" + arg(1) + ")";
+    std::string keep = "coconet::rt::dropoutKeep(static_cast<uint64_t>(" +
+                       arg(2) + "), static_cast<uint64_t>(" +
+                       globalIndex.str() + "), " + p + ")";
+    std::string kept =
+        isDouble ? binaryFloat(ScalarOp::Div, true, arg(0),
+                               binaryFloat(ScalarOp::Sub, true, "1.0",
+                                           "static_cast<double>(" + p + ")"))
+                 : binaryFloat(ScalarOp::Div, false, as(e->args[0], d),
+                               binaryFloat(ScalarOp::Sub, false, "1.0f", p));
+    return "(" + keep + " ? " + round(d, kept) + " : " +
+           floatLiteral(0.0, d) + ")";
+  }
+  }
+  llvm_unreachable("unknown scalar op");
+}
+
+void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {
+  // Post-order without recursion: a stack of (node, children pushed).
+  llvm::SmallVector<std::pair<const ScalarExpr *, bool>, 16> stack{
+      {root, false}};
+  while (!stack.empty()) {
+    auto [e, expanded] = stack.pop_back_val();
+    if (values.count(e))
+      continue;
+    if (!expanded) {
+      stack.push_back({e, true});
+      for (const ScalarExpr *a : e->args)
+        if (!values.count(a))
+          stack.push_back({a, false});
+      continue;
+    }
+    std::string value = node(e);
+    const bool leaf = e->op == ScalarOp::Operand || e->op == ScalarOp::Const;
+    if (leaf && e != root) {
+      values[e] = value;
+      continue;
+    }
+    std::string name =
+        e == root ? out.str() : "cc_e" + std::to_string(temp++);
+    w.line("const " + computeType(e->dtype) + " " + name + " = " + value +
+           ";");
+    values[e] = name;
+  }
+}
+
+} // namespace
+
+void emitBody(CodeWriter &w, const ir::Stage &stage,
+              llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
+              llvm::StringRef out, Target target, unsigned &temp) {
+  BodyPrinter printer(w, operands, globalIndex, target, temp);
+  printer.print(stage.body, out);
+}
+
+} // namespace coconet::codegen

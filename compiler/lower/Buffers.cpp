@@ -1,0 +1,218 @@
+//===- Buffers.cpp - where every value lives, and scratch sharing ---------===//
+//
+// A value computed by a stage lives:
+//   - in registers, when it is an elementwise member that nothing outside
+//     its kernel reads and that is no result;
+//   - in the parameter it updates (written in place), when that is safe:
+//     no later unit reads the parameter's old value, the parameter is not
+//     itself returned, and the producing unit is an elementwise kernel that
+//     reads the parameter only at the element it writes (kernels load every
+//     input before storing any output);
+//   - in the caller's output, when it is returned (the first time);
+//   - else in scratch.
+// Results that end up elsewhere are copied after the last step: returned
+// values first (they may read a parameter's old value), then updates.
+// Scratch buffers then share slots greedily in step order: a slot is free
+// again after the last step that reads its buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lower/LowerImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::lower {
+
+using ir::Stage;
+
+namespace {
+
+unsigned numUpdates(const ir::Program &program) {
+  return llvm::count_if(program.getParams(), [&](const Stage *p) {
+    return program.findUpdateOf(p) != nullptr;
+  });
+}
+
+/// Can `s`, in unit `unit` of `units`, write its value straight into the
+/// parameter `p` it updates?
+bool inPlaceSafe(const Lowering &l,
+                 llvm::ArrayRef<llvm::SmallVector<const Stage *, 8>> units,
+                 size_t unit, const Stage *s, const Stage *p) {
+  const ir::Program &program = l.program;
+  if (p->type.isScalar())
+    return false;
+  // The parameter's old value is returned.
+  for (size_t j = numUpdates(program); j < program.getResults().size(); ++j)
+    if (program.getResults()[j] == p)
+      return false;
+  // A later unit reads the old value.
+  for (size_t u = unit + 1; u < units.size(); ++u)
+    for (const Stage *t : units[u])
+      if (llvm::is_contained(t->operands, p))
+        return false;
+  // The producing unit reads it other than at the element it writes.
+  const auto &members = units[unit];
+  const bool kernel = members.front()->kind == ir::StageKind::Elementwise;
+  for (const Stage *t : members) {
+    if (!llvm::is_contained(t->operands, p))
+      continue;
+    if (!kernel)
+      return false;
+    KernelInput in = accessOf(l, 0, p->type, s->type);
+    if (!in.flat || in.isScalar())
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+void assignValueBuffers(
+    Lowering &l, llvm::ArrayRef<llvm::SmallVector<const Stage *, 8>> units) {
+  const ir::Program &program = l.program;
+  Plan &plan = l.plan;
+  auto &copies = l.copies;
+  llvm::DenseMap<const Stage *, unsigned> unitOf;
+  for (size_t u = 0; u < units.size(); ++u)
+    for (const Stage *s : units[u])
+      unitOf[s] = u;
+
+  for (size_t u = 0; u < units.size(); ++u) {
+    const bool kernel = units[u].front()->kind == ir::StageKind::Elementwise;
+    for (const Stage *s : units[u]) {
+      bool readOutside = llvm::any_of(program.getUsers(s), [&](Stage *user) {
+        return unitOf.lookup(user) != u;
+      });
+      if (kernel && !readOutside && !program.isResult(s)) {
+        l.inRegisters[s] = true;
+        continue;
+      }
+      if (const Stage *p = s->updates; p && inPlaceSafe(l, units, u, s, p)) {
+        unsigned b = l.bufferOf.lookup(p);
+        plan.buffers[b].written = true;
+        l.bufferOf[s] = b;
+        continue;
+      }
+      Buffer b;
+      b.kind = Buffer::Kind::Scratch;
+      b.name = "t_" + identifier(s->name);
+      b.dtype = s->type.dtype;
+      b.shape = extentsOf(s->type);
+      b.stage = s;
+      l.bufferOf[s] = l.addBuffer(std::move(b));
+    }
+  }
+
+  // Results: updates (in parameter order), then returned values.
+  const unsigned updates = numUpdates(program);
+  llvm::SmallVector<const Stage *, 4> returnedOnce;
+  for (size_t i = 0; i < program.getResults().size(); ++i) {
+    const Stage *s = program.getResults()[i];
+    Plan::Result r;
+    r.name = program.getResultName(i).str();
+    r.stage = s;
+    const unsigned index = plan.results.size();
+    if (i < updates && !s->updates->type.isScalar()) {
+      r.updates = s->updates;
+      r.buffer = l.bufferOf.lookup(s->updates);
+      if (l.bufferOf.lookup(s) != r.buffer) {
+        plan.buffers[r.buffer].written = true;
+        copies.push_back({s, r.buffer});
+      }
+      plan.results.push_back(r);
+      continue;
+    }
+    // A returned value (or the update of a scalar parameter, which the
+    // caller passed by value): an output. The value's own scratch buffer
+    // becomes the output the first time, if the value has one.
+    if (i < updates)
+      r.updates = s->updates;
+    unsigned own = l.bufferOf.lookup(s);
+    const Buffer &ownBuffer = plan.buffers[own];
+    if (!s->isParam() && ownBuffer.kind == Buffer::Kind::Scratch &&
+        !llvm::is_contained(returnedOnce, s)) {
+      Buffer &b = plan.buffers[own];
+      b.kind = Buffer::Kind::Output;
+      b.name = identifier("out_" + r.name);
+      b.result = index;
+      r.buffer = own;
+    } else {
+      Buffer b;
+      b.kind = Buffer::Kind::Output;
+      b.name = identifier("out_" + r.name);
+      b.dtype = s->type.dtype;
+      b.shape = extentsOf(s->type);
+      b.stage = s;
+      b.result = index;
+      r.buffer = l.addBuffer(std::move(b));
+      copies.insert(llvm::find_if(copies,
+                                  [&](const Lowering::PendingCopy &c) {
+                                    return plan.buffers[c.to].kind !=
+                                           Buffer::Kind::Output;
+                                  }),
+                    {s, r.buffer});
+    }
+    returnedOnce.push_back(s);
+    plan.results.push_back(r);
+  }
+}
+
+void addResultCopies(Lowering &l) {
+  Plan &plan = l.plan;
+  for (const Lowering::PendingCopy &c : l.copies) {
+    unsigned from = l.bufferOf.lookup(c.from);
+    const Buffer &to = plan.buffers[c.to];
+    Step step;
+    step.name = "copy_" + to.name;
+    if (plan.buffers[from].kind == Buffer::Kind::ScalarParam) {
+      step.body = StoreScalarCall{from, c.to};
+      step.summary = "store " + plan.buffers[from].name + " into " + to.name;
+    } else {
+      step.body = CopyCall{from, c.to, to.shape};
+      step.reads.push_back(from);
+      step.summary = "copy " + plan.buffers[from].name + " into " + to.name;
+    }
+    step.writes.push_back(c.to);
+    l.addStep(std::move(step));
+  }
+  l.copies.clear();
+}
+
+void assignSlots(Plan &plan) {
+  const size_t n = plan.buffers.size();
+  std::vector<int> first(n, -1), last(n, -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    for (unsigned b : plan.steps[i].writes) {
+      if (first[b] < 0)
+        first[b] = static_cast<int>(i);
+      last[b] = std::max(last[b], static_cast<int>(i));
+    }
+    for (unsigned b : plan.steps[i].reads) {
+      if (first[b] < 0)
+        first[b] = static_cast<int>(i);
+      last[b] = static_cast<int>(i);
+    }
+  }
+  // slot -> the last step of its current buffer
+  std::vector<int> slotFreeAfter;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    for (unsigned b : plan.steps[i].writes) {
+      Buffer &buf = plan.buffers[b];
+      if (buf.kind != Buffer::Kind::Scratch || buf.slot >= 0)
+        continue;
+      int slot = -1;
+      for (size_t s = 0; s < slotFreeAfter.size() && slot < 0; ++s)
+        if (slotFreeAfter[s] < static_cast<int>(i))
+          slot = static_cast<int>(s);
+      if (slot < 0) {
+        slot = static_cast<int>(slotFreeAfter.size());
+        slotFreeAfter.push_back(0);
+      }
+      buf.slot = slot;
+      slotFreeAfter[slot] = last[b];
+    }
+  }
+  plan.numSlots = slotFreeAfter.size();
+}
+
+} // namespace coconet::lower

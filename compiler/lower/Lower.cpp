@@ -1,0 +1,273 @@
+//===- Lower.cpp - scheduled IR to the kernel-level plan ------------------===//
+//
+// The table of contents of the lowering (after Halide's Lower.cpp):
+//   1. parameters become buffers (tensors) or by-value arguments (scalars);
+//   2. stages group into units: the elementwise members of one `fuse`
+//      group form one kernel, every other stage is a unit of its own (the
+//      collectives of a fused collective included: the seam); units run
+//      in a topological order that follows program order where it can;
+//   3. every value gets its memory: in registers inside its kernel, in
+//      place in the parameter it updates, in the caller's output, or in
+//      scratch (Buffers.cpp);
+//   4. each unit becomes its steps (LowerSteps.cpp);
+//   5. results that could not be written where they belong are copied;
+//   6. the seams are recorded, adjacent independent collectives grouped,
+//      size divisibility checks collected and scratch slots shared.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lower/LowerImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <queue>
+
+namespace coconet::lower {
+
+using ir::Stage;
+
+namespace {
+
+bool isKeyword(llvm::StringRef name) {
+  static const char *const kKeywords[] = {
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case",
+      "catch", "char", "class", "const", "constexpr", "continue", "default",
+      "delete", "do", "double", "else", "enum", "explicit", "export", "extern",
+      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
+      "mutable", "namespace", "new", "not", "nullptr", "operator", "or",
+      "private", "protected", "public", "register", "return", "short",
+      "signed", "sizeof", "static", "struct", "switch", "template", "this",
+      "throw", "true", "try", "typedef", "typename", "union", "unsigned",
+      "using", "virtual", "void", "volatile", "while", "xor", "half", "main",
+      "status", "stream", "sizes", "comm", "mesh", "step", "create"};
+  return llvm::is_contained(kKeywords, name);
+}
+
+/// Groups the stages into units and orders them (see the file comment).
+std::vector<llvm::SmallVector<const Stage *, 8>>
+formUnits(const ir::Program &program) {
+  std::vector<llvm::SmallVector<const Stage *, 8>> units;
+  llvm::DenseMap<const Stage *, unsigned> unitOf;
+  llvm::DenseMap<const ir::Kernel *, unsigned> unitOfKernel;
+  for (const auto &ptr : program.getStages()) {
+    const Stage *s = ptr.get();
+    if (s->isParam())
+      continue;
+    const ir::Kernel *k = program.kernelOf(s);
+    if (k && !ir::isCommunication(s->kind)) {
+      auto [it, fresh] = unitOfKernel.try_emplace(k, units.size());
+      if (fresh)
+        units.emplace_back();
+      units[it->second].push_back(s);
+      unitOf[s] = it->second;
+      continue;
+    }
+    unitOf[s] = units.size();
+    units.push_back({s});
+  }
+  // Kahn's algorithm, taking the ready unit whose first stage comes first.
+  const unsigned n = units.size();
+  std::vector<llvm::SmallVector<unsigned, 4>> successors(n);
+  std::vector<unsigned> inDegree(n, 0);
+  for (unsigned u = 0; u < n; ++u) {
+    llvm::SmallVector<unsigned, 4> preds;
+    for (const Stage *s : units[u])
+      for (const Stage *o : s->operands)
+        if (auto it = unitOf.find(o); it != unitOf.end() && it->second != u &&
+                                      !llvm::is_contained(preds, it->second))
+          preds.push_back(it->second);
+    for (unsigned p : preds)
+      successors[p].push_back(u);
+    inDegree[u] = preds.size();
+  }
+  auto later = [&](unsigned a, unsigned b) {
+    return units[a].front()->id > units[b].front()->id;
+  };
+  std::priority_queue<unsigned, std::vector<unsigned>, decltype(later)> ready(
+      later);
+  for (unsigned u = 0; u < n; ++u)
+    if (inDegree[u] == 0)
+      ready.push(u);
+  std::vector<llvm::SmallVector<const Stage *, 8>> ordered;
+  while (!ready.empty()) {
+    unsigned u = ready.top();
+    ready.pop();
+    ordered.push_back(units[u]);
+    for (unsigned s : successors[u])
+      if (--inDegree[s] == 0)
+        ready.push(s);
+  }
+  // Convex fuse groups keep the unit graph acyclic (the fuse pass refuses
+  // the others), so every unit is placed.
+  return ordered;
+}
+
+/// Marks each collective step whose successor is an independent
+/// collective: both are issued in one group.
+void groupCollectives(Plan &plan) {
+  for (size_t i = 0; i + 1 < plan.steps.size(); ++i) {
+    Step &a = plan.steps[i];
+    const Step &b = plan.steps[i + 1];
+    if (!std::holds_alternative<CollectiveCall>(a.body) ||
+        !std::holds_alternative<CollectiveCall>(b.body))
+      continue;
+    bool dependent = llvm::any_of(
+        b.reads, [&](unsigned r) { return llvm::is_contained(a.writes, r); });
+    a.groupWithNext = !dependent;
+  }
+}
+
+/// Sizes that must divide: every sliced extent, and the chunks of overlaps.
+void collectSizeChecks(Plan &plan, const ir::Program &program) {
+  auto add = [&](SizeCheck check) {
+    for (const SizeCheck &c : plan.checks)
+      if (c.global == check.global && c.axes == check.axes &&
+          c.factor == check.factor)
+        return;
+    plan.checks.push_back(std::move(check));
+  };
+  for (const Buffer &b : plan.buffers)
+    for (unsigned d = 0; d < b.shape.size(); ++d)
+      if (!b.shape[d].axes.empty())
+        add({b.shape[d].global, b.shape[d].axes, 1,
+             "dimension " + std::to_string(d) + " of '" +
+                 (b.stage ? b.stage->name : b.name) + "'"});
+  for (const ir::Overlap &o : program.overlaps) {
+    SizeCheck c;
+    c.global = o.producer->type.shape[o.dim];
+    c.axes = slicingAxes(o.producer->type.layout, o.dim);
+    if (o.consumer->kind == ir::StageKind::ReduceScatter) {
+      if (o.consumer->axis < 0) {
+        c.axes.clear();
+        for (unsigned a = 0; a < program.mesh.size(); ++a)
+          c.axes.push_back(a);
+      } else if (!llvm::is_contained(c.axes,
+                                     static_cast<unsigned>(o.consumer->axis))) {
+        c.axes.push_back(o.consumer->axis);
+        llvm::sort(c.axes);
+      }
+    }
+    c.factor = o.chunks;
+    c.what = "dimension " + std::to_string(o.dim) + " of '" + o.producer->name +
+             "', overlapped in " + std::to_string(o.chunks) + " chunks";
+    add(std::move(c));
+  }
+}
+
+} // namespace
+
+std::string identifier(llvm::StringRef name) {
+  std::string out;
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  // Generated code names its own things cc_*; user names never do.
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) ||
+      llvm::StringRef(out).starts_with("cc_"))
+    out = "v_" + out;
+  if (isKeyword(out))
+    out += '_';
+  return out;
+}
+
+unsigned Lowering::addBuffer(Buffer buffer) {
+  std::string base = buffer.name;
+  for (unsigned i = 1; llvm::any_of(plan.buffers, [&](const Buffer &b) {
+         return b.name == buffer.name;
+       });
+       ++i)
+    buffer.name = base + "_" + std::to_string(i);
+  plan.buffers.push_back(std::move(buffer));
+  return plan.buffers.size() - 1;
+}
+
+unsigned Lowering::addStep(Step step) {
+  plan.steps.push_back(std::move(step));
+  return plan.steps.size() - 1;
+}
+
+void Lowering::unsupported(const ir::Stage &stage, const llvm::Twine &what) {
+  diags.report(stage.loc, DiagId::InternalLowerError, stage.name, what.str());
+  failed = true;
+}
+
+std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
+                                   llvm::StringRef scheduleName,
+                                   DiagnosticEngine &diags) {
+  auto plan = std::make_unique<Plan>();
+  plan->program = &program;
+  plan->schedule = scheduleName.str();
+  plan->name = identifier(scheduleName.empty()
+                              ? program.name
+                              : program.name + "_" + scheduleName.str());
+  Lowering l(program, diags, *plan);
+
+  // 1. Parameters, in declaration order.
+  for (const Stage *p : program.getParams()) {
+    Buffer b;
+    b.kind = p->type.isScalar() ? Buffer::Kind::ScalarParam
+                                : Buffer::Kind::Param;
+    b.name = identifier(p->name);
+    b.dtype = p->type.dtype;
+    b.shape = extentsOf(p->type);
+    b.stage = p;
+    unsigned id = l.addBuffer(std::move(b));
+    l.bufferOf[p] = id;
+    plan->params.push_back({p, id});
+  }
+
+  // 2. Units, in the order they run.
+  auto units = formUnits(program);
+
+  // 3. Where every value lives.
+  assignValueBuffers(l, units);
+
+  // 4. Steps.
+  for (const auto &unit : units) {
+    if (unit.front()->kind == ir::StageKind::Elementwise)
+      lowerElementwise(l, unit);
+    else
+      lowerStage(l, *unit.front());
+  }
+
+  // 5. Results not yet where they belong.
+  addResultCopies(l);
+  if (l.failed)
+    return nullptr;
+
+  // 6. Seams, groups, checks and slots.
+  llvm::DenseMap<const Stage *, unsigned> stepOf;
+  for (unsigned i = 0; i < plan->steps.size(); ++i) {
+    const Step &s = plan->steps[i];
+    if (auto *k = std::get_if<ElementwiseKernel>(&s.body)) {
+      for (const auto &m : k->members)
+        stepOf[m.stage] = i;
+    } else if (auto *c = std::get_if<CollectiveCall>(&s.body)) {
+      stepOf[c->stage] = i;
+    } else if (auto *m = std::get_if<MatMulCall>(&s.body)) {
+      stepOf[m->stage] = i;
+    }
+  }
+  for (const ir::Kernel &k : program.kernels) {
+    if (!k.isFusedCollective())
+      continue;
+    FusedCollective f;
+    f.loc = k.loc;
+    for (const Stage *s : k.stages)
+      if (auto it = stepOf.find(s);
+          it != stepOf.end() && !llvm::is_contained(f.steps, it->second))
+        f.steps.push_back(it->second);
+    llvm::sort(f.steps);
+    plan->fusedCollectives.push_back(std::move(f));
+  }
+  for (const ir::Overlap &o : program.overlaps)
+    plan->overlaps.push_back({stepOf.lookup(o.producer),
+                              stepOf.lookup(o.consumer), o.chunks, o.dim,
+                              o.loc});
+  groupCollectives(*plan);
+  collectSizeChecks(*plan, program);
+  assignSlots(*plan);
+  return plan;
+}
+
+} // namespace coconet::lower

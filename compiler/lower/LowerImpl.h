@@ -1,0 +1,86 @@
+//===- LowerImpl.h - internals shared by the lowering's files ---*- C++ -*-===//
+
+#ifndef COCONET_LOWER_LOWERIMPL_H
+#define COCONET_LOWER_LOWERIMPL_H
+
+#include "lower/Plan.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Twine.h"
+
+namespace coconet::lower {
+
+/// The extents of a value's block.
+Extents extentsOf(const ir::TensorType &type);
+/// The mesh axes that slice dimension `dim`, in mesh order.
+llvm::SmallVector<unsigned, 2> slicingAxes(const ir::Layout &layout,
+                                           unsigned dim);
+/// A C identifier from a stage name ("ag.m1" -> "ag_m1"); never a C++
+/// keyword.
+std::string identifier(llvm::StringRef name);
+
+/// What lowering one program keeps while it builds the plan.
+struct Lowering {
+  Lowering(const ir::Program &program, DiagnosticEngine &diags, Plan &plan)
+      : program(program), diags(diags), plan(plan) {}
+  const ir::Program &program;
+  DiagnosticEngine &diags;
+  Plan &plan;
+
+  /// The buffer holding each stage's value (params included), if any.
+  llvm::DenseMap<const ir::Stage *, unsigned> bufferOf;
+  /// Stages computed in registers inside their kernel.
+  llvm::DenseMap<const ir::Stage *, bool> inRegisters;
+  /// A copy of a result to run after the last step.
+  struct PendingCopy {
+    const ir::Stage *from;
+    unsigned to;
+  };
+  /// In the order they run: returned values, then updates.
+  std::vector<PendingCopy> copies;
+  /// ScalarParams stored into memory (inMemory), by parameter.
+  llvm::DenseMap<const ir::Stage *, unsigned> storedScalars;
+
+  /// Adds a buffer and returns its index; the name is made unique.
+  unsigned addBuffer(Buffer buffer);
+  /// The buffer of `stage`'s value; null when it has none (a ScalarParam has
+  /// one, with no memory).
+  std::optional<unsigned> find(const ir::Stage *stage) const {
+    auto it = bufferOf.find(stage);
+    if (it == bufferOf.end())
+      return std::nullopt;
+    return it->second;
+  }
+  /// A buffer in memory holding `stage`'s value for a step that cannot take
+  /// a scalar argument: stores a ScalarParam into a scratch buffer first.
+  unsigned inMemory(const ir::Stage *stage);
+  /// Adds a step; returns its index.
+  unsigned addStep(Step step);
+
+  /// Reports an internal compiler error: a program sema accepted that the
+  /// lowering cannot handle.
+  void unsupported(const ir::Stage &stage, const llvm::Twine &what);
+  bool failed = false;
+};
+
+/// Builders of the steps of one unit (LowerSteps.cpp); each adds its steps.
+void lowerElementwise(Lowering &l, llvm::ArrayRef<const ir::Stage *> members);
+void lowerStage(Lowering &l, const ir::Stage &stage);
+/// The access pattern of operand `type` read over a domain of `domain`.
+KernelInput accessOf(const Lowering &l, unsigned buffer,
+                     const ir::TensorType &type,
+                     const ir::TensorType &domain);
+
+/// Buffers (Buffers.cpp): decides where every value lives (in place in a
+/// parameter, in an output, in scratch) given the order of the units, and
+/// adds the copies results still need after the last step.
+void assignValueBuffers(Lowering &l,
+                        llvm::ArrayRef<llvm::SmallVector<const ir::Stage *, 8>>
+                            units);
+void addResultCopies(Lowering &l);
+/// Shares scratch slots between buffers whose lifetimes do not overlap.
+void assignSlots(Plan &plan);
+
+} // namespace coconet::lower
+
+#endif // COCONET_LOWER_LOWERIMPL_H

@@ -1,0 +1,408 @@
+//===- LowerSteps.cpp - the steps of one unit -----------------------------===//
+//
+// An elementwise unit becomes one loop; every other stage becomes its
+// kernel or call. Collectives along a dimension other than the first move
+// that dimension to the front of the block (pack) before a reducescatter,
+// and back (unpack) after an allgather, since communication libraries
+// scatter and gather contiguous blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lower/LowerImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::lower {
+
+using ir::Stage;
+using ir::StageKind;
+
+namespace {
+
+bool sameAccess(const KernelInput &a, const KernelInput &b) {
+  if (a.buffer != b.buffer || a.dims.size() != b.dims.size())
+    return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    const DimAccess &x = a.dims[i], &y = b.dims[i];
+    if (x.zero != y.zero || x.domainDim != y.domainDim ||
+        x.operandAxes != y.operandAxes || x.extent != y.extent)
+      return false;
+  }
+  return true;
+}
+
+bool bodyHasDropout(const ir::ScalarExpr *body) {
+  llvm::SmallVector<const ir::ScalarExpr *, 16> work{body};
+  while (!work.empty()) {
+    const ir::ScalarExpr *e = work.pop_back_val();
+    if (e->op == ir::ScalarOp::Dropout)
+      return true;
+    llvm::append_range(work, e->args);
+  }
+  return false;
+}
+
+std::string stepName(const Plan &plan, llvm::StringRef kind,
+                     llvm::StringRef stage) {
+  (void)plan;
+  return kind.str() + "_" + identifier(stage);
+}
+
+/// The number of kernels (elementwise and others) already in the plan.
+unsigned kernelCount(const Plan &plan) {
+  return llvm::count_if(plan.steps, [](const Step &s) {
+    return !std::holds_alternative<CollectiveCall>(s.body) &&
+           !std::holds_alternative<MatMulCall>(s.body) &&
+           !std::holds_alternative<CopyCall>(s.body) &&
+           !std::holds_alternative<StoreScalarCall>(s.body);
+  });
+}
+
+Extents slice(const Extents &all, size_t from, size_t to) {
+  return Extents(all.begin() + from, all.begin() + to);
+}
+
+/// The dimension of `in` an allgather over `axis` concatenates; -1 when the
+/// axes gathered together slice different dimensions.
+int gatheredDim(const ir::Layout &in, int axis) {
+  if (axis >= 0)
+    return in[axis].dim;
+  int dim = in[0].dim;
+  for (unsigned a = 1; a < in.size(); ++a)
+    if (in[a].dim != dim)
+      return -1;
+  return dim;
+}
+
+void lowerCollective(Lowering &l, const Stage &s) {
+  Plan &plan = l.plan;
+  const Stage &x = *s.operands[0];
+  unsigned input = l.inMemory(&x);
+  unsigned output = l.bufferOf.lookup(&s);
+  const char *kind = ir::stageKindName(s.kind).data();
+  CollectiveCall call;
+  call.stage = &s;
+  call.input = input;
+  call.output = output;
+  call.count = plan.buffers[input].shape;
+  call.outCount = plan.buffers[output].shape;
+
+  // Pack before a reducescatter along dimension d > 0.
+  if (s.kind == StageKind::ReduceScatter && s.dim > 0) {
+    const Extents in = plan.buffers[input].shape;
+    Extents outer = slice(in, 0, s.dim);
+    if (!llvm::all_of(outer, [](const Extent &e) { return e.isOne(); })) {
+      Buffer packed;
+      packed.kind = Buffer::Kind::Scratch;
+      packed.name = "t_" + identifier(s.name) + "_packed";
+      packed.dtype = x.type.dtype;
+      packed.shape = in;
+      packed.stage = &s;
+      unsigned p = l.addBuffer(std::move(packed));
+      PackKernel pack;
+      pack.stage = &s;
+      pack.input = input;
+      pack.output = p;
+      pack.outer = outer;
+      pack.axis = s.axis;
+      pack.chunk = plan.buffers[output].shape[s.dim];
+      pack.inner = slice(in, s.dim + 1, in.size());
+      Step step;
+      step.name = "k" + std::to_string(kernelCount(plan)) + "_pack_" +
+                  identifier(s.name);
+      step.summary = "pack dimension " + std::to_string(s.dim) + " of " +
+                     plan.buffers[input].name + " to the front for " + s.name;
+      step.body = pack;
+      step.reads.push_back(input);
+      step.writes.push_back(p);
+      l.addStep(std::move(step));
+      call.input = p;
+    }
+  }
+  // Unpack after an allgather along dimension d > 0.
+  std::optional<PackKernel> unpack;
+  if (s.kind == StageKind::AllGather) {
+    int dim = gatheredDim(x.type.layout, s.axis);
+    if (dim < 0) {
+      l.unsupported(s, "an allgather over every axis of a value the axes "
+                       "slice along different dimensions");
+      return;
+    }
+    const Extents out = plan.buffers[output].shape;
+    Extents outer = slice(out, 0, dim);
+    if (!llvm::all_of(outer, [](const Extent &e) { return e.isOne(); })) {
+      Buffer gathered;
+      gathered.kind = Buffer::Kind::Scratch;
+      gathered.name = "t_" + identifier(s.name) + "_gathered";
+      gathered.dtype = s.type.dtype;
+      gathered.shape = out;
+      gathered.stage = &s;
+      unsigned g = l.addBuffer(std::move(gathered));
+      PackKernel k;
+      k.unpack = true;
+      k.stage = &s;
+      k.input = g;
+      k.output = output;
+      k.outer = outer;
+      k.axis = s.axis;
+      k.chunk = plan.buffers[input].shape[dim];
+      k.inner = slice(out, dim + 1, out.size());
+      unpack = k;
+      call.output = g;
+    }
+  }
+  Step step;
+  step.name = stepName(plan, kind, s.name);
+  step.summary = std::string(kind) + " " + s.name;
+  step.body = call;
+  step.reads.push_back(call.input);
+  step.writes.push_back(call.output);
+  l.addStep(std::move(step));
+  if (unpack) {
+    Step u;
+    u.name = "k" + std::to_string(kernelCount(plan)) + "_unpack_" +
+             identifier(s.name);
+    u.summary = "unpack the blocks of " + s.name + " along dimension " +
+                std::to_string(gatheredDim(x.type.layout, s.axis));
+    u.reads.push_back(unpack->input);
+    u.writes.push_back(unpack->output);
+    u.body = *unpack;
+    l.addStep(std::move(u));
+  }
+}
+
+void lowerMatMul(Lowering &l, const Stage &s) {
+  Plan &plan = l.plan;
+  const Stage &a = *s.operands[0], &b = *s.operands[1];
+  MatMulCall mm;
+  mm.stage = &s;
+  mm.a = l.inMemory(&a);
+  mm.b = l.inMemory(&b);
+  mm.c = l.bufferOf.lookup(&s);
+  const Extents ea = plan.buffers[mm.a].shape, eb = plan.buffers[mm.b].shape;
+  const size_t ra = ea.size(), rb = eb.size();
+  mm.batch = slice(ea, 0, ra - 2);
+  mm.m = ea[ra - 2];
+  mm.k = ea[ra - 1];
+  mm.n = eb[rb - 1];
+  if (rb > 2) {
+    Extents bb = slice(eb, 0, rb - 2);
+    bool ones = llvm::all_of(bb, [](const Extent &e) { return e.isOne(); });
+    if (!ones && (rb != ra || bb != mm.batch)) {
+      l.unsupported(s, "its right operand broadcasts some batch dimensions "
+                       "but not others");
+      return;
+    }
+    mm.batchedB = !ones;
+  }
+  Step step;
+  step.name = stepName(plan, "matmul", s.name);
+  step.summary = "matmul " + s.name;
+  step.body = mm;
+  step.reads = {mm.a, mm.b};
+  step.writes.push_back(mm.c);
+  l.addStep(std::move(step));
+}
+
+} // namespace
+
+KernelInput accessOf(const Lowering &l, unsigned buffer,
+                     const ir::TensorType &type,
+                     const ir::TensorType &domain) {
+  (void)l;
+  KernelInput in;
+  in.buffer = buffer;
+  in.flat = true;
+  const unsigned n = domain.rank(), r = type.rank();
+  if (r != n)
+    in.flat = r == 0;
+  for (unsigned d = 0; d < r; ++d) {
+    DimAccess a;
+    a.domainDim = d + n - r;
+    a.operandAxes = slicingAxes(type.layout, d);
+    a.extent = Extent{type.shape[d], a.operandAxes};
+    const ir::Dim &mine = type.shape[d], &theirs = domain.shape[a.domainDim];
+    auto isOne = [](const ir::Dim &x) {
+      return x.isConstant() && x.coefficient() == 1;
+    };
+    a.zero = isOne(mine) && !isOne(theirs);
+    if (a.zero || mine != theirs ||
+        a.operandAxes != slicingAxes(domain.layout, a.domainDim))
+      in.flat = false;
+    in.dims.push_back(std::move(a));
+  }
+  // Shifted: dimension 0 reads at an offset, every later one as the domain.
+  if (!in.flat && r == n && r > 0) {
+    in.shifted = true;
+    for (unsigned d = 0; d < r && in.shifted; ++d) {
+      const DimAccess &a = in.dims[d];
+      bool same = !a.zero && a.operandAxes == slicingAxes(domain.layout, d) &&
+                  type.shape[d] == domain.shape[d];
+      if (d > 0 ? !same : (a.zero || type.shape[d] != domain.shape[d]))
+        in.shifted = false;
+    }
+  }
+  return in;
+}
+
+unsigned Lowering::inMemory(const Stage *stage) {
+  unsigned b = bufferOf.lookup(stage);
+  if (plan.buffers[b].kind != Buffer::Kind::ScalarParam)
+    return b;
+  if (auto it = storedScalars.find(stage); it != storedScalars.end())
+    return it->second;
+  Buffer mem;
+  mem.kind = Buffer::Kind::Scratch;
+  mem.name = "t_" + identifier(stage->name);
+  mem.dtype = stage->type.dtype;
+  mem.stage = stage;
+  unsigned m = addBuffer(std::move(mem));
+  Step step;
+  step.name = "store_" + identifier(stage->name);
+  step.summary = "store the argument " + stage->name + " into device memory";
+  step.body = StoreScalarCall{b, m};
+  step.writes.push_back(m);
+  addStep(std::move(step));
+  storedScalars[stage] = m;
+  return m;
+}
+
+void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
+  Plan &plan = l.plan;
+  const ir::TensorType &domain = members.front()->type;
+  ElementwiseKernel k;
+  k.domain = extentsOf(domain);
+  k.globalShape = domain.shape;
+  Step step;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const Stage *s = members[i];
+    ElementwiseKernel::Member m;
+    m.stage = s;
+    for (const Stage *o : s->operands) {
+      if (auto it = llvm::find(members.take_front(i), o);
+          it != members.take_front(i).end()) {
+        m.operands.push_back(
+            {Source::Kind::Member,
+             static_cast<unsigned>(it - members.begin())});
+        continue;
+      }
+      KernelInput in = accessOf(l, l.bufferOf.lookup(o), o->type, domain);
+      auto found = llvm::find_if(
+          k.inputs, [&](const KernelInput &x) { return sameAccess(x, in); });
+      unsigned index = found - k.inputs.begin();
+      if (found == k.inputs.end()) {
+        k.inputs.push_back(in);
+        if (plan.buffers[in.buffer].kind != Buffer::Kind::ScalarParam &&
+            !llvm::is_contained(step.reads, in.buffer))
+          step.reads.push_back(in.buffer);
+      }
+      m.operands.push_back({Source::Kind::Input, index});
+    }
+    if (!l.inRegisters.lookup(s)) {
+      m.output = static_cast<int>(l.bufferOf.lookup(s));
+      step.writes.push_back(m.output);
+    }
+    k.needsGlobalIndex |= bodyHasDropout(s->body);
+    k.members.push_back(std::move(m));
+  }
+  k.flat = llvm::all_of(k.inputs, [](const KernelInput &in) {
+    return in.flat || in.shifted || in.isScalar();
+  });
+  std::string first = identifier(members.front()->name);
+  step.name = "k" + std::to_string(kernelCount(plan)) + "_" + first;
+  if (members.size() > 1)
+    step.name += "_to_" + identifier(members.back()->name);
+  step.summary = "elementwise";
+  for (const Stage *s : members)
+    step.summary += " " + s->name;
+  step.body = std::move(k);
+  l.addStep(std::move(step));
+}
+
+void lowerStage(Lowering &l, const Stage &s) {
+  Plan &plan = l.plan;
+  auto kernelStep = [&](llvm::StringRef what, Step::Body body,
+                        llvm::ArrayRef<unsigned> reads) {
+    Step step;
+    step.name = "k" + std::to_string(kernelCount(plan)) + "_" +
+                identifier(s.name);
+    step.summary = what.str() + " " + s.name;
+    step.body = std::move(body);
+    step.reads.assign(reads.begin(), reads.end());
+    step.writes.push_back(l.bufferOf.lookup(&s));
+    l.addStep(std::move(step));
+  };
+  switch (s.kind) {
+  case StageKind::Param:
+  case StageKind::Elementwise:
+    return; // parameters have no step; elementwise units are kernels
+  case StageKind::Reduction: {
+    ReductionKernel r;
+    r.stage = &s;
+    r.input = l.inMemory(s.operands[0]);
+    r.output = l.bufferOf.lookup(&s);
+    r.kind = s.reduction;
+    r.inType = s.operands[0]->type.dtype;
+    const Extents in = plan.buffers[r.input].shape;
+    if (s.dim < 0) {
+      r.reduced = in;
+    } else {
+      r.outer = slice(in, 0, s.dim);
+      r.reduced = slice(in, s.dim, s.dim + 1);
+      r.inner = slice(in, s.dim + 1, in.size());
+    }
+    kernelStep(ir::reductionKindName(s.reduction), r, {r.input});
+    return;
+  }
+  case StageKind::LayerNorm:
+  case StageKind::RmsNorm: {
+    NormKernel k;
+    k.stage = &s;
+    k.layerNorm = s.kind == StageKind::LayerNorm;
+    const Stage &x = *s.operands[0];
+    k.x = l.inMemory(&x);
+    k.output = l.bufferOf.lookup(&s);
+    const Stage *gamma = s.operands[1];
+    k.gamma = accessOf(l, l.inMemory(gamma), gamma->type, x.type);
+    llvm::SmallVector<unsigned, 4> reads{k.x, k.gamma.buffer};
+    if (k.layerNorm) {
+      const Stage *beta = s.operands[2];
+      k.beta = accessOf(l, l.inMemory(beta), beta->type, x.type);
+      reads.push_back(k.beta->buffer);
+    }
+    k.eps = l.bufferOf.lookup(s.operands.back());
+    if (plan.buffers[k.eps].kind != Buffer::Kind::ScalarParam)
+      reads.push_back(k.eps);
+    const Extents ex = plan.buffers[k.x].shape;
+    k.rows = slice(ex, 0, ex.size() - 1);
+    k.row = ex.back();
+    kernelStep(k.layerNorm ? "layernorm" : "rmsnorm", k, reads);
+    return;
+  }
+  case StageKind::Transpose: {
+    TransposeKernel t;
+    t.stage = &s;
+    t.input = l.inMemory(s.operands[0]);
+    t.output = l.bufferOf.lookup(&s);
+    const Extents in = plan.buffers[t.input].shape;
+    t.batch = slice(in, 0, in.size() - 2);
+    t.rows = in[in.size() - 2];
+    t.cols = in.back();
+    kernelStep("transpose", t, {t.input});
+    return;
+  }
+  case StageKind::MatMul:
+    lowerMatMul(l, s);
+    return;
+  case StageKind::AllReduce:
+  case StageKind::ReduceScatter:
+  case StageKind::AllGather:
+  case StageKind::Broadcast:
+  case StageKind::Reduce:
+  case StageKind::SendRecv:
+    lowerCollective(l, s);
+    return;
+  }
+}
+
+} // namespace coconet::lower

@@ -1,0 +1,357 @@
+//===- Plan.h - the kernel-level plan of one scheduled program --*- C++ -*-===//
+//
+// Lowering turns a scheduled program into a plan that every target prints
+// the same way (the printers stay thin): the buffers of one rank, and the
+// steps of one training step in the order they run on one stream.
+//
+// Buffers hold one rank's *block* of a value. Their shapes are local
+// extents: a global size divided by the sizes of the mesh axes that slice
+// it, bound when the program object is created. Parameters are the
+// caller's memory (tensors by pointer, scalars by value); returned values
+// are written into caller-provided outputs; everything else lives in
+// scratch slots that intermediates with disjoint lifetimes share.
+//
+// Steps:
+//   Elementwise   one loop over a domain computing fused member stages;
+//                 inputs are read through an access pattern that maps the
+//                 domain's coordinates to the operand's block (broadcasts,
+//                 replicated operands at the slice's offset), every input
+//                 is loaded before any output is stored, so an update can
+//                 overwrite the parameter it reads at the same index
+//   Reduction     sum / max / min / norm / sum of squares of a block, over
+//                 all elements or along one dimension (f64 accumulation)
+//   Norm          layernorm / rmsnorm per row of the last dimension
+//   Transpose     swaps the last two dimensions of a block
+//   MatMul        C = A x B of the blocks (batched)
+//   Collective    allreduce, reducescatter, allgather, broadcast, reduce,
+//                 sendrecv of contiguous blocks over one mesh axis (-1: all)
+//   Pack/Unpack   move the scattered (gathered) dimension of a block to the
+//                 front and back, for collectives along a dimension > 0
+//   Copy          a block to another buffer (a result that could not be
+//                 computed in place); StoreScalar a scalar argument into a
+//                 buffer (for a step that needs it in memory)
+//
+// Seams for later issues: a fused collective (reducescatter + compute +
+// allgather in one `fuse`) lowers to collective, elementwise kernel,
+// collective, recorded as a FusedCollective so a target can replace the
+// three steps with one kernel; an overlap (matmul + collective in chunks)
+// lowers to its sequential form, recorded as an OverlapGroup.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_LOWER_PLAN_H
+#define COCONET_LOWER_PLAN_H
+
+#include "diag/Diagnostic.h"
+#include "ir/Program.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace coconet::lower {
+
+/// The size of one dimension of a rank's block: the global size divided
+/// by the product of the sizes of `axes` (the mesh axes slicing it, in
+/// mesh order). Exact: the generated code checks divisibility once.
+struct Extent {
+  ir::Dim global;
+  llvm::SmallVector<unsigned, 2> axes;
+
+  bool isOne() const {
+    return axes.empty() && global.isConstant() && global.coefficient() == 1;
+  }
+  bool operator==(const Extent &o) const {
+    return global == o.global && axes == o.axes;
+  }
+  bool operator!=(const Extent &o) const { return !(*this == o); }
+};
+using Extents = llvm::SmallVector<Extent, 4>;
+
+/// Prints extents for a target: turns a size name into the expression
+/// that holds its value (e.g. "sizes_.N").
+using SizeNamer = llvm::function_ref<std::string(llvm::StringRef sizeName)>;
+/// Turns a mesh axis index into the expression holding this rank's
+/// coordinate along it.
+using CoordNamer = llvm::function_ref<std::string(unsigned axis)>;
+/// "N / P", "4 * H", "1". Parenthesised when it is a quotient or product.
+std::string printExtent(const Extent &e, const ir::Mesh &mesh,
+                        SizeNamer sizeVar);
+/// The product of extents ("(N / P) * H"); "1" for none.
+std::string printCount(llvm::ArrayRef<Extent> extents, const ir::Mesh &mesh,
+                       SizeNamer sizeVar);
+/// The offset of this rank's block along a dimension of global size
+/// `global` sliced over `axes`: (mixed-radix index of the rank's coordinates
+/// over `axes`) * (global / product of their sizes). `coordVar` turns an
+/// axis index into the expression holding this rank's coordinate. "0" when
+/// `axes` is empty.
+std::string printOffset(const Extent &e, const ir::Mesh &mesh,
+                        SizeNamer sizeVar, CoordNamer coordVar);
+/// The product of the sizes of `axes` ("P", "D * T"); every axis for -1.
+std::string printAxisSize(int axis, const ir::Mesh &mesh, SizeNamer sizeVar);
+
+/// Memory one rank reads or writes.
+struct Buffer {
+  enum class Kind {
+    Param,       ///< a tensor parameter: the caller's pointer
+    ScalarParam, ///< a scalar parameter: passed by value, no memory
+    Output,      ///< a returned value: the caller's output pointer
+    Scratch,     ///< owned by the program object, in slot `slot`
+  };
+  Kind kind = Kind::Scratch;
+  /// A C identifier, unique in the plan: the parameter's name, `out_NAME`
+  /// for outputs, `t_STAGE` for scratch.
+  std::string name;
+  ir::DType dtype = ir::DType::F32;
+  /// The local block; empty for a scalar (one element).
+  Extents shape;
+  /// Param, ScalarParam: the parameter; otherwise the stage it holds.
+  const ir::Stage *stage = nullptr;
+  /// Output: the index of the result in Plan::results.
+  unsigned result = 0;
+  /// Scratch: the arena slot.
+  int slot = -1;
+  /// Param: written by the step (an update in place).
+  bool written = false;
+};
+
+/// How an elementwise-style kernel reads one dimension of an operand from
+/// the coordinates of its loop domain.
+struct DimAccess {
+  /// A size-1 dimension that broadcasts: always index 0.
+  bool zero = false;
+  /// The domain dimension it follows (trailing alignment).
+  unsigned domainDim = 0;
+  /// The axes slicing the operand's dimension. When they differ from the
+  /// domain dimension's, the index is shifted by the difference of the
+  /// blocks' offsets (a replicated operand read at the slice's offset).
+  llvm::SmallVector<unsigned, 2> operandAxes;
+  /// The operand's extent along this dimension (its row-major stride
+  /// follows from the extents).
+  Extent extent;
+};
+
+/// An operand of a kernel read from a buffer.
+struct KernelInput {
+  unsigned buffer = 0;
+  /// One entry per dimension of the operand; empty for a scalar.
+  llvm::SmallVector<DimAccess, 4> dims;
+  /// Read at the loop's flat index (same block shape as the domain, no
+  /// broadcast, no shift), or a scalar.
+  bool flat = false;
+  /// Read at the loop's flat index plus a constant: the shapes agree but
+  /// for dimension 0, which the domain slices and the operand holds whole
+  /// (or sliced over fewer axes), e.g. a replicated weight read at a
+  /// slice's offset.
+  bool shifted = false;
+  bool isScalar() const { return dims.empty(); }
+};
+
+/// Where a member stage's operand comes from.
+struct Source {
+  enum class Kind { Input, Member };
+  Kind kind = Kind::Input;
+  unsigned index = 0; ///< into ElementwiseKernel::inputs or ::members
+};
+
+/// One loop over `domain` computing `members` in order.
+struct ElementwiseKernel {
+  /// The members' common block shape and its global form.
+  Extents domain;
+  ir::Shape globalShape;
+  llvm::SmallVector<KernelInput, 4> inputs;
+  struct Member {
+    const ir::Stage *stage = nullptr;
+    llvm::SmallVector<Source, 4> operands;
+    /// The buffer the member's value is stored into, or -1 when it stays
+    /// in registers (read only by later members).
+    int output = -1;
+  };
+  llvm::SmallVector<Member, 8> members;
+  /// Every input is flat, shifted or a scalar: the loop can run on
+  /// vectors.
+  bool flat = false;
+  /// Some member needs the element's global row-major index (dropout).
+  bool needsGlobalIndex = false;
+};
+
+struct ReductionKernel {
+  const ir::Stage *stage = nullptr;
+  unsigned input = 0, output = 0;
+  ir::ReductionKind kind = ir::ReductionKind::Sum;
+  /// The input block as [outer, reduced, inner]; for a reduction over all
+  /// elements, outer and inner are empty and `reduced` is every extent.
+  Extents outer, reduced, inner;
+  ir::DType inType = ir::DType::F32;
+};
+
+struct NormKernel {
+  const ir::Stage *stage = nullptr;
+  bool layerNorm = true;
+  unsigned x = 0, output = 0;
+  /// gamma (and beta) read like elementwise operands over x's domain.
+  KernelInput gamma;
+  std::optional<KernelInput> beta;
+  /// The epsilon: a scalar input (by value or a one-element buffer).
+  unsigned eps = 0;
+  /// x's block: rows (every dimension but the last) and the row length.
+  Extents rows;
+  Extent row;
+};
+
+struct TransposeKernel {
+  const ir::Stage *stage = nullptr;
+  unsigned input = 0, output = 0;
+  /// The input block as [batch, rows, cols].
+  Extents batch;
+  Extent rows, cols;
+};
+
+struct MatMulCall {
+  const ir::Stage *stage = nullptr;
+  unsigned a = 0, b = 0, c = 0;
+  /// A is [batch..., M, K]; B is [K, N] or [batch..., K, N].
+  Extents batch;
+  Extent m, n, k;
+  bool batchedB = false;
+};
+
+struct CollectiveCall {
+  const ir::Stage *stage = nullptr;
+  unsigned input = 0, output = 0;
+  /// Elements of the input block (allreduce, broadcast, reduce, sendrecv:
+  /// also of the output; reducescatter: P times the output's; allgather:
+  /// the output is P times this), P being the size of the axis group.
+  Extents count;
+  /// Elements of the output block.
+  Extents outCount;
+};
+
+/// Moves dimension `dim` of a block to the front (pack, before a
+/// reducescatter along it) or back (unpack, after an allgather along it):
+/// [outer, P * chunk, inner] <-> [P, outer, chunk, inner].
+struct PackKernel {
+  bool unpack = false;
+  const ir::Stage *stage = nullptr; ///< the collective
+  unsigned input = 0, output = 0;
+  Extents outer;
+  /// The number of blocks: the size of the collective's axis.
+  int axis = 0;
+  /// One block's extent along the dimension, and the dimensions after it.
+  Extent chunk;
+  Extents inner;
+};
+
+struct CopyCall {
+  unsigned input = 0, output = 0;
+  Extents count;
+};
+
+struct StoreScalarCall {
+  unsigned input = 0; ///< a ScalarParam
+  unsigned output = 0;
+};
+
+/// One step: what it computes, the buffers it reads and writes.
+struct Step {
+  using Body = std::variant<ElementwiseKernel, ReductionKernel, NormKernel,
+                            TransposeKernel, MatMulCall, CollectiveCall,
+                            PackKernel, CopyCall, StoreScalarCall>;
+  /// A C identifier named after the stages it computes: `k3_g32_to_w1`,
+  /// `allreduce_gs`, `matmul_y`, `copy_out_y`.
+  std::string name;
+  Body body;
+  llvm::SmallVector<unsigned, 4> reads, writes;
+  /// The next step is a communication step issued in the same group
+  /// (ncclGroupStart/End) as this one.
+  bool groupWithNext = false;
+  /// A short description for comments and --emit=plan.
+  std::string summary;
+};
+
+/// A fuse group holding a collective, lowered to `steps` in order
+/// (reducescatter/allreduce, kernel, allgather): the seam for one kernel.
+struct FusedCollective {
+  llvm::SmallVector<unsigned, 3> steps;
+  llvm::SMRange loc;
+};
+
+/// An overlap, lowered sequentially: the producer's and the consumer's step.
+struct OverlapGroup {
+  unsigned producer = 0, consumer = 0;
+  int64_t chunks = 1;
+  int dim = 0;
+  llvm::SMRange loc;
+};
+
+/// A divisibility the sizes must satisfy, checked when the program object
+/// is created: `global` divides by the product of `axes` sizes times
+/// `factor`.
+struct SizeCheck {
+  ir::Dim global;
+  llvm::SmallVector<unsigned, 2> axes;
+  int64_t factor = 1;
+  /// What it is for: "dimension 0 of 'g'".
+  std::string what;
+};
+
+struct Plan {
+  const ir::Program *program = nullptr;
+  /// The C identifier of the program object: `adam`, `adam_rs_c_ag`.
+  std::string name;
+  /// The schedule ("" when unscheduled).
+  std::string schedule;
+
+  struct Param {
+    const ir::Stage *stage = nullptr;
+    unsigned buffer = 0;
+  };
+  /// In declaration order.
+  std::vector<Param> params;
+
+  struct Result {
+    /// The name in the program's interface.
+    std::string name;
+    const ir::Stage *stage = nullptr;
+    /// The updated parameter, or null for a returned value.
+    const ir::Stage *updates = nullptr;
+    /// Where the result ends up: the parameter's buffer, or an Output.
+    unsigned buffer = 0;
+  };
+  /// Updates (parameter order) then returned values, as the IR orders them.
+  std::vector<Result> results;
+
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  /// Scratch slots: a slot's size is the largest of its buffers.
+  unsigned numSlots = 0;
+  std::vector<FusedCollective> fusedCollectives;
+  std::vector<OverlapGroup> overlaps;
+  std::vector<SizeCheck> checks;
+
+  /// The outputs (returned values), in result order.
+  llvm::SmallVector<unsigned, 4> outputs() const;
+};
+
+/// Lowers a scheduled program. Reports (as a located error) what the
+/// lowering does not support yet and returns null then.
+std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
+                                   llvm::StringRef scheduleName,
+                                   DiagnosticEngine &diags);
+
+/// The stable text form of --emit=plan.
+void printPlan(const Plan &plan, llvm::raw_ostream &os);
+
+} // namespace coconet::lower
+
+#endif // COCONET_LOWER_PLAN_H

@@ -1,0 +1,231 @@
+//===- PlanPrinter.cpp - the text form of --emit=plan ---------------------===//
+//
+// Buffers, steps, results, seams and size checks, in plan order. Stable:
+// every list is printed in the order the lowering built it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lower/LowerImpl.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace coconet::lower {
+
+namespace {
+
+std::string sizeName(llvm::StringRef name) { return name.str(); }
+
+class Printer {
+public:
+  Printer(const Plan &plan, llvm::raw_ostream &os)
+      : plan(plan), mesh(plan.program->mesh), os(os) {}
+
+  void print();
+
+private:
+  std::string shape(llvm::ArrayRef<Extent> extents) const {
+    std::string out = "[";
+    for (size_t i = 0; i < extents.size(); ++i)
+      out += (i ? ", " : "") + printExtent(extents[i], mesh, sizeName);
+    return out + "]";
+  }
+  std::string count(llvm::ArrayRef<Extent> extents) const {
+    return printCount(extents, mesh, sizeName);
+  }
+  const std::string &name(unsigned buffer) const {
+    return plan.buffers[buffer].name;
+  }
+  std::string axis(int a) const {
+    return a < 0 ? std::string("all axes") : mesh.axes[a].name;
+  }
+  std::string input(const KernelInput &in, const Extents &domain) const;
+  void printBuffer(const Buffer &b);
+  void printStep(unsigned index, const Step &step);
+
+  const Plan &plan;
+  const ir::Mesh &mesh;
+  llvm::raw_ostream &os;
+};
+
+std::string Printer::input(const KernelInput &in,
+                           const Extents &domain) const {
+  std::string out = name(in.buffer);
+  if (in.isScalar())
+    return out + " scalar";
+  if (in.flat)
+    return out + " flat";
+  if (in.shifted)
+    out += " shifted";
+  out += " [";
+  for (size_t d = 0; d < in.dims.size(); ++d) {
+    const DimAccess &a = in.dims[d];
+    out += d ? ", " : "";
+    if (a.zero) {
+      out += "0";
+      continue;
+    }
+    out += "i" + std::to_string(a.domainDim);
+    if (a.operandAxes != domain[a.domainDim].axes)
+      out += "+shift";
+    out += ":" + printExtent(a.extent, mesh, sizeName);
+  }
+  return out + "]";
+}
+
+void Printer::printBuffer(const Buffer &b) {
+  os << "    " << b.name << " : " << ir::dtypeName(b.dtype);
+  if (b.kind != Buffer::Kind::ScalarParam)
+    os << shape(b.shape);
+  switch (b.kind) {
+  case Buffer::Kind::Param:
+    os << " param " << b.stage->paramIndex;
+    if (b.stage->sharded)
+      os << " sharded";
+    if (b.written)
+      os << " written";
+    break;
+  case Buffer::Kind::ScalarParam:
+    os << " scalar param " << b.stage->paramIndex;
+    break;
+  case Buffer::Kind::Output:
+    os << " output " << b.result;
+    break;
+  case Buffer::Kind::Scratch:
+    os << " scratch slot " << b.slot;
+    break;
+  }
+  os << '\n';
+}
+
+void Printer::printStep(unsigned index, const Step &step) {
+  os << "    " << index << " " << step.name << ": ";
+  std::visit(
+      [&](const auto &body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, ElementwiseKernel>) {
+          os << "elementwise over " << shape(body.domain)
+             << (body.flat ? " flat" : "")
+             << (body.needsGlobalIndex ? " global-index" : "") << '\n';
+          for (size_t i = 0; i < body.inputs.size(); ++i)
+            os << "        in" << i << " "
+               << input(body.inputs[i], body.domain) << '\n';
+          for (const auto &m : body.members) {
+            os << "        " << m.stage->name << "(";
+            for (size_t i = 0; i < m.operands.size(); ++i) {
+              const Source &src = m.operands[i];
+              os << (i ? ", " : "")
+                 << (src.kind == Source::Kind::Input
+                         ? "in" + std::to_string(src.index)
+                         : body.members[src.index].stage->name);
+            }
+            os << ") -> "
+               << (m.output < 0 ? std::string("registers") : name(m.output))
+               << '\n';
+          }
+        } else if constexpr (std::is_same_v<T, ReductionKernel>) {
+          os << ir::reductionKindName(body.kind) << " " << name(body.input)
+             << " -> " << name(body.output) << ": outer " << shape(body.outer)
+             << " reduced " << shape(body.reduced) << " inner "
+             << shape(body.inner) << '\n';
+        } else if constexpr (std::is_same_v<T, NormKernel>) {
+          Extents xDomain = body.rows;
+          xDomain.push_back(body.row);
+          os << (body.layerNorm ? "layernorm " : "rmsnorm ") << name(body.x)
+             << " -> " << name(body.output) << ": rows " << shape(body.rows)
+             << " of " << printExtent(body.row, mesh, sizeName) << "; gamma "
+             << input(body.gamma, xDomain);
+          if (body.beta)
+            os << "; beta " << input(*body.beta, xDomain);
+          os << "; eps " << name(body.eps) << '\n';
+        } else if constexpr (std::is_same_v<T, TransposeKernel>) {
+          os << "transpose " << name(body.input) << " -> " << name(body.output)
+             << ": batch " << shape(body.batch) << " rows "
+             << printExtent(body.rows, mesh, sizeName) << " cols "
+             << printExtent(body.cols, mesh, sizeName) << '\n';
+        } else if constexpr (std::is_same_v<T, MatMulCall>) {
+          os << "matmul " << name(body.c) << " = " << name(body.a) << " x "
+             << name(body.b) << ": batch " << shape(body.batch) << " M "
+             << printExtent(body.m, mesh, sizeName) << " N "
+             << printExtent(body.n, mesh, sizeName) << " K "
+             << printExtent(body.k, mesh, sizeName)
+             << (body.batchedB ? " batched B" : "") << '\n';
+        } else if constexpr (std::is_same_v<T, CollectiveCall>) {
+          const ir::Stage &s = *body.stage;
+          os << ir::stageKindName(s.kind);
+          if (s.kind == ir::StageKind::AllReduce ||
+              s.kind == ir::StageKind::ReduceScatter ||
+              s.kind == ir::StageKind::Reduce)
+            os << "(" << ir::reduceOpName(s.reduceOp) << ")";
+          if (s.kind == ir::StageKind::Broadcast ||
+              s.kind == ir::StageKind::Reduce)
+            os << " root " << s.root;
+          if (s.kind == ir::StageKind::SendRecv)
+            os << " offset " << s.offset;
+          os << " over " << axis(s.axis) << " " << name(body.input) << " "
+             << count(body.count) << " -> " << name(body.output) << " "
+             << count(body.outCount)
+             << (step.groupWithNext ? " (grouped with next)" : "") << '\n';
+        } else if constexpr (std::is_same_v<T, PackKernel>) {
+          os << (body.unpack ? "unpack " : "pack ") << name(body.input)
+             << " -> " << name(body.output) << ": outer " << shape(body.outer)
+             << " blocks " << axis(body.axis) << " chunk "
+             << printExtent(body.chunk, mesh, sizeName) << " inner "
+             << shape(body.inner) << '\n';
+        } else if constexpr (std::is_same_v<T, CopyCall>) {
+          os << "copy " << name(body.input) << " -> " << name(body.output)
+             << " " << count(body.count) << '\n';
+        } else if constexpr (std::is_same_v<T, StoreScalarCall>) {
+          os << "store " << name(body.input) << " -> " << name(body.output)
+             << '\n';
+        }
+      },
+      step.body);
+}
+
+void Printer::print() {
+  const ir::Program &program = *plan.program;
+  os << "plan " << plan.name << ": program " << program.name;
+  if (!plan.schedule.empty())
+    os << ", schedule " << plan.schedule;
+  os << "\n  mesh";
+  for (const auto &a : mesh.axes)
+    os << " " << a.name << ":" << a.size;
+  os << "\n  sizes";
+  for (const std::string &s : program.sizeNames)
+    os << " " << s;
+  os << "\n  buffers (" << plan.numSlots << " scratch slots)\n";
+  for (const Buffer &b : plan.buffers)
+    printBuffer(b);
+  os << "  steps\n";
+  for (unsigned i = 0; i < plan.steps.size(); ++i)
+    printStep(i, plan.steps[i]);
+  os << "  results\n";
+  for (const Plan::Result &r : plan.results)
+    os << "    " << r.name << " in " << name(r.buffer) << '\n';
+  for (const FusedCollective &f : plan.fusedCollectives) {
+    os << "  fused collective: steps";
+    for (unsigned s : f.steps)
+      os << " " << s;
+    os << '\n';
+  }
+  for (const OverlapGroup &o : plan.overlaps)
+    os << "  overlap: step " << o.producer << " with step " << o.consumer
+       << ", " << o.chunks << " chunks along dim " << o.dim << '\n';
+  for (const SizeCheck &c : plan.checks) {
+    std::string axes;
+    for (unsigned a : c.axes)
+      axes += (axes.empty() ? "" : " * ") + mesh.axes[a].size;
+    if (c.factor != 1)
+      axes += (axes.empty() ? "" : " * ") + std::to_string(c.factor);
+    os << "  check: " << printExtent({c.global, {}}, mesh, sizeName)
+       << " divisible by " << axes << " (" << c.what << ")\n";
+  }
+}
+
+} // namespace
+
+void printPlan(const Plan &plan, llvm::raw_ostream &os) {
+  Printer(plan, os).print();
+}
+
+} // namespace coconet::lower
