@@ -199,7 +199,7 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
   for (size_t i = 0; i < program.getResults().size(); ++i) {
     const Stage *r = program.getResults()[i];
     os << (i ? ", " : " ") << '%' << r->id;
-    if (r->updates)
+    if (r->updates && program.getResultName(i) == r->updates->name)
       os << " -> " << r->updates->name;
     else if (r->name != program.getResultName(i))
       os << " as " << program.getResultName(i);

@@ -151,9 +151,13 @@ public:
   llvm::ArrayRef<Stage *> getParams() const { return params; }
   /// Updates (in parameter order) followed by returned values.
   llvm::ArrayRef<Stage *> getResults() const { return results; }
-  void addResult(Stage *stage) {
+  /// Adds an update (named after the parameter it updates) or, with
+  /// `returned`, a returned value (named after the stage, even when that
+  /// stage also updates a parameter).
+  void addResult(Stage *stage, bool returned = false) {
     results.push_back(stage);
-    resultNames.push_back(stage->updates ? stage->updates->name : stage->name);
+    resultNames.push_back(stage->updates && !returned ? stage->updates->name
+                                                      : stage->name);
   }
   /// The name result `i` is known by in the interface: the updated
   /// parameter, else the returned stage's name in the source (schedules

@@ -133,7 +133,7 @@ void assignValueBuffers(
         !llvm::is_contained(returnedOnce, s)) {
       Buffer &b = plan.buffers[own];
       b.kind = Buffer::Kind::Output;
-      b.name = identifier("out_" + r.name);
+      b.name = l.uniqueName(identifier("out_" + r.name));
       b.result = index;
       r.buffer = own;
     } else {

@@ -170,13 +170,18 @@ std::string identifier(llvm::StringRef name) {
   return out;
 }
 
-unsigned Lowering::addBuffer(Buffer buffer) {
-  std::string base = buffer.name;
+std::string Lowering::uniqueName(llvm::StringRef base) const {
+  std::string name = base.str();
   for (unsigned i = 1; llvm::any_of(plan.buffers, [&](const Buffer &b) {
-         return b.name == buffer.name;
+         return b.name == name;
        });
        ++i)
-    buffer.name = base + "_" + std::to_string(i);
+    name = base.str() + "_" + std::to_string(i);
+  return name;
+}
+
+unsigned Lowering::addBuffer(Buffer buffer) {
+  buffer.name = uniqueName(buffer.name);
   plan.buffers.push_back(std::move(buffer));
   return plan.buffers.size() - 1;
 }

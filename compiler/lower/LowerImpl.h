@@ -41,6 +41,8 @@ struct Lowering {
   /// ScalarParams stored into memory (inMemory), by parameter.
   llvm::DenseMap<const ir::Stage *, unsigned> storedScalars;
 
+  /// `base`, or `base_1`, `base_2`, ... if a buffer has that name.
+  std::string uniqueName(llvm::StringRef base) const;
   /// Adds a buffer and returns its index; the name is made unique.
   unsigned addBuffer(Buffer buffer);
   /// The buffer of `stage`'s value; null when it has none (a ScalarParam has

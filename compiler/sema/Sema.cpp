@@ -234,6 +234,9 @@ bool ProgramChecker::checkUpdate(const ast::Stmt &stmt,
 bool ProgramChecker::checkStatements() {
   bool ok = true;
   llvm::SmallVector<ir::Stage *, 4> returned;
+  // Results are known by name (the generated API, .npy files): each
+  // returned value once, and never a parameter that is also updated.
+  llvm::SmallVector<std::pair<ir::Stage *, llvm::SMRange>, 4> returnedAt;
   for (size_t i = 0; i < ast.body.size(); ++i) {
     const ast::Stmt &stmt = ast.body[i];
     nestedCount = 0;
@@ -256,6 +259,15 @@ bool ProgramChecker::checkStatements() {
           ok = false;
           continue;
         }
+        auto first = llvm::find_if(returnedAt,
+                                   [&](const auto &r) { return r.first == s; });
+        if (first != returnedAt.end()) {
+          diags.report(e->range, DiagId::ReturnedTwice, s->name)
+              .note(first->second, DiagId::FirstReturnedHere, s->name);
+          ok = false;
+          continue;
+        }
+        returnedAt.push_back({s, e->range});
         returned.push_back(s);
       }
       continue;
@@ -292,13 +304,19 @@ bool ProgramChecker::checkStatements() {
       ok = false;
     }
   }
+  for (const auto &[s, range] : returnedAt)
+    if (s->isParam())
+      if (const ir::Stage *u = program.findUpdateOf(s)) {
+        diags.report(range, DiagId::ReturnedUpdatedParam, s->name, u->name);
+        ok = false;
+      }
   if (!ok)
     return false;
   for (ir::Stage *param : program.getParams())
     if (ir::Stage *u = program.findUpdateOf(param))
       program.addResult(u);
   for (ir::Stage *r : returned)
-    program.addResult(r);
+    program.addResult(r, /*returned=*/true);
   if (program.getResults().empty()) {
     diags.report(ast.name.range, DiagId::EmptyProgram, ast.name.name);
     return false;
