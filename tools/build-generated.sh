@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Compiles what `coconetc --emit=driver` wrote into DIR into the executable
+# DIR/NAME, against the runtime built by tools/build.sh:
+#
+#   tools/build-generated.sh cpu  DIR NAME   # mpicxx + OpenMP, the CPU target
+#   tools/build-generated.sh cuda DIR NAME   # nvcc -arch=sm_90, one rank
+#                                            # (COCONET_WITH_MPI=1: under MPI)
+#
+# The flags are the ones the generated code is tested with: C++17, warnings
+# as errors, and no floating-point contraction on the CPU (a fused
+# multiply-add would round differently from the simulator).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${COCONET_BUILD_DIR:-$root/build}
+target=${1:?usage: build-generated.sh cpu|cuda DIR NAME}
+dir=${2:?usage: build-generated.sh cpu|cuda DIR NAME}
+name=${3:?usage: build-generated.sh cpu|cuda DIR NAME}
+rt=$build/runtime
+inc=$root/runtime/include
+case "$target" in
+  cpu)
+    mpicxx -std=c++17 -O2 -fopenmp -ffp-contract=off -Wall -Wextra -Werror \
+      -I"$inc" "$dir/$name.cpp" "$dir/${name}_main.cpp" -o "$dir/$name" \
+      "$rt/libcoconet_rt_mpi.a" "$rt/libcoconet_rt_cpu.a" "$rt/libcoconet_rt.a"
+    ;;
+  cuda)
+    cuda=${CUDA_HOME:-/usr/local/cuda}
+    mpi=()
+    libs=("$rt/libcoconet_rt_cuda.a" "$rt/libcoconet_rt.a")
+    if [[ ${COCONET_WITH_MPI:-0} == 1 ]]; then
+      mpi=(-DCOCONET_WITH_MPI $(mpicxx --showme:compile) -Xlinker
+           "$(mpicxx --showme:link | tr ' ' ',')")
+      libs=("$rt/libcoconet_rt_cuda_mpi.a" "$rt/libcoconet_rt_mpi.a" "${libs[@]}")
+    fi
+    "$cuda/bin/nvcc" -std=c++17 -O2 -arch=sm_90 -Werror all-warnings \
+      -Xcompiler -Wall,-Wextra "${mpi[@]}" -I"$inc" \
+      "$dir/$name.cu" "$dir/${name}_main.cu" -o "$dir/$name" \
+      "${libs[@]}" -L"$cuda/lib64" -lnccl -lcublas -lcudart
+    ;;
+  *)
+    echo "build-generated.sh: unknown target '$target' (cpu or cuda)" >&2
+    exit 2
+    ;;
+esac
