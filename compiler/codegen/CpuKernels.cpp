@@ -127,7 +127,8 @@ void emitNorm(CodeWriter &w, const Plan &plan, const Step &step,
            ")";
   };
   w.line("const int64_t cc_base = cc_row * cc_g.h;");
-  w.line("double cc_mean = 0, cc_sq = 0;");
+  w.line(k.layerNorm ? "double cc_mean = 0, cc_sq = 0;"
+                     : "double cc_sq = 0;");
   if (k.layerNorm) {
     w.line("for (int64_t cc_j = 0; cc_j < cc_g.h; ++cc_j)");
     w.line("  cc_mean += " + xAt("cc_base + cc_j") + ";");

@@ -43,7 +43,7 @@ void emitPrelude(CodeWriter &w) {
   w.line("constexpr int kThreads = " + std::to_string(kThreads) + ";");
   w.line();
   w.line("/// Blocks for a grid-stride loop over `n` items.");
-  w.open("unsigned cc_grid(int64_t n)");
+  w.open("[[maybe_unused]] unsigned cc_grid(int64_t n)");
   w.line("const int64_t blocks = (n + kThreads - 1) / kThreads;");
   w.line("return static_cast<unsigned>(blocks < 1 ? 1 : blocks > 65535 ? "
          "65535 : blocks);");
@@ -315,9 +315,10 @@ void emitCopyKernel(CodeWriter &w, const Plan &plan, const Step &step,
   w.line("__global__ void __launch_bounds__(kThreads)");
   w.open("cc_" + step.name + "(" + params(plan, step) + ")");
   w.line("const int64_t cc_n = " + count.str() + ";");
+  w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
+         "gridDim.x;");
   w.open("for (int64_t cc_i = static_cast<int64_t>(blockIdx.x) * blockDim.x "
-         "+ threadIdx.x; cc_i < cc_n;");
-  w.line("     cc_i += static_cast<int64_t>(blockDim.x) * gridDim.x) {");
+         "+ threadIdx.x; cc_i < cc_n; cc_i += cc_stride)");
   for (const std::string &l : indexLines)
     w.line(l);
   w.line(assignment);

@@ -20,9 +20,9 @@ using namespace lower;
 
 namespace {
 
-std::string sizeVar(llvm::StringRef name) { return "sizes." + name.str(); }
+std::string sizeVar(llvm::StringRef name) { return "cc_sizes." + name.str(); }
 
-/// `{ {AxisState::Sliced, 0}, ... }`
+/// `{ {cc_rt::driver::AxisState::Sliced, 0}, ... }`
 std::string layoutInit(const ir::Layout &layout) {
   std::string out = "{";
   for (unsigned a = 0; a < layout.size(); ++a) {
@@ -30,11 +30,10 @@ std::string layoutInit(const ir::Layout &layout) {
                         : layout[a].state == ir::AxisState::Local
                             ? "Local"
                             : "Replicated";
-    out += (a ? ", " : "") + std::string("{driver::AxisState::") + state +
-           ", " + std::to_string(layout[a].state == ir::AxisState::Sliced
-                                     ? layout[a].dim
-                                     : 0) +
-           "}";
+    const int dim =
+        layout[a].state == ir::AxisState::Sliced ? layout[a].dim : 0;
+    out += (a ? ", " : "") + std::string("{cc_rt::driver::AxisState::") +
+           state + ", " + std::to_string(dim) + "}";
   }
   return out + "}";
 }
@@ -46,12 +45,12 @@ std::string shapeInit(const ir::Shape &shape, const ir::Mesh &mesh) {
   return out + "}";
 }
 
-/// `driver::TensorInfo{"g", 0, DType::F16, {sizes.N}, {...}}`
+/// `cc_rt::driver::TensorInfo{"g", 0, DType::F16, {cc_sizes.N}, {...}}`
 std::string infoInit(const std::string &name, unsigned paramIndex,
                      const ir::TensorType &type, const ir::Mesh &mesh) {
-  return "driver::TensorInfo{\"" + name + "\", " + std::to_string(paramIndex) +
-         ", " + runtimeDType(type.dtype) + ", " + shapeInit(type.shape, mesh) +
-         ", " + layoutInit(type.layout) + "}";
+  return "cc_rt::driver::TensorInfo{\"" + name + "\", " +
+         std::to_string(paramIndex) + ", " + runtimeDType(type.dtype) + ", " +
+         shapeInit(type.shape, mesh) + ", " + layoutInit(type.layout) + "}";
 }
 
 } // namespace
@@ -87,95 +86,101 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("#include <memory>").line("#include <string>").line(
       "#include <vector>");
   w.line();
-  w.line("using namespace coconet::rt;");
-  w.line("using coconet::generated::" + plan.name + ";");
+  w.comment("The driver's own names start with cc_, as no user name does; "
+            "the\nprogram's class is cc_Program.");
+  w.line("namespace cc_rt = coconet::rt;");
+  w.line("using cc_Program = coconet::generated::" + plan.name + ";");
   w.line();
   w.open("namespace");
   w.dedent();
   w.line();
-  w.line("const char *const kProgram = \"" + plan.name + "\";");
+  w.line("const char *const cc_kProgram = \"" + plan.name + "\";");
   w.line();
-  w.open("int fail(const Status &status)");
-  w.line("std::fprintf(stderr, \"%s: %s\\n\", kProgram, "
-         "status.toString().c_str());");
+  w.open("int cc_fail(const cc_rt::Status &cc_status)");
+  w.line("std::fprintf(stderr, \"%s: %s\\n\", cc_kProgram, "
+         "cc_status.toString().c_str());");
   w.line("return 1;");
   w.close();
   w.line();
   w.comment("The value of a size name: --size, else `fallback` (0: "
             "required).");
-  w.line("Status sizeOf(const driver::Options &options, const char *name, "
-         "int64_t fallback,");
-  w.open("              int64_t *out)");
+  w.line("cc_rt::Status cc_sizeOf(const cc_rt::driver::Options &options, "
+         "const char *name,");
+  w.open("                        int64_t fallback, int64_t *out)");
   w.line("auto it = options.sizes.find(name);");
   w.open("if (it != options.sizes.end())");
   w.line("*out = it->second;");
-  w.line("return Status();");
+  w.line("return cc_rt::Status();");
   w.close();
   w.open("if (fallback > 0)");
   w.line("*out = fallback;");
-  w.line("return Status();");
+  w.line("return cc_rt::Status();");
   w.close();
-  w.line("return Status::error(StatusCode::InvalidArgument,");
-  w.line("                     std::string(\"give the size \") + name + \" "
-         "with --size \" + name + \"=...\");");
+  w.line("return cc_rt::Status::error(cc_rt::StatusCode::InvalidArgument,");
+  w.line("                            std::string(\"give the size \") + name + "
+         "\" with --size \" + name + \"=...\");");
   w.close();
   w.line();
   w.line("/// This rank's block of one tensor on the host" +
          std::string(cuda ? " and on the device." : "."));
-  w.open("struct Block");
-  w.line("driver::TensorInfo info;");
-  w.line("driver::Placement placement;");
+  w.open("struct cc_Block");
+  w.line("cc_rt::driver::TensorInfo info;");
+  w.line("cc_rt::driver::Placement placement;");
   w.line("std::vector<uint8_t> host;");
   if (cuda)
     w.line("void *device = nullptr;");
   w.close(";");
   w.line();
-  w.line("Status makeBlock(driver::TensorInfo info, const "
-         "std::vector<int64_t> &axisSizes,");
-  w.open("                 const std::vector<int64_t> &coords, Block *out)");
+  w.line("cc_rt::Status cc_makeBlock(cc_rt::driver::TensorInfo info,");
+  w.line("                           const std::vector<int64_t> &axisSizes,");
+  w.open("                           const std::vector<int64_t> &coords, "
+         "cc_Block *out)");
   w.line("out->info = std::move(info);");
-  w.line("COCONET_RETURN_IF_ERROR(driver::place(out->info, axisSizes, coords, "
-         "&out->placement));");
+  w.line("COCONET_RETURN_IF_ERROR(cc_rt::driver::place(out->info, axisSizes, "
+         "coords, &out->placement));");
   w.line("out->host.assign(static_cast<size_t>(out->placement.elements()) * "
-         "dtypeSize(out->info.dtype), 0);");
+         "cc_rt::dtypeSize(out->info.dtype), 0);");
   if (cuda)
     w.line("COCONET_CUDA_CHECK(cudaMalloc(&out->device, out->host.size()));");
-  w.line("return Status();");
+  w.line("return cc_rt::Status();");
   w.close();
   w.line();
   w.line("} // namespace");
   w.line();
 
-  w.open("int main(int argc, char **argv)");
+  w.open("int main(int cc_argc, char **cc_argv)");
   if (cuda) {
     w.line("#if defined(COCONET_WITH_MPI)");
-    w.line("MPI_Init(&argc, &argv);");
-    w.line("driver::MpiTransport transport(MPI_COMM_WORLD);");
+    w.line("MPI_Init(&cc_argc, &cc_argv);");
+    w.line("cc_rt::driver::MpiTransport cc_transport(MPI_COMM_WORLD);");
     w.line("#else");
-    w.line("driver::Transport &transport = driver::singleProcess();");
+    w.line("cc_rt::driver::Transport &cc_transport = "
+           "cc_rt::driver::singleProcess();");
     w.line("#endif");
   } else {
-    w.line("MPI_Init(&argc, &argv);");
-    w.line("driver::MpiTransport transport(MPI_COMM_WORLD);");
+    w.line("MPI_Init(&cc_argc, &cc_argv);");
+    w.line("cc_rt::driver::MpiTransport cc_transport(MPI_COMM_WORLD);");
   }
-  w.line("const int status = [&]() -> int {");
+  w.line("const int cc_exit = [&]() -> int {");
   w.indent();
-  w.line("driver::Options options;");
-  w.line("bool help = false;");
-  w.line("Status st = driver::parseArgs(argc, argv, kProgram, &options, "
-         "&help);");
-  w.open("if (help)");
-  w.line("if (transport.rank() == 0)");
-  w.line("  std::printf(\"%s\", driver::usage(kProgram).c_str());");
+  w.line("cc_rt::driver::Options cc_options;");
+  w.line("bool cc_help = false;");
+  w.line("cc_rt::Status cc_st = cc_rt::driver::parseArgs(cc_argc, cc_argv, "
+         "cc_kProgram,");
+  w.line("                                               &cc_options, "
+         "&cc_help);");
+  w.open("if (cc_help)");
+  w.line("if (cc_transport.rank() == 0)");
+  w.line("  std::printf(\"%s\", cc_rt::driver::usage(cc_kProgram).c_str());");
   w.line("return 0;");
   w.close();
-  w.open("if (!st.ok())");
-  w.line("std::fprintf(stderr, \"%s: %s\\n\", kProgram, "
-         "st.message().c_str());");
+  w.open("if (!cc_st.ok())");
+  w.line("std::fprintf(stderr, \"%s: %s\\n\", cc_kProgram, "
+         "cc_st.message().c_str());");
   w.line("return 2;");
   w.close();
   // Sizes.
-  w.line(plan.name + "::Sizes sizes;");
+  w.line("cc_Program::Sizes cc_sizes;");
   std::vector<std::string> names;
   for (const auto &a : mesh.axes)
     if (!llvm::is_contained(names, a.size))
@@ -185,21 +190,22 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
       names.push_back(s);
   for (const std::string &s : names) {
     bool world = mesh.isImplicit && s == mesh.axes[0].size;
-    w.line("st = sizeOf(options, \"" + s + "\", " +
-           (world ? "transport.size()" : std::string("0")) + ", &sizes." + s +
-           ");");
-    w.line("if (!st.ok())");
-    w.line("  return fail(st);");
+    w.line("cc_st = cc_sizeOf(cc_options, \"" + s + "\", " +
+           (world ? "cc_transport.size()" : std::string("0")) +
+           ", &cc_sizes." + s + ");");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
   }
   std::string axisSizes;
   for (const auto &a : mesh.axes)
     axisSizes += (axisSizes.empty() ? "" : ", ") + sizeVar(a.size);
-  w.line("const std::vector<int64_t> axisSizes = {" + axisSizes + "};");
+  w.line("const std::vector<int64_t> cc_axisSizes = {" + axisSizes + "};");
   w.comment("This rank's coordinates: ranks are row-major over the axes.");
-  w.line("std::vector<int64_t> coords(axisSizes.size());");
-  w.open("for (size_t a = axisSizes.size(), r = transport.rank(); a-- > 0;)");
-  w.line("coords[a] = static_cast<int64_t>(r) % axisSizes[a];");
-  w.line("r /= static_cast<size_t>(axisSizes[a]);");
+  w.line("std::vector<int64_t> cc_coords(cc_axisSizes.size());");
+  w.open("for (size_t cc_a = cc_axisSizes.size(), cc_r = cc_transport.rank(); "
+         "cc_a-- > 0;)");
+  w.line("cc_coords[cc_a] = static_cast<int64_t>(cc_r) % cc_axisSizes[cc_a];");
+  w.line("cc_r /= static_cast<size_t>(cc_axisSizes[cc_a]);");
   w.close();
   // Communicator and program object.
   if (cuda) {
@@ -207,60 +213,65 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     w.line("int cc_devices = 0;");
     w.line("if (cudaGetDeviceCount(&cc_devices) == cudaSuccess && cc_devices "
            "> 0)");
-    w.line("  cudaSetDevice(transport.rank() % cc_devices);");
-    w.line("std::unique_ptr<cuda::Communicator> world;");
-    w.line("st = cuda::Communicator::fromMpi(MPI_COMM_WORLD, &world);");
+    w.line("  cudaSetDevice(cc_transport.rank() % cc_devices);");
+    w.line("std::unique_ptr<cc_rt::cuda::Communicator> cc_world;");
+    w.line("cc_st = cc_rt::cuda::Communicator::fromMpi(MPI_COMM_WORLD, "
+           "&cc_world);");
     w.line("#else");
-    w.line("std::unique_ptr<cuda::Communicator> world;");
-    w.line("st = cuda::Communicator::single(&world);");
+    w.line("std::unique_ptr<cc_rt::cuda::Communicator> cc_world;");
+    w.line("cc_st = cc_rt::cuda::Communicator::single(&cc_world);");
     w.line("#endif");
-    w.line("if (!st.ok())");
-    w.line("  return fail(st);");
-    w.line("cudaStream_t stream = nullptr;");
-    w.line("st = [&]() -> Status {");
-    w.line("  COCONET_CUDA_CHECK(cudaStreamCreate(&stream));");
-    w.line("  return Status();");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
+    w.line("cudaStream_t cc_stream = nullptr;");
+    w.line("cc_st = [&]() -> cc_rt::Status {");
+    w.line("  COCONET_CUDA_CHECK(cudaStreamCreate(&cc_stream));");
+    w.line("  return cc_rt::Status();");
     w.line("}();");
-    w.line("if (!st.ok())");
-    w.line("  return fail(st);");
-    w.line("std::unique_ptr<" + plan.name + "> program;");
-    w.line("st = " + plan.name + "::create(*world, sizes, stream, &program);");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
+    w.line("std::unique_ptr<cc_Program> cc_program;");
+    w.line("cc_st = cc_Program::create(*cc_world, cc_sizes, cc_stream, "
+           "&cc_program);");
   } else {
-    w.line("cpu::Communicator world(MPI_COMM_WORLD);");
-    w.line("std::unique_ptr<" + plan.name + "> program;");
-    w.line("st = " + plan.name + "::create(world, sizes, &program);");
+    w.line("cc_rt::cpu::Communicator cc_world(MPI_COMM_WORLD);");
+    w.line("std::unique_ptr<cc_Program> cc_program;");
+    w.line("cc_st = cc_Program::create(cc_world, cc_sizes, &cc_program);");
   }
-  w.line("if (!st.ok())");
-  w.line("  return fail(st);");
+  w.line("if (!cc_st.ok())");
+  w.line("  return cc_fail(cc_st);");
   // Parameters.
   w.comment("The parameters, filled as the simulator fills them.");
   for (const Plan::Param &p : plan.params) {
     const Buffer &b = plan.buffers[p.buffer];
-    w.line("Block " + b.name + ";");
-    w.line("st = makeBlock(" +
+    w.line("cc_Block " + b.name + ";");
+    w.line("cc_st = cc_makeBlock(" +
            infoInit(p.stage->name, p.stage->paramIndex, p.stage->type, mesh) +
-           ", axisSizes, coords, &" + b.name + ");");
-    w.line("if (st.ok())");
-    w.line("  st = driver::fillInput(" + b.name + ".info, options, axisSizes, "
-           "coords, " + b.name + ".placement, " + b.name + ".host.data());");
+           ", cc_axisSizes, cc_coords, &" + b.name + ");");
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = cc_rt::driver::fillInput(" + b.name +
+           ".info, cc_options, cc_axisSizes, cc_coords, " + b.name +
+           ".placement, " + b.name + ".host.data());");
     if (cuda)
-      w.line("if (st.ok())");
+      w.line("if (cc_st.ok())");
     if (cuda)
-      w.line("  st = [&]() -> Status { COCONET_CUDA_CHECK(cudaMemcpy(" +
+      w.line("  cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK("
+             "cudaMemcpy(" +
              b.name + ".device, " + b.name + ".host.data(), " + b.name +
-             ".host.size(), cudaMemcpyHostToDevice)); return Status(); }();");
-    w.line("if (!st.ok())");
-    w.line("  return fail(st);");
+             ".host.size(), cudaMemcpyHostToDevice)); return cc_rt::Status(); "
+             "}();");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
   }
   // Outputs.
   for (unsigned o : plan.outputs()) {
     const Buffer &b = plan.buffers[o];
     const Plan::Result &r = plan.results[b.result];
-    w.line("Block " + b.name + ";");
-    w.line("st = makeBlock(" + infoInit(r.name, 0, r.stage->type, mesh) +
-           ", axisSizes, coords, &" + b.name + ");");
-    w.line("if (!st.ok())");
-    w.line("  return fail(st);");
+    w.line("cc_Block " + b.name + ";");
+    w.line("cc_st = cc_makeBlock(" + infoInit(r.name, 0, r.stage->type, mesh) +
+           ", cc_axisSizes, cc_coords, &" + b.name + ");");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
   }
   // The call.
   std::string args;
@@ -291,52 +302,52 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
                   : "static_cast<void *>(" + b.name + ".host.data())") +
             ")";
   }
-  w.line("auto runStep = [&]() -> Status {");
-  w.line("  return (*program)(" + args + ");");
+  w.line("auto cc_runStep = [&]() -> cc_rt::Status {");
+  w.line("  return (*cc_program)(" + args + ");");
   w.line("};");
   w.comment("One step, then its results.");
-  w.line("st = runStep();");
+  w.line("cc_st = cc_runStep();");
   if (cuda) {
-    w.line("if (st.ok())");
-    w.line("  st = [&]() -> Status { COCONET_CUDA_CHECK(cudaStreamSynchronize("
-           "stream)); return Status(); }();");
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK("
+           "cudaStreamSynchronize(cc_stream)); return cc_rt::Status(); }();");
   }
-  w.line("if (!st.ok())");
-  w.line("  return fail(st);");
+  w.line("if (!cc_st.ok())");
+  w.line("  return cc_fail(cc_st);");
   for (const Plan::Result &r : plan.results) {
     const Buffer &b = plan.buffers[r.buffer];
     // An update written in place lives in the parameter's block.
     w.line("{");
     w.indent();
-    w.line("Block &cc_result = " + b.name + ";");
+    w.line("cc_Block &cc_result = " + b.name + ";");
     if (cuda)
-      w.line("st = [&]() -> Status { COCONET_CUDA_CHECK(cudaMemcpy("
+      w.line("cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK(cudaMemcpy("
              "cc_result.host.data(), cc_result.device, cc_result.host.size(), "
-             "cudaMemcpyDeviceToHost)); return Status(); }();");
-    w.line("driver::TensorInfo cc_info = " +
+             "cudaMemcpyDeviceToHost)); return cc_rt::Status(); }();");
+    w.line("cc_rt::driver::TensorInfo cc_info = " +
            infoInit(r.name, 0, r.stage->type, mesh) + ";");
-    w.line("if (st.ok() && !options.quiet)");
-    w.line("  driver::printSummary(cc_info, transport, cc_result.placement, "
-           "cc_result.host.data());");
-    w.line("if (st.ok() && !options.outputDir.empty())");
-    w.line("  st = driver::writeResult(cc_info, options, axisSizes, transport, "
-           "cc_result.host.data());");
-    w.line("if (!st.ok())");
-    w.line("  return fail(st);");
+    w.line("if (cc_st.ok() && !cc_options.quiet)");
+    w.line("  cc_rt::driver::printSummary(cc_info, cc_transport, "
+           "cc_result.placement, cc_result.host.data());");
+    w.line("if (cc_st.ok() && !cc_options.outputDir.empty())");
+    w.line("  cc_st = cc_rt::driver::writeResult(cc_info, cc_options, "
+           "cc_axisSizes, cc_transport, cc_result.host.data());");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
     w.close();
   }
   // Timing.
   w.comment("More steps, timed (their results are not written).");
-  w.open("if (options.iterations > 1 || options.warmup > 0)");
-  w.open("for (int i = 0; i < options.warmup; ++i)");
-  w.line("if (!(st = runStep()).ok())");
-  w.line("  return fail(st);");
+  w.open("if (cc_options.iterations > 1 || cc_options.warmup > 0)");
+  w.open("for (int cc_i = 0; cc_i < cc_options.warmup; ++cc_i)");
+  w.line("if (!(cc_st = cc_runStep()).ok())");
+  w.line("  return cc_fail(cc_st);");
   w.close();
   if (cuda) {
-    w.line("st = [&]() -> Status { COCONET_CUDA_CHECK(cudaStreamSynchronize("
-           "stream)); return Status(); }();");
-    w.line("if (!st.ok())");
-    w.line("  return fail(st);");
+    w.line("cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK("
+           "cudaStreamSynchronize(cc_stream)); return cc_rt::Status(); }();");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
   }
   if (cuda)
     w.line("#if defined(COCONET_WITH_MPI)");
@@ -344,15 +355,15 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   if (cuda)
     w.line("#endif");
   w.line("const auto cc_start = std::chrono::steady_clock::now();");
-  w.open("for (int i = 0; i < options.iterations; ++i)");
-  w.line("if (!(st = runStep()).ok())");
-  w.line("  return fail(st);");
+  w.open("for (int cc_i = 0; cc_i < cc_options.iterations; ++cc_i)");
+  w.line("if (!(cc_st = cc_runStep()).ok())");
+  w.line("  return cc_fail(cc_st);");
   w.close();
   if (cuda) {
-    w.line("st = [&]() -> Status { COCONET_CUDA_CHECK(cudaStreamSynchronize("
-           "stream)); return Status(); }();");
-    w.line("if (!st.ok())");
-    w.line("  return fail(st);");
+    w.line("cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK("
+           "cudaStreamSynchronize(cc_stream)); return cc_rt::Status(); }();");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
   }
   w.line("double cc_seconds = std::chrono::duration<double>("
          "std::chrono::steady_clock::now() - cc_start).count();");
@@ -362,10 +373,10 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
          "MPI_COMM_WORLD);");
   if (cuda)
     w.line("#endif");
-  w.line("if (transport.rank() == 0)");
+  w.line("if (cc_transport.rank() == 0)");
   w.line("  std::printf(\"%s: %d steps on %d ranks, %.6f ms per step\\n\", "
-         "kProgram, options.iterations, transport.size(), 1e3 * cc_seconds / "
-         "options.iterations);");
+         "cc_kProgram, cc_options.iterations, cc_transport.size(), 1e3 * "
+         "cc_seconds / cc_options.iterations);");
   w.close();
   w.line("return 0;");
   w.dedent();
@@ -375,7 +386,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("MPI_Finalize();");
   if (cuda)
     w.line("#endif");
-  w.line("return status;");
+  w.line("return cc_exit;");
   w.close();
   return text;
 }

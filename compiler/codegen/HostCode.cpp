@@ -71,6 +71,19 @@ std::vector<std::string> sizeNames(const ir::Program &program) {
   return out;
 }
 
+/// Does some step read the scalar parameter in buffer `scalar`?
+bool scalarRead(const Plan &plan, unsigned scalar) {
+  for (const Step &s : plan.steps) {
+    if (auto *store = std::get_if<StoreScalarCall>(&s.body);
+        store && store->input == scalar)
+      return true;
+    for (const KernelArg &a : kernelArgs(plan, s, Target::Cpu))
+      if (a.value == plan.buffers[scalar].name)
+        return true;
+  }
+  return false;
+}
+
 } // namespace
 
 const std::string &bufferName(const Plan &plan, unsigned buffer) {
@@ -406,6 +419,11 @@ void emitOperator(CodeWriter &w, const Plan &plan, const EmitOptions &options) {
     if (b.dtype == ir::DType::BF16)
       w.line(b.name + " = coconet::rt::roundToBFloat16(" + b.name + ");");
   }
+  // Scalars no step reads (their uses were folded or dead).
+  for (unsigned b = 0; b < plan.buffers.size(); ++b)
+    if (plan.buffers[b].kind == Buffer::Kind::ScalarParam &&
+        !scalarRead(plan, b))
+      w.line("(void)" + plan.buffers[b].name + ";");
   // Scratch buffers.
   for (const Buffer &b : plan.buffers)
     if (b.kind == Buffer::Kind::Scratch && b.slot >= 0)

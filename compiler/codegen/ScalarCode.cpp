@@ -19,7 +19,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -153,6 +155,9 @@ std::string intLiteral(int64_t value, DType dtype) {
   case DType::U64:
     return "UINT64_C(" + std::to_string(static_cast<uint64_t>(value)) + ")";
   case DType::I32:
+    // -2147483648 is the negation of a long: it would not be an int32_t.
+    if (static_cast<int32_t>(value) == INT32_MIN)
+      return "(-INT32_C(2147483647) - 1)";
     return "INT32_C(" + std::to_string(static_cast<int32_t>(value)) + ")";
   default:
     if (value == INT64_MIN)
@@ -368,6 +373,9 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
       return round(d, binaryFloat(e->op, isDouble, as(e->args[0], d),
                                   as(e->args[1], d)));
     const std::string a = arg(0), b = arg(1);
+    // max(x, x) is x; written out, compilers warn of a self-comparison.
+    if (a == b && (e->op == ScalarOp::Max || e->op == ScalarOp::Min))
+      return a;
     switch (e->op) {
     case ScalarOp::Add:
       return "coconet::rt::wrapAdd(" + a + ", " + b + ")";
@@ -394,6 +402,11 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
     static const char *const kOps[] = {" < ", " <= ", " > ", " >= ", " == ",
                                        " != "};
     int i = static_cast<int>(e->op) - static_cast<int>(ScalarOp::Lt);
+    // Compilers warn that an integer or bool compared with itself is a
+    // constant; a unary + (an exact promotion) on the right is not the
+    // same expression.
+    if (arg(0) == arg(1) && !ir::isFloat(e->args[0]->dtype))
+      return "(" + arg(0) + kOps[i] + "+" + arg(1) + ")";
     return "(" + arg(0) + kOps[i] + arg(1) + ")";
   }
   case ScalarOp::Select:

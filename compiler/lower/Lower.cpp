@@ -40,7 +40,13 @@ bool isKeyword(llvm::StringRef name) {
       "signed", "sizeof", "static", "struct", "switch", "template", "this",
       "throw", "true", "try", "typedef", "typename", "union", "unsigned",
       "using", "virtual", "void", "volatile", "while", "xor", "half", "main",
-      "status", "stream", "sizes", "comm", "mesh", "step", "create"};
+      "status", "stream", "sizes", "comm", "mesh", "step", "create",
+      // Names generated code uses unqualified: namespaces, types, macros,
+      // CUDA's built-in variables and the vector kernels' constants.
+      "std", "coconet", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+      "uint16_t", "uint32_t", "uint64_t", "size_t", "uintptr_t", "NAN",
+      "INFINITY", "INT32_C", "INT64_C", "UINT64_C", "blockIdx", "blockDim",
+      "threadIdx", "gridDim", "kThreads", "kVector", "W"};
   return llvm::is_contained(kKeywords, name);
 }
 
@@ -121,6 +127,10 @@ void groupCollectives(Plan &plan) {
 /// Sizes that must divide: every sliced extent, and the chunks of overlaps.
 void collectSizeChecks(Plan &plan, const ir::Program &program) {
   auto add = [&](SizeCheck check) {
+    // Everything divides by 1 (an overlap in one chunk along a dimension
+    // nothing slices).
+    if (check.axes.empty() && check.factor == 1)
+      return;
     for (const SizeCheck &c : plan.checks)
       if (c.global == check.global && c.axes == check.axes &&
           c.factor == check.factor)
@@ -187,6 +197,14 @@ unsigned Lowering::addBuffer(Buffer buffer) {
 }
 
 unsigned Lowering::addStep(Step step) {
+  // Stage names that differ only in characters a C identifier cannot hold
+  // ("x.1", "x_1") give steps the same name.
+  std::string base = step.name;
+  for (unsigned i = 1; llvm::any_of(plan.steps, [&](const Step &s) {
+         return s.name == step.name;
+       });
+       ++i)
+    step.name = base + "_" + std::to_string(i);
   plan.steps.push_back(std::move(step));
   return plan.steps.size() - 1;
 }

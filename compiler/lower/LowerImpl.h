@@ -56,7 +56,7 @@ struct Lowering {
   /// A buffer in memory holding `stage`'s value for a step that cannot take
   /// a scalar argument: stores a ScalarParam into a scratch buffer first.
   unsigned inMemory(const ir::Stage *stage);
-  /// Adds a step; returns its index.
+  /// Adds a step, its name made unique; returns its index.
   unsigned addStep(Step step);
 
   /// Reports an internal compiler error: a program sema accepted that the

@@ -42,9 +42,7 @@ bool bodyHasDropout(const ir::ScalarExpr *body) {
   return false;
 }
 
-std::string stepName(const Plan &plan, llvm::StringRef kind,
-                     llvm::StringRef stage) {
-  (void)plan;
+std::string stepName(llvm::StringRef kind, llvm::StringRef stage) {
   return kind.str() + "_" + identifier(stage);
 }
 
@@ -152,7 +150,7 @@ void lowerCollective(Lowering &l, const Stage &s) {
     }
   }
   Step step;
-  step.name = stepName(plan, kind, s.name);
+  step.name = stepName(kind, s.name);
   step.summary = std::string(kind) + " " + s.name;
   step.body = call;
   step.reads.push_back(call.input);
@@ -196,7 +194,7 @@ void lowerMatMul(Lowering &l, const Stage &s) {
     mm.batchedB = !ones;
   }
   Step step;
-  step.name = stepName(plan, "matmul", s.name);
+  step.name = stepName("matmul", s.name);
   step.summary = "matmul " + s.name;
   step.body = mm;
   step.reads = {mm.a, mm.b};

@@ -267,8 +267,8 @@ struct Step {
   using Body = std::variant<ElementwiseKernel, ReductionKernel, NormKernel,
                             TransposeKernel, MatMulCall, CollectiveCall,
                             PackKernel, CopyCall, StoreScalarCall>;
-  /// A C identifier named after the stages it computes: `k3_g32_to_w1`,
-  /// `allreduce_gs`, `matmul_y`, `copy_out_y`.
+  /// A C identifier named after the stages it computes, unique in the
+  /// plan: `k3_g32_to_w1`, `allreduce_gs`, `matmul_y`, `copy_out_y`.
   std::string name;
   Body body;
   llvm::SmallVector<unsigned, 4> reads, writes;

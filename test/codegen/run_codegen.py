@@ -3,7 +3,7 @@
 the given .coco files.
 
     run_codegen.py --target cpu  --coconetc BIN --runtime-include DIR \
-        --runtime-lib DIR --work DIR [--ranks 1,2,4] FILE.coco...
+        --runtime-lib DIR --work DIR [--ranks 1,2,4] [--jobs J] FILE.coco...
     run_codegen.py --target cuda --coconetc BIN --runtime-include DIR \
         --work DIR FILE.coco...
 
@@ -16,12 +16,19 @@ cpu:  each (program, schedule) -- the unscheduled program included -- is
 cuda: each is emitted with --target=cuda --emit=driver and compiled with
       nvcc -arch=sm_90 with warnings as errors (compile only: no GPU here).
 
+A directory argument stands for the .coco files in it (sorted). Each case
+works in WORK/FILE-STEM/PROGRAM[_SCHEDULE]; --jobs runs that many cases at
+once (their reports still print in order).
+
 Every size name that is not a mesh axis gets --unit (default 32): a multiple
-of every rank count times every overlap's chunk count in the samples.
+of every rank count times every overlap's chunk count in the samples;
+--size NAME=V,... gives some names other values (e.g. B=16,H=48, so that a
+mix-up of two dimensions cannot go unnoticed).
 Exit status 0 when every case passes, 1 otherwise, 77 (skipped) when the
 compiler of the target is missing.
 """
 import argparse
+import concurrent.futures
 import itertools
 import os
 import re
@@ -86,6 +93,111 @@ def factorisations(ranks, axes):
     return out
 
 
+class Report:
+    """What checking one case printed, failed and counted."""
+
+    def __init__(self):
+        self.lines, self.failures, self.checked = [], [], 0
+
+    def line(self, text):
+        self.lines.append(text)
+
+    def fail(self, text):
+        self.failures.append(text)
+
+
+def check_cuda(args, path, name, title, out_dir, report):
+    for src in (name + ".cu", name + "_main.cu"):
+        good, out = run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90",
+                         "-Werror", "all-warnings",
+                         "-Xcompiler", "-Wall,-Wextra",
+                         "-I" + args.runtime_include, "-c", src,
+                         "-o", src + ".o"], cwd=out_dir)
+        if not good:
+            report.fail(f"{title}: nvcc {src}:\n{out}")
+    report.checked += 1
+    report.line(f"{'FAILED' if report.failures else 'ok'}: {title}: nvcc")
+
+
+def check_cpu(args, env, path, program, schedule, name, title, out_dir,
+              report):
+    lib = args.runtime_lib
+    ok, out = run(["mpicxx", "-std=c++17", "-O2", "-fopenmp",
+                   "-ffp-contract=off", "-Wall", "-Wextra", "-Werror",
+                   "-I" + args.runtime_include,
+                   name + ".cpp", name + "_main.cpp", "-o", name,
+                   os.path.join(lib, "libcoconet_rt_mpi.a"),
+                   os.path.join(lib, "libcoconet_rt_cpu.a"),
+                   os.path.join(lib, "libcoconet_rt.a")],
+                  cwd=out_dir)
+    if not ok:
+        report.fail(f"{title}: mpicxx:\n{out}")
+        report.line(f"FAILED: {title}: mpicxx")
+        return
+    axes, sizes = plan_info(args.coconetc, path, program, schedule)
+    for r in args.rank_counts:
+        for shape in factorisations(r, len(axes)):
+            binding = {size: v for (_, size), v in zip(axes, shape)}
+            for s in sizes:
+                binding.setdefault(s, args.fixed.get(s, args.unit))
+            size_arg = ",".join(f"{k}={v}" for k, v in binding.items())
+            res = os.path.join(out_dir, f"out-{'x'.join(map(str, shape))}")
+            shutil.rmtree(res, ignore_errors=True)
+            what = f"{title} on {r} ranks ({size_arg})"
+            ok, out = run(["mpirun", "--oversubscribe", "-np", str(r),
+                           "./" + name, "--size", size_arg, "--seed",
+                           str(args.seed), "--output-dir", res, "--quiet"],
+                          cwd=out_dir, env=env)
+            if not ok:
+                report.fail(f"{what}: the program failed:\n{out}")
+                report.line(f"FAILED: {what}: run")
+                continue
+            ok, out = run([args.coconetc, "--color=never", "sim", path,
+                           "--size", size_arg, "--seed", str(args.seed),
+                           "--check-outputs", res] +
+                          selector(program, schedule))
+            report.checked += 1
+            last = out.strip().splitlines()[-1] if out.strip() else ""
+            report.line(f"{'ok' if ok else 'FAILED'}: {what}: {last}")
+            if not ok:
+                report.fail(f"{what}:\n{out}")
+
+
+def check_case(args, env, path, file_dir, program, schedule):
+    """Emits, compiles and (cpu) runs one (program, schedule) in a
+    directory under `file_dir`."""
+    report = Report()
+    name = program + ("_" + schedule if schedule else "")
+    title = f"{os.path.basename(path)}: {program}" + (
+        f", schedule {schedule}" if schedule else "")
+    out_dir = os.path.join(file_dir, name)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    ok, out = run([args.coconetc, "--color=never", "--emit=driver",
+                   "--target=" + args.target, "-o", out_dir, path] +
+                  selector(program, schedule))
+    if not ok:
+        report.fail(f"{title}: coconetc failed:\n{out}")
+        report.line(f"FAILED: {title}: coconetc")
+    elif args.target == "cuda":
+        check_cuda(args, path, name, title, out_dir, report)
+    else:
+        check_cpu(args, env, path, program, schedule, name, title, out_dir,
+                  report)
+    return report
+
+
+def expand(paths):
+    """Files, with each directory replaced by its .coco files."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out += sorted(os.path.join(p, f) for f in os.listdir(p)
+                          if f.endswith(".coco"))
+        else:
+            out.append(p)
+    return [os.path.abspath(f) for f in out]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", choices=["cpu", "cuda"], required=True)
@@ -95,9 +207,25 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--ranks", default="1,2,4")
     ap.add_argument("--unit", type=int, default=32)
+    ap.add_argument("--size", default="",
+                    help="NAME=V,... values of some size names (else --unit)")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("files", nargs="+")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="cases checked at once")
+    ap.add_argument("--omp-threads", type=int, default=1,
+                    help="OpenMP threads of each rank (cpu)")
+    ap.add_argument("files", nargs="+", help=".coco files or directories")
     args = ap.parse_args()
+    # Compilers and programs run inside each case's directory.
+    for name in ("coconetc", "runtime_include", "runtime_lib", "work"):
+        if getattr(args, name):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
+    files = expand(args.files)
+    args.rank_counts = [int(r) for r in args.ranks.split(",")]
+    args.fixed = {}
+    for item in filter(None, args.size.split(",")):
+        name, _, value = item.partition("=")
+        args.fixed[name.strip()] = int(value)
 
     compiler = "mpicxx" if args.target == "cpu" else "nvcc"
     if not shutil.which(compiler):
@@ -110,79 +238,31 @@ def main():
     env = dict(os.environ)
     env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1",
                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                "OMP_NUM_THREADS": "1"})
-    ranks = [int(r) for r in args.ranks.split(",")]
-    failures, checked = [], 0
+                "OMP_NUM_THREADS": str(args.omp_threads)})
     start = time.time()
-    for path in args.files:
-        for program, schedule in cases(args.coconetc, path):
-            name = program + ("_" + schedule if schedule else "")
-            title = f"{os.path.basename(path)}: {program}" + (
-                f", schedule {schedule}" if schedule else "")
-            out_dir = os.path.join(args.work, name)
-            shutil.rmtree(out_dir, ignore_errors=True)
-            ok, out = run([args.coconetc, "--color=never", "--emit=driver",
-                           "--target=" + args.target, "-o", out_dir, path] +
-                          selector(program, schedule))
-            if not ok:
-                failures.append(f"{title}: coconetc failed:\n{out}")
-                continue
-            if args.target == "cuda":
-                ok = True
-                for src in (name + ".cu", name + "_main.cu"):
-                    good, out = run(
-                        ["nvcc", "-std=c++17", "-O2", "-arch=sm_90",
-                         "-Werror", "all-warnings",
-                         "-Xcompiler", "-Wall,-Wextra",
-                         "-I" + args.runtime_include, "-c", src,
-                         "-o", src + ".o"], cwd=out_dir)
-                    if not good:
-                        failures.append(f"{title}: nvcc {src}:\n{out}")
-                        ok = False
-                checked += 1
-                print(f"{'ok' if ok else 'FAILED'}: {title}: nvcc", flush=True)
-                continue
-            lib = args.runtime_lib
-            ok, out = run(["mpicxx", "-std=c++17", "-O2", "-fopenmp",
-                           "-ffp-contract=off", "-Wall", "-Wextra", "-Werror",
-                           "-I" + args.runtime_include,
-                           name + ".cpp", name + "_main.cpp", "-o", name,
-                           os.path.join(lib, "libcoconet_rt_mpi.a"),
-                           os.path.join(lib, "libcoconet_rt_cpu.a"),
-                           os.path.join(lib, "libcoconet_rt.a")],
-                          cwd=out_dir)
-            if not ok:
-                failures.append(f"{title}: mpicxx:\n{out}")
-                print(f"FAILED: {title}: mpicxx", flush=True)
-                continue
-            axes, sizes = plan_info(args.coconetc, path, program, schedule)
-            for r in ranks:
-                for shape in factorisations(r, len(axes)):
-                    binding = {size: v for (_, size), v in zip(axes, shape)}
-                    for s in sizes:
-                        binding.setdefault(s, args.unit)
-                    size_arg = ",".join(f"{k}={v}" for k, v in binding.items())
-                    res = os.path.join(out_dir, f"out-{'x'.join(map(str, shape))}")
-                    shutil.rmtree(res, ignore_errors=True)
-                    what = f"{title} on {r} ranks ({size_arg})"
-                    ok, out = run(["mpirun", "--oversubscribe", "-np", str(r),
-                                   "./" + name, "--size", size_arg, "--seed",
-                                   str(args.seed), "--output-dir", res,
-                                   "--quiet"], cwd=out_dir, env=env)
-                    if not ok:
-                        failures.append(f"{what}: the program failed:\n{out}")
-                        print(f"FAILED: {what}: run", flush=True)
-                        continue
-                    ok, out = run([args.coconetc, "--color=never", "sim",
-                                   path, "--size", size_arg, "--seed",
-                                   str(args.seed), "--check-outputs", res] +
-                                  selector(program, schedule))
-                    checked += 1
-                    last = out.strip().splitlines()[-1] if out.strip() else ""
-                    print(f"{'ok' if ok else 'FAILED'}: {what}: {last}",
-                          flush=True)
-                    if not ok:
-                        failures.append(f"{what}:\n{out}")
+    todo, failures, checked = [], [], 0
+    stems = set()
+    for path in files:
+        # One directory per file, emptied first.
+        stem = os.path.splitext(os.path.basename(path))[0]
+        while stem in stems:
+            stem += "_"
+        stems.add(stem)
+        file_dir = os.path.join(args.work, stem)
+        shutil.rmtree(file_dir, ignore_errors=True)
+        try:
+            todo += [(path, file_dir, program, schedule)
+                     for program, schedule in cases(args.coconetc, path)]
+        except RuntimeError as e:
+            print(f"FAILED: {os.path.basename(path)}: coconetc", flush=True)
+            failures.append(f"{os.path.basename(path)}: coconetc failed:\n{e}")
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        reports = pool.map(lambda c: check_case(args, env, *c), todo)
+        for report in reports:
+            for line in report.lines:
+                print(line, flush=True)
+            failures += report.failures
+            checked += report.checked
     seconds = time.time() - start
     print(f"\n{checked} cases checked, {len(failures)} failures, "
           f"{seconds:.1f} s")

@@ -1,7 +1,7 @@
 //===- RandomPrograms.cpp - random programs and schedules, checked --------===//
 //
 // coconet-random-programs --count N --seed S [--print] [--case-seed X]
-//                         [--verbose]
+//                         [--max-programs K] [--verbose] [--write-dir DIR]
 //
 // Generates files of random programs with random schedules
 // (ProgramGenerator.h) until N programs were checked, and for each:
@@ -21,7 +21,14 @@
 //
 // Exit status 1 on any failure, generator bug or too few applied
 // schedules. Every failure prints the case seed and the source; rerun one
-// case with --case-seed X --print. A crash prints them too.
+// case with --case-seed X --print (and --max-programs K, as printed, for
+// the last file of a batch, which may hold fewer programs). A crash prints
+// them too.
+//
+// --write-dir DIR also writes each file sema accepts to DIR/case-<seed>.coco:
+// its programs and the schedules that applied (each once; a schedule that
+// `apply`s another comes after it), for test/codegen/run_codegen.py. Illegal
+// schedules and the schedules the compiler refused are left out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,18 +43,22 @@
 #include "verify/Differential.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace coconet;
 using namespace coconet::randomtest;
@@ -118,7 +129,28 @@ struct Options {
   bool verbose = false;
   bool oneCase = false;
   uint64_t caseSeed = 0;
+  /// With --case-seed: at most this many programs in the file (1 to 3).
+  unsigned maxPrograms = 3;
+  /// Where to write the checked files ("": nowhere).
+  std::string writeDir;
 };
+
+/// Splits schedule text into its `schedule NAME for P { ... }` blocks, as
+/// (name, block) in order.
+std::vector<std::pair<std::string, std::string>>
+scheduleBlocks(llvm::StringRef text) {
+  std::vector<std::pair<std::string, std::string>> blocks;
+  llvm::StringRef rest = text;
+  while (!rest.empty()) {
+    auto [line, tail] = rest.split('\n');
+    rest = tail;
+    if (line.starts_with("schedule "))
+      blocks.push_back({line.drop_front(9).split(' ').first.str(), ""});
+    if (!blocks.empty())
+      blocks.back().second += line.str() + "\n";
+  }
+  return blocks;
+}
 
 class Runner {
 public:
@@ -137,6 +169,10 @@ private:
                     const std::string &scheduleText);
   void fail(const GeneratedFile &file, const std::string &what,
             const std::string &scheduleText, const std::string &details);
+  /// Writes `file` with the schedules in `applied` to options.writeDir.
+  void writeFile(const GeneratedFile &file);
+  /// The options that generate `file` again ("--case-seed X ...").
+  std::string rerunArgs(const GeneratedFile &file) const;
 
   Options options;
   std::mt19937_64 rng;
@@ -152,12 +188,45 @@ private:
   double maxUlps = 0;
   unsigned failures = 0, generatorBugs = 0;
   std::map<std::string, std::string> firstRefusal; ///< kind -> example
+  /// The programs at most of the file being checked (fewer for the last
+  /// file of a batch).
+  unsigned maxPrograms = 3;
+  /// The text of the legal schedules of the current file that applied.
+  std::vector<std::string> applied;
+  unsigned written = 0;
 };
+
+std::string Runner::rerunArgs(const GeneratedFile &file) const {
+  return "--case-seed " + std::to_string(file.seed) +
+         (maxPrograms < 3 ? " --max-programs " + std::to_string(maxPrograms)
+                          : "");
+}
+
+void Runner::writeFile(const GeneratedFile &file) {
+  std::string text = "// coconet-random-programs " + rerunArgs(file) + "\n" +
+                     file.source();
+  std::vector<std::string> names;
+  for (const std::string &schedule : applied)
+    for (const auto &[name, block] : scheduleBlocks(schedule))
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
+        text += block;
+      }
+  std::string path =
+      options.writeDir + "/case-" + std::to_string(file.seed) + ".coco";
+  std::ofstream out(path);
+  out << text;
+  if (!out) {
+    llvm::errs() << "coconet-random-programs: cannot write " << path << "\n";
+    std::exit(2);
+  }
+  ++written;
+}
 
 void Runner::fail(const GeneratedFile &file, const std::string &what,
                   const std::string &scheduleText, const std::string &details) {
   llvm::errs() << "FAIL: " << what << " (case seed " << file.seed
-               << "; rerun: coconet-random-programs --case-seed " << file.seed
+               << "; rerun: coconet-random-programs " << rerunArgs(file)
                << " --print)\n"
                << "---- source ----\n"
                << file.source() << scheduleText << "---- details ----\n"
@@ -294,6 +363,8 @@ void Runner::checkSchedule(const GeneratedFile &file,
   }
   bool changed = printed(*candidate) != baseline;
   (changed ? appliedChanged : appliedUnchanged)++;
+  if (gs.legal)
+    applied.push_back(gs.text);
   for (int64_t ranks = 1; ranks <= 4; ++ranks)
     differential(file, gp, *program, *candidate, ranks, "schedule " + gs.name,
                  gs.text);
@@ -325,6 +396,7 @@ void Runner::checkFile(const GeneratedFile &file) {
     fail(file, "generator bug: sema rejects the program", "", c.text);
     return;
   }
+  applied.clear();
   for (const GeneratedProgram &gp : file.programs) {
     ++programs;
     meshPrograms += gp.meshSizes.size() > 1;
@@ -355,6 +427,8 @@ void Runner::checkFile(const GeneratedFile &file) {
     for (const GeneratedSchedule &gs : gp.schedules)
       checkSchedule(file, gp, gs, baseline);
   }
+  if (!options.writeDir.empty())
+    writeFile(file);
 }
 
 void printCounts(llvm::StringRef title,
@@ -370,10 +444,13 @@ int Runner::run() {
   auto start = std::chrono::steady_clock::now();
   GeneratorOptions gen;
   if (options.oneCase) {
+    gen.maxPrograms = options.maxPrograms;
+    maxPrograms = gen.maxPrograms;
     checkFile(generateFile(options.caseSeed, gen));
   } else {
     for (uint64_t i = 0; programs < options.count; ++i) {
       gen.maxPrograms = std::min(3u, options.count - programs);
+      maxPrograms = gen.maxPrograms;
       checkFile(generateFile(mix(options.seed * 0x100000001B3ULL + i), gen));
     }
   }
@@ -414,6 +491,9 @@ int Runner::run() {
       "{0} failures, {1} generator bugs, {2:f1}% of the schedules applied "
       "and changed the program, {3:f1} s\n",
       failures, generatorBugs, 100 * appliedShare, seconds);
+  if (!options.writeDir.empty())
+    llvm::outs() << llvm::formatv("{0} files written to {1}\n", written,
+                                  options.writeDir);
   bool ok = failures == 0 && generatorBugs == 0;
   if (!options.oneCase && appliedShare < 0.3) {
     llvm::outs() << "FAIL: fewer than 30% of the schedules applied and "
@@ -449,6 +529,10 @@ int main(int argc, char **argv) {
     } else if (a == "--seed") {
       next();
       options.seed = value;
+    } else if (a == "--max-programs") {
+      next();
+      options.maxPrograms =
+          static_cast<unsigned>(std::clamp<uint64_t>(value, 1, 3));
     } else if (a == "--case-seed") {
       next();
       options.caseSeed = value;
@@ -457,9 +541,20 @@ int main(int argc, char **argv) {
       options.print = true;
     } else if (a == "--verbose") {
       options.verbose = true;
+    } else if (a == "--write-dir" && i + 1 < argc) {
+      options.writeDir = argv[++i];
     } else {
       llvm::errs() << "usage: coconet-random-programs [--count N] [--seed S] "
-                      "[--case-seed X] [--print] [--verbose]\n";
+                      "[--case-seed X] [--max-programs K] [--print] "
+                      "[--verbose] [--write-dir DIR]\n";
+      return 2;
+    }
+  }
+  if (!options.writeDir.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(options.writeDir)) {
+      llvm::errs() << "coconet-random-programs: cannot create "
+                   << options.writeDir << ": " << ec.message() << "\n";
       return 2;
     }
   }
