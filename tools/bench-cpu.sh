@@ -6,7 +6,9 @@
 #   tools/bench-cpu.sh [--ranks 1,2] [--size N=16777216] [--iterations 5] \
 #       [--threads T] samples/adam.coco
 #
-# Every rank gets T OpenMP threads (default: cores / ranks, at least 1).
+# Every rank gets T OpenMP threads (default: cores / ranks, at least 1);
+# ranks are not bound to cores (mpirun --bind-to none), so that a rank's
+# threads can use the cores it was given.
 # Needs tools/build.sh to have built the compiler and the runtime.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,7 +52,7 @@ for c in "${cases[@]}"; do
   "$root/tools/build-generated.sh" cpu "$work/$name" "$name"
   for r in ${ranks//,/ }; do
     t=${threads:-$(( cores / r > 0 ? cores / r : 1 ))}
-    line=$(OMP_NUM_THREADS=$t mpirun --oversubscribe -np "$r" \
+    line=$(OMP_NUM_THREADS=$t mpirun --oversubscribe --bind-to none -np "$r" \
       "$work/$name/$name" --size "$size" --quiet --warmup 1 \
       --iterations "$iterations" | grep 'ms per step')
     ms=$(sed -n 's/.*, \([0-9.]*\) ms per step/\1/p' <<<"$line")

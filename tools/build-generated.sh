@@ -19,7 +19,7 @@ rt=$build/runtime
 inc=$root/runtime/include
 case "$target" in
   cpu)
-    mpicxx -std=c++17 -O2 -fopenmp -ffp-contract=off -Wall -Wextra -Werror \
+    mpicxx -std=c++17 -O2 -fopenmp -ffp-contract=off -fno-math-errno -Wall -Wextra -Werror \
       -I"$inc" "$dir/$name.cpp" "$dir/${name}_main.cpp" -o "$dir/$name" \
       "$rt/libcoconet_rt_mpi.a" "$rt/libcoconet_rt_cpu.a" "$rt/libcoconet_rt.a"
     ;;

@@ -15,6 +15,8 @@
 
 #include "support/CodeWriter.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <string>
 #include <vector>
 
@@ -44,13 +46,32 @@ std::string storeFromDouble(ir::DType dtype, Target target,
 std::string floatLiteral(double value, ir::DType dtype);
 std::string intLiteral(int64_t value, ir::DType dtype);
 
+/// The subexpressions of a kernel's bodies computed once before its loop
+/// (they depend only on scalars and constants) and the variables holding
+/// them (`cc_u<N>`).
+struct UniformValues {
+  llvm::DenseMap<const ir::ScalarExpr *, std::string> values;
+  unsigned temp = 0;
+};
+
 /// Prints the statements that compute one member's body into `out` (a
 /// new const variable of the compute type). `operands` are the member's
 /// operand values, `globalIndex` the element's global row-major index
 /// (used by dropout). `temp` numbers the temporaries of one kernel.
+/// Subexpressions in `uniform` are read from their variables.
 void emitBody(CodeWriter &w, const ir::Stage &stage,
               llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
-              llvm::StringRef out, Target target, unsigned &temp);
+              llvm::StringRef out, Target target, unsigned &temp,
+              const UniformValues *uniform = nullptr);
+/// Prints the subexpressions of one member's body that depend on no
+/// element (every leaf a constant or an operand with `uniformOperand` set;
+/// no dropout) and adds them to `uniform`. Returns the variable holding
+/// the whole body when it is uniform (and not a bare operand or constant),
+/// else "".
+std::string emitUniformBody(CodeWriter &w, const ir::Stage &stage,
+                            llvm::ArrayRef<std::string> operands,
+                            llvm::ArrayRef<bool> uniformOperand, Target target,
+                            UniformValues &uniform);
 
 /// One int64 field of a step's geometry and the expression (over `sizes.X`
 /// and `cc_mesh->coord(a)`) that computes it when the object is created.
@@ -125,22 +146,27 @@ std::vector<KernelArg> kernelArgs(const lower::Plan &plan,
 std::string memberName(const lower::Plan &plan, const lower::Step &step,
                        const ir::Stage &stage);
 
-/// How emitElementBody reads and writes.
+/// How emitElementBody reads and writes. Scalar inputs are always the
+/// variables `cc_in<i>` emitScalarInputs declared before the loop.
 enum class ElementForm {
-  Scalar,       ///< every input loaded at its index, outputs at `cc_i`
-  HoistedScalars, ///< as Scalar, but scalar inputs are `cc_in<i>` already
-  VectorLane,   ///< flat inputs from `cc_l<i>.v[cc_j]`, outputs into
-                ///< `cc_s<member>.v[cc_j]`; scalar inputs hoisted
+  Scalar,     ///< inputs loaded at their index, outputs stored at `cc_i`
+  VectorLane, ///< flat inputs from `cc_l<i>.v[cc_j]`, outputs into
+              ///< `cc_s<member>.v[cc_j]`
 };
 /// The body of one element of an elementwise kernel at flat index `cc_i`
-/// (geometry `cc_g`): loads, member computations, stores.
+/// (geometry `cc_g`): loads, member computations, stores. Reads the
+/// subexpressions in `uniform` from their variables.
 void emitElementBody(CodeWriter &w, const lower::Plan &plan,
                      const lower::Step &step,
                      const lower::ElementwiseKernel &k, Target target,
-                     ElementForm form);
-/// `const T cc_in<i> = ...;` for every scalar input (before a loop).
-void emitScalarInputs(CodeWriter &w, const lower::Plan &plan,
-                      const lower::ElementwiseKernel &k, Target target);
+                     ElementForm form, const UniformValues &uniform);
+/// `const T cc_in<i> = ...;` for every scalar input, then the members'
+/// subexpressions that depend on no element (before a kernel's loop, so
+/// that e.g. Adam's `1 - pow(beta1, step)` is computed once, not once per
+/// element). Returns what it hoisted, for emitElementBody.
+UniformValues emitScalarInputs(CodeWriter &w, const lower::Plan &plan,
+                               const lower::ElementwiseKernel &k,
+                               Target target);
 
 /// The name of a buffer inside `operator()` and kernels.
 const std::string &bufferName(const lower::Plan &plan, unsigned buffer);

@@ -30,9 +30,10 @@ std::string params(const Plan &plan, const Step &step) {
 void emitElementwise(CodeWriter &w, const Plan &plan, const Step &step,
                      const ElementwiseKernel &k) {
   w.open("void cc_" + step.name + "(" + params(plan, step) + ")");
+  const UniformValues uniform = emitScalarInputs(w, plan, k, kCpu);
   w.line("#pragma omp parallel for schedule(static)");
   w.open("for (int64_t cc_i = 0; cc_i < cc_g.n; ++cc_i)");
-  emitElementBody(w, plan, step, k, kCpu, ElementForm::Scalar);
+  emitElementBody(w, plan, step, k, kCpu, ElementForm::Scalar, uniform);
   w.close();
   w.close();
 }

@@ -115,7 +115,7 @@ void emitElementwise(CodeWriter &w, const Plan &plan, const Step &step,
          "gridDim.x;");
   w.line("const int64_t cc_first = static_cast<int64_t>(blockIdx.x) * "
          "blockDim.x + threadIdx.x;");
-  emitScalarInputs(w, plan, k, kCuda);
+  const UniformValues uniform = emitScalarInputs(w, plan, k, kCuda);
   w.line("int64_t cc_tail = 0;");
   if (vector) {
     std::string W = std::to_string(width);
@@ -147,7 +147,8 @@ void emitElementwise(CodeWriter &w, const Plan &plan, const Step &step,
     w.open("for (int cc_j = 0; cc_j < W; ++cc_j)");
     w.line("const int64_t cc_i = cc_v * W + cc_j;");
     w.line("(void)cc_i;");
-    emitElementBody(w, plan, step, k, kCuda, ElementForm::VectorLane);
+    emitElementBody(w, plan, step, k, kCuda, ElementForm::VectorLane,
+                    uniform);
     w.close();
     for (size_t m = 0; m < k.members.size(); ++m) {
       if (k.members[m].output < 0)
@@ -162,7 +163,7 @@ void emitElementwise(CodeWriter &w, const Plan &plan, const Step &step,
   }
   w.open("for (int64_t cc_i = cc_tail + cc_first; cc_i < cc_g.n; cc_i += "
          "cc_stride)");
-  emitElementBody(w, plan, step, k, kCuda, ElementForm::HoistedScalars);
+  emitElementBody(w, plan, step, k, kCuda, ElementForm::Scalar, uniform);
   w.close();
   w.close();
 }

@@ -61,7 +61,7 @@ std::string memberName(const Plan &plan, const Step &step,
 
 void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
                      const ElementwiseKernel &k, Target target,
-                     ElementForm form) {
+                     ElementForm form, const UniformValues &uniform) {
   const std::string geom = "cc_g";
   emitCoordinates(w, usedCoordinates(k), "cc_i", geom);
   std::string global = k.needsGlobalIndex
@@ -74,7 +74,7 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     const Buffer &b = plan.buffers[in.buffer];
     std::string name = "cc_in" + std::to_string(i);
     // Scalars were loaded before the loop.
-    if (in.isScalar() && form != ElementForm::Scalar) {
+    if (in.isScalar()) {
       inputs.push_back(name);
       continue;
     }
@@ -97,7 +97,7 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
       operands.push_back(src.kind == Source::Kind::Input ? inputs[src.index]
                                                           : members[src.index]);
     std::string name = memberName(plan, step, *m.stage);
-    emitBody(w, *m.stage, operands, global, name, target, temp);
+    emitBody(w, *m.stage, operands, global, name, target, temp, &uniform);
     members.push_back(name);
   }
   for (size_t i = 0; i < k.members.size(); ++i) {
@@ -111,8 +111,8 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
   }
 }
 
-void emitScalarInputs(CodeWriter &w, const Plan &plan,
-                      const ElementwiseKernel &k, Target target) {
+UniformValues emitScalarInputs(CodeWriter &w, const Plan &plan,
+                               const ElementwiseKernel &k, Target target) {
   for (unsigned i = 0; i < k.inputs.size(); ++i) {
     const KernelInput &in = k.inputs[i];
     if (!in.isScalar())
@@ -124,6 +124,24 @@ void emitScalarInputs(CodeWriter &w, const Plan &plan,
     w.line("const " + computeType(b.dtype) + " cc_in" + std::to_string(i) +
            " = " + value + ";");
   }
+  // The members' uniform subexpressions. A member whose whole body is
+  // uniform is a uniform operand of the members that read it.
+  UniformValues uniform;
+  std::vector<std::string> members;
+  for (const auto &m : k.members) {
+    std::vector<std::string> operands;
+    llvm::SmallVector<bool, 8> isUniform;
+    for (const Source &src : m.operands) {
+      const bool input = src.kind == Source::Kind::Input;
+      operands.push_back(input ? "cc_in" + std::to_string(src.index)
+                               : members[src.index]);
+      isUniform.push_back(input ? k.inputs[src.index].isScalar()
+                                : !members[src.index].empty());
+    }
+    members.push_back(
+        emitUniformBody(w, *m.stage, operands, isUniform, target, uniform));
+  }
+  return uniform;
 }
 
 } // namespace coconet::codegen

@@ -185,13 +185,25 @@ double roundConstant(double v, DType dtype) {
 class BodyPrinter {
 public:
   BodyPrinter(CodeWriter &w, llvm::ArrayRef<std::string> operands,
-              llvm::StringRef globalIndex, Target target, unsigned &temp)
+              llvm::StringRef globalIndex, Target target, unsigned &temp,
+              const UniformValues *uniform = nullptr)
       : w(w), operands(operands), globalIndex(globalIndex), target(target),
-        temp(temp) {}
+        temp(temp) {
+    if (uniform)
+      values = uniform->values;
+  }
 
   /// Prints the nodes of `root`; the root's value goes into the variable
-  /// `out` (declared here).
+  /// `out` (declared here). Nodes already in `values` (hoisted) are not
+  /// printed again.
   void print(const ScalarExpr *root, llvm::StringRef out);
+  /// Prints, as `const T cc_u<N> = ...;`, every node of `root` that depends
+  /// on no element: an operation all of whose leaves are constants or
+  /// operands with `uniformOperand` set (dropout depends on the element's
+  /// index). Records their names in `out`; returns the root's name when
+  /// the root itself is uniform and not a leaf, else "".
+  std::string hoist(const ScalarExpr *root,
+                    llvm::ArrayRef<bool> uniformOperand, UniformValues &out);
 
 private:
   bool cuda() const { return target == Target::Cuda; }
@@ -447,6 +459,14 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
 }
 
 void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {
+  // A body computed entirely before the loop.
+  if (auto it = values.find(root);
+      it != values.end() && root->op != ScalarOp::Operand &&
+      root->op != ScalarOp::Const) {
+    w.line("const " + computeType(root->dtype) + " " + out + " = " +
+           it->second + ";");
+    return;
+  }
   // Post-order without recursion: a stack of (node, children pushed).
   llvm::SmallVector<std::pair<const ScalarExpr *, bool>, 16> stack{
       {root, false}};
@@ -475,13 +495,70 @@ void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {
   }
 }
 
+std::string BodyPrinter::hoist(const ScalarExpr *root,
+                               llvm::ArrayRef<bool> uniformOperand,
+                               UniformValues &out) {
+  // Which nodes are uniform, children before parents.
+  llvm::DenseMap<const ScalarExpr *, bool> uniform;
+  llvm::SmallVector<const ScalarExpr *, 16> order;
+  llvm::SmallVector<std::pair<const ScalarExpr *, bool>, 16> stack{
+      {root, false}};
+  while (!stack.empty()) {
+    auto [e, expanded] = stack.pop_back_val();
+    if (uniform.count(e))
+      continue;
+    if (!expanded) {
+      stack.push_back({e, true});
+      for (const ScalarExpr *a : e->args)
+        if (!uniform.count(a))
+          stack.push_back({a, false});
+      continue;
+    }
+    bool u = false;
+    if (e->op == ScalarOp::Operand)
+      u = uniformOperand[e->operandIndex];
+    else if (e->op == ScalarOp::Const)
+      u = true;
+    else if (e->op != ScalarOp::Dropout)
+      u = llvm::all_of(e->args,
+                       [&](const ScalarExpr *a) { return uniform.lookup(a); });
+    uniform[e] = u;
+    order.push_back(e);
+  }
+  for (const ScalarExpr *e : order) {
+    if (!uniform.lookup(e) || values.count(e))
+      continue;
+    std::string value = node(e);
+    if (e->op == ScalarOp::Operand || e->op == ScalarOp::Const) {
+      values[e] = value;
+      continue;
+    }
+    std::string name = "cc_u" + std::to_string(temp++);
+    w.line("const " + computeType(e->dtype) + " " + name + " = " + value +
+           ";");
+    values[e] = name;
+    out.values[e] = name;
+  }
+  const bool leaf = root->op == ScalarOp::Operand || root->op == ScalarOp::Const;
+  return uniform.lookup(root) && !leaf ? values.lookup(root) : "";
+}
+
 } // namespace
 
 void emitBody(CodeWriter &w, const ir::Stage &stage,
               llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
-              llvm::StringRef out, Target target, unsigned &temp) {
-  BodyPrinter printer(w, operands, globalIndex, target, temp);
+              llvm::StringRef out, Target target, unsigned &temp,
+              const UniformValues *uniform) {
+  BodyPrinter printer(w, operands, globalIndex, target, temp, uniform);
   printer.print(stage.body, out);
+}
+
+std::string emitUniformBody(CodeWriter &w, const ir::Stage &stage,
+                            llvm::ArrayRef<std::string> operands,
+                            llvm::ArrayRef<bool> uniformOperand, Target target,
+                            UniformValues &uniform) {
+  BodyPrinter printer(w, operands, "", target, uniform.temp, &uniform);
+  return printer.hoist(stage.body, uniformOperand, uniform);
 }
 
 } // namespace coconet::codegen

@@ -123,7 +123,7 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
               report):
     lib = args.runtime_lib
     ok, out = run(["mpicxx", "-std=c++17", "-O2", "-fopenmp",
-                   "-ffp-contract=off", "-Wall", "-Wextra", "-Werror",
+                   "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Wextra", "-Werror",
                    "-I" + args.runtime_include,
                    name + ".cpp", name + "_main.cpp", "-o", name,
                    os.path.join(lib, "libcoconet_rt_mpi.a"),

@@ -93,7 +93,7 @@ function(coconet_add_program name)
   if(ARG_TARGET STREQUAL "cpu")
     find_package(MPI REQUIRED COMPONENTS CXX)
     find_package(OpenMP REQUIRED COMPONENTS CXX)
-    target_compile_options(${name} PRIVATE -ffp-contract=off)
+    target_compile_options(${name} PRIVATE -ffp-contract=off -fno-math-errno)
     target_link_libraries(${name} PUBLIC
       "${rt}/libcoconet_rt_mpi.a" "${rt}/libcoconet_rt_cpu.a" "${rt}/libcoconet_rt.a"
       MPI::MPI_CXX OpenMP::OpenMP_CXX)

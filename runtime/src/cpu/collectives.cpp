@@ -109,14 +109,14 @@ Status Mesh::allReduce(const void *in, void *out, int64_t count, DType dtype,
   std::vector<int> recvBytes(p, static_cast<int>(mine * size)), recvOffsets(p);
   for (int64_t m = 0; m < p; ++m)
     recvOffsets[m] = static_cast<int>(m * mine * size);
-  std::vector<uint8_t> pieces(static_cast<size_t>(mineBytes));
+  uint8_t *pieces = scratch(0, static_cast<size_t>(mineBytes));
   COCONET_MPI_CHECK(MPI_Alltoallv(in, pieceBytes.data(), pieceOffsets.data(),
-                                  MPI_BYTE, pieces.data(), recvBytes.data(),
+                                  MPI_BYTE, pieces, recvBytes.data(),
                                   recvOffsets.data(), MPI_BYTE, g.comm));
-  std::vector<uint8_t> combined(static_cast<size_t>(mine * size));
-  combineBlocks(pieces.data(), p, combined.data(), mine, dtype, op);
+  uint8_t *combined = scratch(1, static_cast<size_t>(mine * size));
+  combineBlocks(pieces, p, combined, mine, dtype, op);
   COCONET_MPI_CHECK(MPI_Allgatherv(
-      combined.data(), static_cast<int>(mine * size), MPI_BYTE, out,
+      combined, static_cast<int>(mine * size), MPI_BYTE, out,
       pieceBytes.data(), pieceOffsets.data(), MPI_BYTE, g.comm));
   return Status::success();
 }
@@ -132,10 +132,10 @@ Status Mesh::reduceScatter(const void *in, void *out, int64_t countPerRank,
   COCONET_RETURN_IF_ERROR(byteCount(what, countPerRank, dtype, 1, &blockBytes));
   COCONET_RETURN_IF_ERROR(
       byteCount(what, countPerRank, dtype, g.size, &allBytes));
-  std::vector<uint8_t> blocks(static_cast<size_t>(allBytes));
-  COCONET_MPI_CHECK(MPI_Alltoall(in, blockBytes, MPI_BYTE, blocks.data(),
+  uint8_t *blocks = scratch(0, static_cast<size_t>(allBytes));
+  COCONET_MPI_CHECK(MPI_Alltoall(in, blockBytes, MPI_BYTE, blocks,
                                  blockBytes, MPI_BYTE, g.comm));
-  combineBlocks(blocks.data(), g.size, out, countPerRank, dtype, op);
+  combineBlocks(blocks, g.size, out, countPerRank, dtype, op);
   return Status::success();
 }
 
@@ -182,11 +182,11 @@ Status Mesh::reduce(const void *in, void *out, int64_t count, DType dtype,
   COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, 1, &bytes));
   COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, g.size, &allBytes));
   const bool isRoot = g.position == root;
-  std::vector<uint8_t> blocks(isRoot ? static_cast<size_t>(allBytes) : 0);
-  COCONET_MPI_CHECK(MPI_Gather(in, bytes, MPI_BYTE, blocks.data(), bytes,
+  uint8_t *blocks = scratch(0, isRoot ? static_cast<size_t>(allBytes) : 0);
+  COCONET_MPI_CHECK(MPI_Gather(in, bytes, MPI_BYTE, blocks, bytes,
                                MPI_BYTE, static_cast<int>(root), g.comm));
   if (isRoot)
-    combineBlocks(blocks.data(), g.size, out, count, dtype, op);
+    combineBlocks(blocks, g.size, out, count, dtype, op);
   else if (bytes > 0)
     std::memset(out, 0, static_cast<size_t>(bytes));
   return Status::success();

@@ -87,6 +87,13 @@ MPI_Comm Mesh::axisComm(int axis) const {
   return axis < 0 ? world_ : axes_[static_cast<size_t>(axis)];
 }
 
+uint8_t *Mesh::scratch(int which, size_t bytes) {
+  std::vector<uint8_t> &s = scratch_[which];
+  if (s.size() < bytes)
+    s.resize(bytes);
+  return s.data();
+}
+
 namespace {
 
 class AlignedAllocator final : public Allocator {

@@ -116,6 +116,9 @@ public:
 private:
   Mesh() = default;
   MPI_Comm axisComm(int axis) const;
+  /// Host scratch `which` (0 or 1) of at least `bytes`, kept between calls
+  /// so that a step's collectives do not allocate once they have run.
+  uint8_t *scratch(int which, size_t bytes);
 
   MPI_Comm world_ = MPI_COMM_NULL;
   std::vector<MPI_Comm> axes_; ///< owned
@@ -123,6 +126,7 @@ private:
   std::vector<int64_t> coords_;
   int rank_ = 0;
   int size_ = 1;
+  std::vector<uint8_t> scratch_[2];
 };
 
 /// Combines `members` blocks of `count` elements each (block m at
