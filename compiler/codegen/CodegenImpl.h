@@ -16,6 +16,7 @@
 #include "support/CodeWriter.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ std::string intLiteral(int64_t value, ir::DType dtype);
 /// them (`cc_u<N>`).
 struct UniformValues {
   llvm::DenseMap<const ir::ScalarExpr *, std::string> values;
+  /// "type expression" -> the variable computing it, so that equal uniform
+  /// expressions of different members are computed once.
+  llvm::StringMap<std::string> byText;
   unsigned temp = 0;
 };
 

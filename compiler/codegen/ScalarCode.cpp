@@ -539,9 +539,15 @@ std::string BodyPrinter::hoist(const ScalarExpr *root,
       values[e] = value;
       continue;
     }
-    std::string name = "cc_u" + std::to_string(temp++);
-    w.line("const " + computeType(e->dtype) + " " + name + " = " + value +
-           ";");
+    // The same computation from another member (Adam's fused update casts
+    // `step` for both bias corrections) is computed once: uniform values
+    // are pure, so equal text is an equal value.
+    const std::string type = computeType(e->dtype);
+    std::string &name = out.byText[type + " " + value];
+    if (name.empty()) {
+      name = "cc_u" + std::to_string(temp++);
+      w.line("const " + type + " " + name + " = " + value + ";");
+    }
     values[e] = name;
     out.values[e] = name;
   }
