@@ -17,8 +17,6 @@
 #include "support/Half.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <climits>
@@ -181,34 +179,6 @@ double roundConstant(double v, DType dtype) {
   default:
     return v;
   }
-}
-
-/// The nodes of `root`, each once, operands before the nodes that use
-/// them (without recursion: bodies may be deep). A node for which `known`
-/// holds is left out, with the operands only it reaches.
-llvm::SmallVector<const ScalarExpr *, 16>
-postOrder(const ScalarExpr *root,
-          llvm::function_ref<bool(const ScalarExpr *)> known) {
-  llvm::SmallVector<const ScalarExpr *, 16> order;
-  llvm::SmallPtrSet<const ScalarExpr *, 16> done;
-  // A stack of (node, operands pushed).
-  llvm::SmallVector<std::pair<const ScalarExpr *, bool>, 16> stack{
-      {root, false}};
-  while (!stack.empty()) {
-    auto [e, expanded] = stack.pop_back_val();
-    if (done.count(e) || known(e))
-      continue;
-    if (!expanded) {
-      stack.push_back({e, true});
-      for (const ScalarExpr *a : e->args)
-        if (!done.count(a))
-          stack.push_back({a, false});
-      continue;
-    }
-    done.insert(e);
-    order.push_back(e);
-  }
-  return order;
 }
 
 /// Prints the nodes of one body; see the file comment.
@@ -497,8 +467,8 @@ void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {
            it->second + ";");
     return;
   }
-  for (const ScalarExpr *e :
-       postOrder(root, [&](const ScalarExpr *e) { return values.count(e); })) {
+  for (const ScalarExpr *e : ir::postOrder(
+           root, [&](const ScalarExpr *e) { return values.count(e); })) {
     std::string value = node(e);
     const bool leaf = e->op == ScalarOp::Operand || e->op == ScalarOp::Const;
     if (leaf && e != root) {
@@ -518,8 +488,7 @@ std::string BodyPrinter::hoist(const ScalarExpr *root,
                                UniformValues &out) {
   // Which nodes are uniform, children before parents.
   llvm::DenseMap<const ScalarExpr *, bool> uniform;
-  const auto order =
-      postOrder(root, [](const ScalarExpr *) { return false; });
+  const auto order = ir::postOrder(root);
   for (const ScalarExpr *e : order) {
     bool u = false;
     if (e->op == ScalarOp::Operand)

@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <cassert>
 
@@ -241,6 +242,31 @@ std::string Program::uniqueName(llvm::StringRef base) const {
   }
 }
 
+llvm::SmallVector<const ScalarExpr *, 16>
+postOrder(const ScalarExpr *root,
+          llvm::function_ref<bool(const ScalarExpr *)> known) {
+  llvm::SmallVector<const ScalarExpr *, 16> order;
+  llvm::SmallPtrSet<const ScalarExpr *, 16> done;
+  // A stack of (node, operands pushed).
+  llvm::SmallVector<std::pair<const ScalarExpr *, bool>, 16> stack{
+      {root, false}};
+  while (!stack.empty()) {
+    auto [e, expanded] = stack.pop_back_val();
+    if (done.count(e) || known(e))
+      continue;
+    if (!expanded) {
+      stack.push_back({e, true});
+      for (const ScalarExpr *a : e->args)
+        if (!done.count(a))
+          stack.push_back({a, false});
+      continue;
+    }
+    done.insert(e);
+    order.push_back(e);
+  }
+  return order;
+}
+
 std::unique_ptr<Program> Program::clone() const {
   auto copy = std::make_unique<Program>();
   copy->name = name;
@@ -251,21 +277,11 @@ std::unique_ptr<Program> Program::clone() const {
   llvm::DenseMap<const Stage *, Stage *> stageMap;
   llvm::DenseMap<const ScalarExpr *, const ScalarExpr *> exprMap;
   // Bodies are trees whose nodes the program owns; copy them children
-  // first (iteratively: bodies can be deep).
+  // first.
   auto cloneExpr = [&](const ScalarExpr *root) {
-    llvm::SmallVector<std::pair<const ScalarExpr *, bool>, 16> work{
-        {root, false}};
-    while (!work.empty()) {
-      auto [e, expanded] = work.pop_back_val();
-      if (exprMap.count(e))
-        continue;
-      if (!expanded) {
-        work.push_back({e, true});
-        for (const ScalarExpr *a : e->args)
-          if (!exprMap.count(a))
-            work.push_back({a, false});
-        continue;
-      }
+    for (const ScalarExpr *e : postOrder(root, [&](const ScalarExpr *e) {
+           return exprMap.count(e);
+         })) {
       ScalarExpr node = *e;
       for (const ScalarExpr *&a : node.args)
         a = exprMap.lookup(a);

@@ -14,6 +14,7 @@
 
 #include "ir/Types.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -48,6 +49,15 @@ struct ScalarExpr {
   double constValue = 0;
   int64_t constInt = 0; ///< Exact value of integer constants.
 };
+
+/// The nodes of the body `root`, each once, operands before the nodes that
+/// use them (without recursion: bodies can be deep). A node for which
+/// `known` holds (e.g. already handled while walking another body) is left
+/// out, with the operands only it reaches.
+llvm::SmallVector<const ScalarExpr *, 16>
+postOrder(const ScalarExpr *root,
+          llvm::function_ref<bool(const ScalarExpr *)> known =
+              [](const ScalarExpr *) { return false; });
 
 } // namespace coconet::ir
 

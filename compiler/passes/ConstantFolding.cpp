@@ -32,22 +32,12 @@ public:
   }
 
 private:
-  /// Children first, iteratively (bodies can be deep).
+  /// Children first.
   static const ScalarExpr *
   fold(ir::Program &program, const ScalarExpr *root,
        llvm::DenseMap<const ScalarExpr *, const ScalarExpr *> &folded) {
-    llvm::SmallVector<std::pair<const ScalarExpr *, bool>, 16> work{
-        {root, false}};
-    while (!work.empty()) {
-      auto [e, expanded] = work.pop_back_val();
-      if (folded.count(e))
-        continue;
-      if (!expanded) {
-        work.push_back({e, true});
-        for (const ScalarExpr *a : e->args)
-          work.push_back({a, false});
-        continue;
-      }
+    for (const ScalarExpr *e : ir::postOrder(
+             root, [&](const ScalarExpr *e) { return folded.count(e); })) {
       bool changed = false, allConst = !e->args.empty();
       llvm::SmallVector<const ScalarExpr *, 3> args;
       for (const ScalarExpr *a : e->args) {
