@@ -40,6 +40,7 @@
 
 #include "coconet/npy.h"
 #include "coconet/numeric.h"
+#include "coconet/types.h"
 
 #include <algorithm>
 #include <cmath>
@@ -59,34 +60,10 @@ namespace {
 
 // --- Element types --------------------------------------------------------
 
-enum class Kind { F16, BF16, F32, F64, I32, I64, U64, Bool };
-
-const char *kindName(Kind k) {
-  switch (k) {
-  case Kind::F16:
-    return "f16";
-  case Kind::BF16:
-    return "bf16";
-  case Kind::F32:
-    return "f32";
-  case Kind::F64:
-    return "f64";
-  case Kind::I32:
-    return "i32";
-  case Kind::I64:
-    return "i64";
-  case Kind::U64:
-    return "u64";
-  case Kind::Bool:
-    return "bool";
-  }
-  return "?";
-}
-
-bool kindFromName(const std::string &s, Kind *out) {
-  for (Kind k : {Kind::F16, Kind::BF16, Kind::F32, Kind::F64, Kind::I32,
-                 Kind::I64, Kind::U64, Kind::Bool})
-    if (s == kindName(k)) {
+bool kindFromName(const std::string &s, DType *out) {
+  for (DType k : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32,
+                 DType::I64, DType::U64, DType::Bool})
+    if (s == dtypeName(k)) {
       *out = k;
       return true;
     }
@@ -94,62 +71,58 @@ bool kindFromName(const std::string &s, Kind *out) {
 }
 
 /// The .npy type that holds a kind (bf16 is written as exact f32 values).
-NpyType npyTypeOf(Kind k) {
+NpyType npyTypeOf(DType k) {
   switch (k) {
-  case Kind::F16:
+  case DType::F16:
     return NpyType::F16;
-  case Kind::BF16:
-  case Kind::F32:
+  case DType::BF16:
+  case DType::F32:
     return NpyType::F32;
-  case Kind::F64:
+  case DType::F64:
     return NpyType::F64;
-  case Kind::I32:
+  case DType::I32:
     return NpyType::I32;
-  case Kind::I64:
+  case DType::I64:
     return NpyType::I64;
-  case Kind::U64:
+  case DType::U64:
     return NpyType::U64;
-  case Kind::Bool:
+  case DType::Bool:
     return NpyType::Bool;
   }
   return NpyType::F32;
 }
 
 /// The kind of an .npy type when no --dtypes entry names the result.
-Kind defaultKind(NpyType t) {
+DType defaultKind(NpyType t) {
   switch (t) {
   case NpyType::F16:
-    return Kind::F16;
+    return DType::F16;
   case NpyType::F32:
-    return Kind::F32;
+    return DType::F32;
   case NpyType::F64:
-    return Kind::F64;
+    return DType::F64;
   case NpyType::I32:
-    return Kind::I32;
+    return DType::I32;
   case NpyType::I64:
-    return Kind::I64;
+    return DType::I64;
   case NpyType::U64:
-    return Kind::U64;
+    return DType::U64;
   case NpyType::Bool:
-    return Kind::Bool;
+    return DType::Bool;
   }
-  return Kind::F32;
-}
-
-bool isFloatKind(Kind k) {
-  return k == Kind::F16 || k == Kind::BF16 || k == Kind::F32 || k == Kind::F64;
+  return DType::F32;
 }
 
 /// The spacing of a float kind at 1.
-double epsOf(Kind k) {
+double epsOf(DType k) {
   switch (k) {
-  case Kind::F16:
+  case DType::F16:
     return std::ldexp(1.0, -10);
-  case Kind::BF16:
+  case DType::BF16:
     return std::ldexp(1.0, -7);
-  case Kind::F32:
+  case DType::F32:
     return std::ldexp(1.0, -23);
-  case Kind::F64:
+  case DType::F64:
     return std::ldexp(1.0, -52);
   default:
     return 0;
@@ -157,14 +130,14 @@ double epsOf(Kind k) {
 }
 
 /// The smallest positive normal value of a float kind.
-double minNormalOf(Kind k) {
+double minNormalOf(DType k) {
   switch (k) {
-  case Kind::F16:
+  case DType::F16:
     return std::ldexp(1.0, -14);
-  case Kind::BF16:
-  case Kind::F32:
+  case DType::BF16:
+  case DType::F32:
     return std::ldexp(1.0, -126);
-  case Kind::F64:
+  case DType::F64:
     return std::ldexp(1.0, -1022);
   default:
     return 0;
@@ -174,7 +147,7 @@ double minNormalOf(Kind k) {
 // --- A result: an .npy array and its kind ----------------------------------
 
 struct Result {
-  Kind kind = Kind::F32;
+  DType kind = DType::F32;
   NpyArray array;
 
   int64_t size() const { return array.numElements(); }
@@ -199,7 +172,7 @@ struct Result {
       setBits(i, doubleToHalfBits(v));
       return;
     case NpyType::F32: {
-      float f = kind == Kind::BF16 ? bfloat16BitsToFloat(doubleToBFloat16Bits(v))
+      float f = kind == DType::BF16 ? bfloat16BitsToFloat(doubleToBFloat16Bits(v))
                                    : static_cast<float>(v);
       setBits(i, floatBits(f));
       return;
@@ -224,11 +197,11 @@ struct FloatBits {
 FloatBits floatBitsOf(const Result &r, int64_t i) {
   const uint64_t b = r.bits(i);
   switch (r.kind) {
-  case Kind::F16:
+  case DType::F16:
     return {(b >> 15) != 0, b & 0x7fffu, 0x7c00u};
-  case Kind::BF16:
+  case DType::BF16:
     return {(b >> 31) != 0, (b >> 16) & 0x7fffu, 0x7f80u};
-  case Kind::F32:
+  case DType::F32:
     return {(b >> 31) != 0, b & 0x7fffffffu, 0x7f800000u};
   default:
     return {(b >> 63) != 0, b & 0x7fffffffffffffffull, 0x7ff0000000000000ull};
@@ -237,13 +210,13 @@ FloatBits floatBitsOf(const Result &r, int64_t i) {
 
 void setFloatBits(Result &r, int64_t i, bool negative, uint64_t magnitude) {
   switch (r.kind) {
-  case Kind::F16:
+  case DType::F16:
     r.setBits(i, (negative ? 0x8000u : 0u) | magnitude);
     return;
-  case Kind::BF16:
+  case DType::BF16:
     r.setBits(i, ((negative ? 0x8000u : 0u) | magnitude) << 16);
     return;
-  case Kind::F32:
+  case DType::F32:
     r.setBits(i, (negative ? 0x80000000u : 0u) | magnitude);
     return;
   default:
@@ -299,7 +272,7 @@ std::string number(double v) {
 bool sameElement(const Result &e, const Result &a, int64_t i) {
   if (e.bits(i) == a.bits(i))
     return true;
-  if (!isFloatKind(e.kind))
+  if (!isFloat(e.kind))
     return false;
   return std::isnan(e.value(i)) && std::isnan(a.value(i));
 }
@@ -321,7 +294,7 @@ Diff compareResults(const Result &expected, const Result &actual,
                 shapeText(expected.array.shape);
     return d;
   }
-  const bool isF = isFloatKind(expected.kind);
+  const bool isF = isFloat(expected.kind);
   double scale = 0;
   if (isF)
     for (int64_t i = 0; i < expected.size(); ++i) {
@@ -378,7 +351,7 @@ std::string ulpText(double u) {
 
 std::string diffLine(const std::string &name, const Result &expected,
                      const Diff &d) {
-  std::string s = name + ": " + kindName(expected.kind) +
+  std::string s = name + ": " + dtypeName(expected.kind) +
                   shapeText(expected.array.shape) + ": ";
   if (!d.problem.empty())
     return s + "FAILED: " + d.problem;
@@ -392,7 +365,7 @@ std::string diffLine(const std::string &name, const Result &expected,
                   static_cast<long long>(d.elements), d.maxAbs,
                   ulpText(d.maxUlps).c_str());
     s += buf;
-    if (isFloatKind(expected.kind))
+    if (isFloat(expected.kind))
       s += " (" + ulpText(d.maxRepr).substr(0, ulpText(d.maxRepr).find('.')) +
            " repr ulp)";
   }
@@ -453,7 +426,7 @@ Status readResult(const std::string &dir, const std::string &name,
   out->kind = defaultKind(out->array.type);
   auto it = dtypes.find(name);
   if (it != dtypes.end()) {
-    Kind k;
+    DType k;
     if (!kindFromName(it->second, &k))
       return Status::error(StatusCode::InvalidArgument,
                            "unknown element type '" + it->second + "'");
@@ -532,7 +505,7 @@ int compareDirs(const std::string &expectedDir, const std::string &actualDir,
       ++failed;
     if (table)
       std::fprintf(table, "%s\t%s\t%s\t%lld\t%lld\t%.6g\t%s\t%s\t%s\t%s\n",
-                   label.c_str(), name.c_str(), kindName(expected.kind),
+                   label.c_str(), name.c_str(), dtypeName(expected.kind),
                    static_cast<long long>(d.elements),
                    static_cast<long long>(d.differing), d.maxAbs,
                    ulpText(d.maxUlps).c_str(), ulpText(d.maxRepr).c_str(),
@@ -557,7 +530,7 @@ int compareDirs(const std::string &expectedDir, const std::string &actualDir,
 int64_t perturb(Result &r, uint64_t k) {
   int64_t changed = 0;
   for (int64_t i = 0; i < r.size(); ++i) {
-    if (isFloatKind(r.kind)) {
+    if (isFloat(r.kind)) {
       FloatBits f = floatBitsOf(r, i);
       if (f.magnitude >= f.infinity)
         continue; // inf and NaN stay
@@ -565,7 +538,7 @@ int64_t perturb(Result &r, uint64_t k) {
                          : f.magnitude > k ? f.magnitude - k
                                            : 0;
       setFloatBits(r, i, f.negative, m);
-    } else if (r.kind == Kind::Bool) {
+    } else if (r.kind == DType::Bool) {
       r.setBits(i, r.bits(i) ? 0 : 1);
     } else {
       const uint64_t mask =
@@ -625,7 +598,7 @@ struct SelfTest {
 
 /// Checks the comparator on one expected result.
 void selfTest(const Result &e, SelfTest &t) {
-  const bool isF = isFloatKind(e.kind);
+  const bool isF = isFloat(e.kind);
   int64_t finite = 0, largest = -1;
   double scale = 0;
   for (int64_t i = 0; i < e.size(); ++i) {
@@ -672,7 +645,7 @@ void selfTest(const Result &e, SelfTest &t) {
     if (isF) {
       const double v = e.value(at);
       g.setValue(at, std::isfinite(v) && v != 0 ? -v : 1.0);
-    } else if (e.kind == Kind::Bool) {
+    } else if (e.kind == DType::Bool) {
       g.setBits(at, e.bits(at) ? 0 : 1);
     } else {
       g.setBits(at, e.bits(at) ^ 1);

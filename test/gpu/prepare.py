@@ -48,6 +48,11 @@ import subprocess
 import sys
 import time
 
+# The samples' cases and selectors, as the CPU check finds them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "codegen"))
+from run_codegen import cases, selector  # noqa: E402
+
 # --- How each kind of stage can make the GPU differ from the simulator ------
 #
 # Contributions are in units of eps of the stage's own element type; a
@@ -117,24 +122,6 @@ def must(cmd, what):
     if not ok:
         raise RuntimeError(f"{what} failed:\n$ {' '.join(cmd)}\n{out}")
     return out
-
-
-def cases(coconetc, path):
-    """(program, schedule or None) of a file, unscheduled first."""
-    out = must([coconetc, "--color=never", path], "coconetc " + path)
-    result = []
-    for line in out.splitlines():
-        m = re.match(r"program (\w+)", line)
-        if m:
-            result.append((m.group(1), None))
-        m = re.match(r"schedule (\w+) for (\w+)", line)
-        if m:
-            result.append((m.group(2), m.group(1)))
-    return result
-
-
-def selector(program, schedule):
-    return ["--schedule", schedule] if schedule else ["--program", program]
 
 
 def plan_info(coconetc, path, program, schedule):
