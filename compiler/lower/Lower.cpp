@@ -180,14 +180,25 @@ std::string identifier(llvm::StringRef name) {
   return out;
 }
 
-std::string Lowering::uniqueName(llvm::StringRef base) const {
+namespace {
+
+/// `base`, else the first of `base_1`, `base_2`, ... that no element of
+/// `named` (buffers or steps) is called.
+template <typename Range>
+std::string firstFreeName(llvm::StringRef base, const Range &named) {
   std::string name = base.str();
-  for (unsigned i = 1; llvm::any_of(plan.buffers, [&](const Buffer &b) {
-         return b.name == name;
+  for (unsigned i = 1; llvm::any_of(named, [&](const auto &n) {
+         return n.name == name;
        });
        ++i)
     name = base.str() + "_" + std::to_string(i);
   return name;
+}
+
+} // namespace
+
+std::string Lowering::uniqueName(llvm::StringRef base) const {
+  return firstFreeName(base, plan.buffers);
 }
 
 unsigned Lowering::addBuffer(Buffer buffer) {
@@ -199,12 +210,7 @@ unsigned Lowering::addBuffer(Buffer buffer) {
 unsigned Lowering::addStep(Step step) {
   // Stage names that differ only in characters a C identifier cannot hold
   // ("x.1", "x_1") give steps the same name.
-  std::string base = step.name;
-  for (unsigned i = 1; llvm::any_of(plan.steps, [&](const Step &s) {
-         return s.name == step.name;
-       });
-       ++i)
-    step.name = base + "_" + std::to_string(i);
+  step.name = firstFreeName(step.name, plan.steps);
   plan.steps.push_back(std::move(step));
   return plan.steps.size() - 1;
 }
