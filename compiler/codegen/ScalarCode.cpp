@@ -1,7 +1,7 @@
 //===- ScalarCode.cpp - types, literals and elementwise bodies ------------===//
 //
 // Each node of a member's body becomes one `const` temporary, computed as
-// the simulator computes it (sim/ScalarEval.cpp): f16/bf16/f32 nodes in
+// the simulator computes it (ir/ScalarEval.cpp): f16/bf16/f32 nodes in
 // float and rounded to their type, f64 nodes in double, integers wrapping
 // at their width through the runtime's helpers. The CPU target spells the
 // operations as C++ (compiled without contraction, so `a * b + c` stays two

@@ -56,15 +56,15 @@ static void printBody(const Stage &stage,
     Frame &frame = stack.back();
     const ScalarExpr *e = frame.expr;
     if (frame.next == 0) {
-      switch (e->op) {
-      case ScalarOp::Operand:
+      if (e->op == ScalarOp::Operand) {
         if (e->operandIndex < stage.operands.size())
           os << '%' << stage.operands[e->operandIndex]->id;
         else
           os << "%<bad operand " << e->operandIndex << '>';
         stack.pop_back();
         continue;
-      case ScalarOp::Const:
+      }
+      if (e->op == ScalarOp::Const) {
         if (isFloat(e->dtype))
           os << formatDouble(e->constValue);
         else if (e->dtype == DType::Bool)
@@ -78,13 +78,11 @@ static void printBody(const Stage &stage,
           os << ':' << dtypeName(e->dtype);
         stack.pop_back();
         continue;
-      case ScalarOp::Cast:
-        os << dtypeName(e->dtype) << '(';
-        break;
-      default:
-        os << scalarOpName(e->op) << '(';
-        break;
       }
+      // A cast prints as its type's name, every other operation as its own.
+      os << (e->op == ScalarOp::Cast ? dtypeName(e->dtype)
+                                     : scalarOpName(e->op))
+         << '(';
     }
     if (frame.next < e->args.size()) {
       if (frame.next)

@@ -16,12 +16,30 @@ namespace coconet::ir {
 
 llvm::StringRef stageKindName(StageKind kind) {
   switch (kind) {
-#define STAGE(Name, Printed)                                                   \
+#define STAGE(Name, Printed, Description)                                      \
   case StageKind::Name:                                                        \
     return Printed;
 #include "ir/StageKinds.def"
   }
   return "?";
+}
+
+std::optional<StageKind> parseStageKind(llvm::StringRef name) {
+#define STAGE(Name, Printed, Description)                                      \
+  if (name == Printed)                                                         \
+    return StageKind::Name;
+#include "ir/StageKinds.def"
+  return std::nullopt;
+}
+
+llvm::StringRef stageKindDescription(StageKind kind) {
+  switch (kind) {
+#define STAGE(Name, Printed, Description)                                      \
+  case StageKind::Name:                                                        \
+    return Description;
+#include "ir/StageKinds.def"
+  }
+  return "a stage";
 }
 
 llvm::StringRef reductionKindName(ReductionKind kind) {
@@ -42,87 +60,85 @@ llvm::StringRef reductionKindName(ReductionKind kind) {
 
 bool isCommunication(StageKind kind) {
   switch (kind) {
-  case StageKind::AllReduce:
-  case StageKind::ReduceScatter:
-  case StageKind::AllGather:
-  case StageKind::Broadcast:
-  case StageKind::Reduce:
-  case StageKind::SendRecv:
-    return true;
-  case StageKind::Param:
-  case StageKind::Elementwise:
-  case StageKind::Reduction:
-  case StageKind::MatMul:
-  case StageKind::Transpose:
-  case StageKind::LayerNorm:
-  case StageKind::RmsNorm:
+#define STAGE(Name, Printed, Description)                                      \
+  case StageKind::Name:                                                        \
     return false;
+#define COMMUNICATION_STAGE(Name, Printed, Description)                        \
+  case StageKind::Name:                                                        \
+    return true;
+#include "ir/StageKinds.def"
   }
   return false;
 }
 
 llvm::StringRef scalarOpName(ScalarOp op) {
   switch (op) {
-  case ScalarOp::Operand:
-    return "operand";
-  case ScalarOp::Const:
-    return "const";
-  case ScalarOp::Cast:
-    return "cast";
-  case ScalarOp::Neg:
-    return "neg";
-  case ScalarOp::Add:
-    return "add";
-  case ScalarOp::Sub:
-    return "sub";
-  case ScalarOp::Mul:
-    return "mul";
-  case ScalarOp::Div:
-    return "div";
-  case ScalarOp::Lt:
-    return "lt";
-  case ScalarOp::Le:
-    return "le";
-  case ScalarOp::Gt:
-    return "gt";
-  case ScalarOp::Ge:
-    return "ge";
-  case ScalarOp::Eq:
-    return "eq";
-  case ScalarOp::Ne:
-    return "ne";
-  case ScalarOp::Select:
-    return "select";
-  case ScalarOp::Sqrt:
-    return "sqrt";
-  case ScalarOp::Rsqrt:
-    return "rsqrt";
-  case ScalarOp::Exp:
-    return "exp";
-  case ScalarOp::Log:
-    return "log";
-  case ScalarOp::Abs:
-    return "abs";
-  case ScalarOp::Tanh:
-    return "tanh";
-  case ScalarOp::Erf:
-    return "erf";
-  case ScalarOp::Relu:
-    return "relu";
-  case ScalarOp::Gelu:
-    return "gelu";
-  case ScalarOp::Silu:
-    return "silu";
-  case ScalarOp::Pow:
-    return "pow";
-  case ScalarOp::Max:
-    return "max";
-  case ScalarOp::Min:
-    return "min";
-  case ScalarOp::Dropout:
-    return "dropout";
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    return Printed;
+#include "ir/ScalarOps.def"
   }
   return "?";
+}
+
+unsigned scalarOpArity(ScalarOp op) {
+  switch (op) {
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    return Arity;
+#include "ir/ScalarOps.def"
+  }
+  return 0;
+}
+
+ScalarOpClass scalarOpClass(ScalarOp op) {
+  switch (op) {
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    return ScalarOpClass::Class;
+#include "ir/ScalarOps.def"
+  }
+  return ScalarOpClass::Leaf;
+}
+
+bool isFormula(ScalarOp op) {
+  switch (op) {
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    return false;
+#define FORMULA_OP(Name, Printed, Fn)                                          \
+  case ScalarOp::Name:                                                         \
+    return true;
+#include "ir/ScalarOps.def"
+  }
+  return false;
+}
+
+std::optional<ScalarOp> lookupCallableScalarOp(llvm::StringRef name) {
+  static const ScalarOp kAll[] = {
+#define SCALAR_OP(Name, Printed, Arity, Class) ScalarOp::Name,
+#include "ir/ScalarOps.def"
+  };
+  for (ScalarOp op : kAll) {
+    switch (scalarOpClass(op)) {
+    case ScalarOpClass::Leaf:
+    case ScalarOpClass::Cast:
+    case ScalarOpClass::Neg:
+    case ScalarOpClass::Arith:
+    case ScalarOpClass::Compare:
+      continue;
+    case ScalarOpClass::Select:
+    case ScalarOpClass::FloatMath:
+    case ScalarOpClass::NumMath:
+    case ScalarOpClass::Pow:
+    case ScalarOpClass::MinMax:
+    case ScalarOpClass::Dropout:
+      if (scalarOpName(op) == name)
+        return op;
+      continue;
+    }
+  }
+  return std::nullopt;
 }
 
 Stage *Program::addStage(StageKind kind, llvm::StringRef stageName,

@@ -44,6 +44,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,11 +55,17 @@ class raw_ostream;
 namespace coconet::ir {
 
 enum class StageKind {
-#define STAGE(Name, Printed) Name,
+#define STAGE(Name, Printed, Description) Name,
 #include "ir/StageKinds.def"
 };
 
+/// The printed name ("allreduce"), which for a communication stage is also
+/// the builtin that makes one.
 llvm::StringRef stageKindName(StageKind kind);
+/// The kind printed as `name`.
+std::optional<StageKind> parseStageKind(llvm::StringRef name);
+/// "an allreduce", "a reduction", "a parameter".
+llvm::StringRef stageKindDescription(StageKind kind);
 
 /// Kinds of Reduction stages. SumSquares (the sum of x*x, no square root)
 /// is not in the language: schedules create it for the per-rank partial

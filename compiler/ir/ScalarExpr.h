@@ -18,28 +18,50 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
+
 namespace coconet::ir {
 
-/// Operations of scalar bodies. Unary math ops take one argument; Pow, Max,
-/// Min and the arithmetic and comparison ops take two; Select takes
-/// (condition, then, else); Dropout takes (x, p, seed) and keeps x / (1 - p)
-/// where dropoutKeep(seed, global element index, p) (support/Philox.h), else
-/// 0.
+/// Operations of scalar bodies (ir/ScalarOps.def). Unary math ops take one
+/// argument; Pow, Max, Min and the arithmetic and comparison ops take two;
+/// Select takes (condition, then, else); Dropout takes (x, p, seed) and
+/// keeps x / (1 - p) where dropoutKeep(seed, global element index, p)
+/// (coconet/numeric.h), else 0. Operand reads element `operandIndex` of the
+/// stage's operand; Const is `constValue` (exact for every dtype but
+/// u64/i64 beyond 2^53); Cast converts args[0] to the node's dtype; the
+/// comparisons give bools.
 enum class ScalarOp {
-  Operand, ///< operandIndex: element of the stage's operand
-  Const,   ///< constValue (exact for every dtype but u64/i64 beyond 2^53)
-  Cast,    ///< convert args[0] to dtype
+#define SCALAR_OP(Name, Printed, Arity, Class) Name,
+#include "ir/ScalarOps.def"
+};
+
+/// How sema types an operation and which family of evaluation and printing
+/// it belongs to (see ir/ScalarOps.def).
+enum class ScalarOpClass {
+  Leaf,
+  Cast,
   Neg,
-  Add, Sub, Mul, Div,
-  Lt, Le, Gt, Ge, Eq, Ne, ///< bool results
+  Arith,
+  Compare,
   Select,
-  Sqrt, Rsqrt, Exp, Log, Abs, Tanh, Erf, Relu, Gelu, Silu,
-  Pow, Max, Min,
+  FloatMath,
+  NumMath,
+  Pow,
+  MinMax,
   Dropout,
 };
 
 /// The printed name ("add", "sqrt", ...).
 llvm::StringRef scalarOpName(ScalarOp op);
+/// The number of arguments.
+unsigned scalarOpArity(ScalarOp op);
+ScalarOpClass scalarOpClass(ScalarOp op);
+/// Is it a FORMULA_OP, defined once as coconet::rt::NAME in
+/// coconet/numeric.h?
+bool isFormula(ScalarOp op);
+/// The operation a call `name(...)` makes: a FloatMath, NumMath, Pow,
+/// MinMax, Select or Dropout operation named `name`.
+std::optional<ScalarOp> lookupCallableScalarOp(llvm::StringRef name);
 
 struct ScalarExpr {
   ScalarOp op = ScalarOp::Const;

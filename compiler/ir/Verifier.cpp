@@ -3,11 +3,14 @@
 // Checks what every pass must preserve: operands defined before use, ids in
 // program order, layouts with one entry per mesh axis and sliced dimensions
 // in range, bodies reading existing operands, and the type facts of each
-// kind that passes rely on (e.g. an allgather's result is its input with
-// the axis replicated). A violation is a compiler bug, reported as text.
+// kind that passes rely on: every stage's layout is the one the layout
+// rules (ir/LayoutRules.h, the functions sema infers layouts with) give it
+// from its operands', e.g. an allgather's result is its input with the axis
+// replicated. A violation is a compiler bug, reported as text.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/LayoutRules.h"
 #include "ir/Program.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -45,6 +48,61 @@ static std::string checkBody(const Stage &stage) {
   return "";
 }
 
+/// The layout the rules of ir/LayoutRules.h give `stage`, from its
+/// operands' layouts; nullopt with the rule's complaint in `why` when the
+/// operands break the rule. Parameters are declared, not inferred.
+static std::optional<Layout> ruleLayout(const Program &program,
+                                        const Stage &stage, std::string &why) {
+  const unsigned axes = program.mesh.size();
+  const TensorType &t = stage.type;
+  auto in = [&](unsigned i) -> const TensorType & {
+    return stage.operands[i]->type;
+  };
+  // The elementwise join of operands broadcast into the result's rank.
+  auto join = [&](llvm::ArrayRef<Stage *> operands) -> std::optional<Layout> {
+    Layout out = Layout::replicated(axes);
+    for (const Stage *op : operands) {
+      auto joined = joinLayouts(
+          out, alignLayout(op->type.layout, op->type.rank(), t.rank()), why);
+      if (!joined)
+        return std::nullopt;
+      out = *joined;
+    }
+    return out;
+  };
+  switch (stage.kind) {
+  case StageKind::Param:
+    return t.layout;
+  case StageKind::Elementwise:
+    return join(stage.operands);
+  case StageKind::Reduction:
+    return reductionLayout(in(0).layout, in(0).rank(), stage.dim);
+  case StageKind::MatMul:
+    return matmulLayout(in(0).layout, in(0).rank(), in(1).layout,
+                        in(1).rank(), why);
+  case StageKind::Transpose:
+    return transposeLayout(in(0).layout, in(0).rank());
+  case StageKind::LayerNorm:
+  case StageKind::RmsNorm:
+    // x joined with gamma (and beta); epsilon is a replicated scalar.
+    return join(llvm::ArrayRef<Stage *>(stage.operands).drop_back());
+  case StageKind::AllReduce:
+  case StageKind::ReduceScatter:
+  case StageKind::AllGather:
+  case StageKind::Broadcast:
+  case StageKind::Reduce:
+  case StageKind::SendRecv: {
+    unsigned badAxis = 0;
+    auto layout = communicationLayout(stage.kind, in(0).layout, stage.axis,
+                                      stage.dim, why, badAxis);
+    if (!layout)
+      why = ": needs " + why + " on axis " + std::to_string(badAxis);
+    return layout;
+  }
+  }
+  return std::nullopt;
+}
+
 static std::string checkKind(const Program &program, const Stage &stage) {
   auto expectOperands = [&](size_t n) -> std::string {
     if (stage.operands.size() != n)
@@ -58,6 +116,12 @@ static std::string checkKind(const Program &program, const Stage &stage) {
     if (stage.axis < 0 ||
         stage.axis >= static_cast<int>(program.mesh.size()))
       return "axis " + std::to_string(stage.axis) + " out of range";
+    return "";
+  };
+  auto sameElements = [&]() -> std::string {
+    const TensorType &in = stage.operands[0]->type;
+    if (in.dtype != stage.type.dtype || in.shape != stage.type.shape)
+      return "communication changes the element type or shape";
     return "";
   };
   switch (stage.kind) {
@@ -82,27 +146,28 @@ static std::string checkKind(const Program &program, const Stage &stage) {
     return axisOk(true);
   case StageKind::ReduceScatter:
   case StageKind::AllGather:
-  case StageKind::SendRecv: {
+  case StageKind::SendRecv:
     if (auto e = expectOperands(1); !e.empty())
       return e;
     if (auto e = axisOk(false); !e.empty())
       return e;
-    const TensorType &in = stage.operands[0]->type;
-    if (in.dtype != stage.type.dtype || in.shape != stage.type.shape)
-      return "communication changes the element type or shape";
-    if (stage.kind == StageKind::AllGather) {
-      if (in.layout[stage.axis].state != AxisState::Sliced ||
-          stage.type.layout[stage.axis].state != AxisState::Replicated)
-        return "allgather must turn a sliced axis into a replicated one";
-    }
-    if (stage.kind == StageKind::ReduceScatter) {
-      const AxisLayout &out = stage.type.layout[stage.axis];
-      if (out.state != AxisState::Sliced || out.dim != stage.dim)
-        return "reducescatter must slice its dimension over its axis";
-    }
-    return "";
+    return sameElements();
   }
-  }
+  return "";
+}
+
+/// The stage's layout is the one the layout rules give it.
+static std::string checkLayoutRule(const Program &program,
+                                   const Stage &stage) {
+  std::string why;
+  std::optional<Layout> expected = ruleLayout(program, stage, why);
+  if (!expected)
+    return "its operands break the layout rule of " +
+           stageKindName(stage.kind).str() + why;
+  if (*expected != stage.type.layout)
+    return "layout " + stage.type.layout.str(program.mesh) +
+           ", but the layout rule of " + stageKindName(stage.kind).str() +
+           " gives " + expected->str(program.mesh);
   return "";
 }
 
@@ -170,6 +235,8 @@ std::string verifyProgram(const Program &program) {
     if (auto e = checkLayout(program, stage); !e.empty())
       return fail(e);
     if (auto e = checkKind(program, stage); !e.empty())
+      return fail(e);
+    if (auto e = checkLayoutRule(program, stage); !e.empty())
       return fail(e);
     if (stage.updates) {
       if (!defined.contains(stage.updates) || !stage.updates->isParam())

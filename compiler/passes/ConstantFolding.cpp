@@ -1,8 +1,8 @@
 //===- ConstantFolding.cpp - evaluate constant parts of bodies ------------===//
 //
 // A node of an elementwise body whose arguments are all constants is
-// replaced by its value, computed by the simulator's own evaluator
-// (sim/ScalarEval.h) so that folding cannot change a result: the folded
+// replaced by its value, computed by the evaluator the simulator uses
+// (ir/ScalarEval.h) so that folding cannot change a result: the folded
 // constant has the node's type and is exactly what the unfolded node would
 // produce. Dropout depends on the element index and is never folded.
 //
@@ -10,7 +10,7 @@
 
 #include "passes/Passes.h"
 
-#include "sim/ScalarEval.h"
+#include "ir/ScalarEval.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -54,7 +54,7 @@ private:
       }
       if (allConst && e->op != ScalarOp::Dropout &&
           e->op != ScalarOp::Operand) {
-        sim::Scalar v = sim::evalScalar(*result, {}, 0);
+        ir::Scalar v = ir::evalScalar(*result, {}, 0);
         ScalarExpr c;
         c.op = ScalarOp::Const;
         c.dtype = e->dtype;

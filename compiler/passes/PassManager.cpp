@@ -11,36 +11,10 @@
 namespace coconet::passes {
 
 std::string describeKind(const ir::Stage &stage) {
-  using ir::StageKind;
-  switch (stage.kind) {
-  case StageKind::Param:
-    return "a parameter";
-  case StageKind::Elementwise:
-    return "an elementwise stage";
-  case StageKind::Reduction:
-    return "a reduction (" + ir::reductionKindName(stage.reduction).str() + ")";
-  case StageKind::MatMul:
-    return "a matmul";
-  case StageKind::Transpose:
-    return "a transpose";
-  case StageKind::LayerNorm:
-    return "a layernorm";
-  case StageKind::RmsNorm:
-    return "an rmsnorm";
-  case StageKind::AllReduce:
-    return "an allreduce";
-  case StageKind::ReduceScatter:
-    return "a reducescatter";
-  case StageKind::AllGather:
-    return "an allgather";
-  case StageKind::Broadcast:
-    return "a broadcast";
-  case StageKind::Reduce:
-    return "a reduce";
-  case StageKind::SendRecv:
-    return "a sendrecv";
-  }
-  return "a stage";
+  std::string text = ir::stageKindDescription(stage.kind).str();
+  if (stage.kind == ir::StageKind::Reduction)
+    text += " (" + ir::reductionKindName(stage.reduction).str() + ")";
+  return text;
 }
 
 ir::Stage *DirectivePass::lookup(ir::Program &program, DiagnosticEngine &diags,

@@ -28,7 +28,7 @@
 
 #include "passes/Passes.h"
 
-#include "sema/LayoutRules.h"
+#include "ir/LayoutRules.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -164,9 +164,9 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
       ir::Layout joined = ir::Layout::replicated(program.mesh.size());
       for (Stage *o : s->operands) {
         const ir::TensorType &ot = typeOf(o);
-        ir::Layout aligned = sema::alignLayout(ot.layout, ot.rank(), t.rank());
+        ir::Layout aligned = ir::alignLayout(ot.layout, ot.rank(), t.rank());
         std::string hint;
-        auto j = sema::joinLayouts(joined, aligned, hint);
+        auto j = ir::joinLayouts(joined, aligned, hint);
         if (!j) {
           refuse(diags, arg, DiagId::ReorderLayoutMismatch, ag->name, s->name,
                  "combine '" + o->name + "' (" + ot.layout.str(program.mesh) +
@@ -181,7 +181,7 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     }
     case StageKind::Reduction: {
       const ir::TensorType &in = typeOf(s->operands[0]);
-      ir::Layout l = sema::reductionLayout(in.layout, in.rank(), s->dim);
+      ir::Layout l = ir::reductionLayout(in.layout, in.rank(), s->dim);
       // Only a reduction whose input becomes sliced here is completed: of
       // an input already sliced on the axis, it was a per-rank partial
       // value before and stays one.
@@ -202,7 +202,7 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
       }
       std::string need;
       unsigned bad = 0;
-      auto l = sema::communicationLayout(StageKind::SendRecv,
+      auto l = ir::communicationLayout(StageKind::SendRecv,
                                          typeOf(s->operands[0]).layout,
                                          s->axis, 0, need, bad);
       if (!l) {
@@ -229,7 +229,7 @@ void ReorderPass::completeReduction(ir::Program &program, Stage *s) {
                        s->reduction == ir::ReductionKind::Norm;
   // The partial value: per-rank, in f64 for float sums.
   ir::TensorType partial = type;
-  partial.layout = sema::reductionLayout(s->operands[0]->type.layout,
+  partial.layout = ir::reductionLayout(s->operands[0]->type.layout,
                                          s->operands[0]->type.rank(), s->dim);
   if (isF && sumLike)
     partial.dtype = ir::DType::F64;

@@ -12,7 +12,7 @@
 
 #include "passes/Passes.h"
 
-#include "sema/LayoutRules.h"
+#include "ir/LayoutRules.h"
 
 namespace coconet::passes {
 namespace {
@@ -59,7 +59,7 @@ public:
     }
     std::string need;
     unsigned badAxis = 0;
-    auto rsLayout = sema::communicationLayout(ir::StageKind::ReduceScatter,
+    auto rsLayout = ir::communicationLayout(ir::StageKind::ReduceScatter,
                                               in, axis, dim, need, badAxis);
     if (!rsLayout) {
       // Sema accepted the allreduce, so its input is local on the axis.

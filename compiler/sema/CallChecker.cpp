@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sema/LayoutRules.h"
+#include "ir/LayoutRules.h"
 #include "sema/ProgramChecker.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -51,6 +51,54 @@ struct Builtin {
   Signature sig;
 };
 
+/// The family that checks calls of an elementwise operation.
+Family familyOf(ir::ScalarOpClass c) {
+  switch (c) {
+  case ir::ScalarOpClass::FloatMath:
+    return Family::FloatMath;
+  case ir::ScalarOpClass::NumMath:
+    return Family::NumMath;
+  case ir::ScalarOpClass::Pow:
+    return Family::Pow;
+  case ir::ScalarOpClass::MinMax:
+    return Family::MinMax;
+  case ir::ScalarOpClass::Select:
+    return Family::Select;
+  case ir::ScalarOpClass::Dropout:
+    return Family::Dropout;
+  case ir::ScalarOpClass::Leaf:
+  case ir::ScalarOpClass::Cast:
+  case ir::ScalarOpClass::Neg:
+  case ir::ScalarOpClass::Arith:
+  case ir::ScalarOpClass::Compare:
+    break;
+  }
+  return Family::Cast; // not callable: lookupCallableScalarOp never gives it
+}
+
+/// The parameters of a call of an elementwise operation.
+Signature scalarSignature(ir::ScalarOp op) {
+  switch (ir::scalarOpClass(op)) {
+  case ir::ScalarOpClass::Select:
+    return {{"cond", "x", "y"}, 3};
+  case ir::ScalarOpClass::Dropout:
+    return {{"x", "p", "seed"}, 3};
+  case ir::ScalarOpClass::Leaf:
+  case ir::ScalarOpClass::Cast:
+  case ir::ScalarOpClass::Neg:
+  case ir::ScalarOpClass::Arith:
+  case ir::ScalarOpClass::Compare:
+  case ir::ScalarOpClass::FloatMath:
+  case ir::ScalarOpClass::NumMath:
+  case ir::ScalarOpClass::Pow:
+  case ir::ScalarOpClass::MinMax:
+    break;
+  }
+  if (ir::scalarOpArity(op) == 1)
+    return {{"x"}, 1};
+  return {{"x", "y"}, 2};
+}
+
 /// The builtin `name` called with `numArgs` arguments; `dimKeyword` says
 /// whether one of them is `dim=`, which makes max/min reductions.
 std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs,
@@ -58,36 +106,19 @@ std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs,
   using F = Family;
   if (ir::parseDType(name) && name != "bool")
     return Builtin{F::Cast, {{"x"}, 1}};
-  return llvm::StringSwitch<std::optional<Builtin>>(name)
-      .Cases("sqrt", "rsqrt", "exp", "log", "tanh",
-             Builtin{F::FloatMath, {{"x"}, 1}})
-      .Cases("erf", "gelu", "silu", Builtin{F::FloatMath, {{"x"}, 1}})
-      .Cases("abs", "relu", Builtin{F::NumMath, {{"x"}, 1}})
-      .Case("pow", Builtin{F::Pow, {{"x", "y"}, 2}})
-      .Cases("max", "min",
-             numArgs >= 2 && !dimKeyword
-                 ? Builtin{F::MinMax, {{"x", "y"}, 2}}
-                 : Builtin{F::Reduction, {{"x", "dim"}, 1}})
-      .Case("select", Builtin{F::Select, {{"cond", "x", "y"}, 3}})
-      .Case("dropout", Builtin{F::Dropout, {{"x", "p", "seed"}, 3}})
-      .Cases("sum", "norm", Builtin{F::Reduction, {{"x", "dim"}, 1}})
-      .Case("matmul", Builtin{F::MatMul, {{"a", "b"}, 2}})
-      .Case("transpose", Builtin{F::Transpose, {{"x"}, 1}})
-      .Case("layernorm",
-            Builtin{F::LayerNorm, {{"x", "gamma", "beta", "eps"}, 4}})
-      .Case("rmsnorm", Builtin{F::RmsNorm, {{"x", "gamma", "eps"}, 3}})
-      .Case("allreduce", Builtin{F::Collective, {{"op", "x", "axis"}, 2}})
-      .Case("reducescatter",
-            Builtin{F::Collective, {{"op", "x", "axis", "dim"}, 2}})
-      .Case("allgather", Builtin{F::Collective, {{"x", "axis"}, 1}})
-      .Case("broadcast", Builtin{F::Collective, {{"x", "root", "axis"}, 2}})
-      .Case("reduce",
-            Builtin{F::Collective, {{"op", "x", "root", "axis"}, 3}})
-      .Case("sendrecv",
-            numArgs == 2 ? Builtin{F::Collective, {{"x", "offset"}, 2}}
-                         : Builtin{F::Collective, {{"x", "axis", "offset"}, 3}})
-      .Case("update", Builtin{F::Update, {{"target", "value"}, 2}})
-      .Default(std::nullopt);
+  if (auto op = ir::lookupCallableScalarOp(name)) {
+    if (ir::scalarOpClass(*op) == ir::ScalarOpClass::MinMax &&
+        (numArgs < 2 || dimKeyword))
+      return Builtin{F::Reduction, {{"x", "dim"}, 1}};
+    return Builtin{familyOf(ir::scalarOpClass(*op)), scalarSignature(*op)};
+  }
+  if (name == "sendrecv" && numArgs == 2)
+    return Builtin{F::Collective, {{"x", "offset"}, 2}};
+#define BUILTIN(Name, Fam, Required, ...)                                      \
+  if (name == Name)                                                            \
+    return Builtin{F::Fam, {{__VA_ARGS__}, Required}};
+#include "sema/Builtins.def"
+  return std::nullopt;
 }
 
 std::string argCount(const Signature &sig) {
@@ -300,24 +331,6 @@ struct CallChecker {
   Value run();
 };
 
-static ScalarOp mathOp(llvm::StringRef name) {
-  return llvm::StringSwitch<ScalarOp>(name)
-      .Case("sqrt", ScalarOp::Sqrt)
-      .Case("rsqrt", ScalarOp::Rsqrt)
-      .Case("exp", ScalarOp::Exp)
-      .Case("log", ScalarOp::Log)
-      .Case("tanh", ScalarOp::Tanh)
-      .Case("erf", ScalarOp::Erf)
-      .Case("gelu", ScalarOp::Gelu)
-      .Case("silu", ScalarOp::Silu)
-      .Case("abs", ScalarOp::Abs)
-      .Case("relu", ScalarOp::Relu)
-      .Case("pow", ScalarOp::Pow)
-      .Case("max", ScalarOp::Max)
-      .Case("min", ScalarOp::Min)
-      .Default(ScalarOp::Abs);
-}
-
 Value CallChecker::checkElementwiseCall(const Builtin &b) {
   llvm::SmallVector<Value, 3> vals;
   for (const ast::Expr *e : args) {
@@ -365,7 +378,8 @@ Value CallChecker::checkElementwiseCall(const Builtin &b) {
       diags().report(call.range, DiagId::BoolArithmetic, name);
       return Value::error();
     }
-    return combine(c, mathOp(name), x.type.dtype, vals, call.range, name);
+    return combine(c, *ir::lookupCallableScalarOp(name), x.type.dtype, vals,
+                   call.range, name);
   }
   case Family::Pow:
   case Family::MinMax: {
@@ -389,7 +403,8 @@ Value CallChecker::checkElementwiseCall(const Builtin &b) {
       diags().report(call.range, DiagId::BoolArithmetic, name);
       return Value::error();
     }
-    return combine(c, mathOp(name), **dtype, vals, call.range, name);
+    return combine(c, *ir::lookupCallableScalarOp(name), **dtype, vals,
+                   call.range, name);
   }
   case Family::Select: {
     Value &cond = vals[0];
@@ -510,7 +525,7 @@ Value CallChecker::checkReduction() {
     out.shape = t.shape;
     out.shape.erase(out.shape.begin() + dim);
   }
-  out.layout = reductionLayout(t.layout, t.rank(), dim);
+  out.layout = ir::reductionLayout(t.layout, t.rank(), dim);
   ir::Stage *s = newStage(StageKind::Reduction, std::move(out), {x});
   s->reduction = kind;
   s->dim = dim;
@@ -548,7 +563,7 @@ Value CallChecker::checkMatMul() {
     return Value::error();
   }
   std::string hint;
-  auto layout = matmulLayout(ta.layout, ra, tb.layout, rb, hint);
+  auto layout = ir::matmulLayout(ta.layout, ra, tb.layout, rb, hint);
   if (!layout) {
     diags().report(call.range, DiagId::MatmulLayout,
                    ta.layout.str(c.program.mesh),
@@ -569,7 +584,7 @@ Value CallChecker::checkTranspose() {
     return Value::error();
   TensorType out = x->type;
   std::swap(out.shape[out.rank() - 1], out.shape[out.rank() - 2]);
-  out.layout = transposeLayout(x->type.layout, out.rank());
+  out.layout = ir::transposeLayout(x->type.layout, out.rank());
   return stageValue(newStage(StageKind::Transpose, std::move(out), {x}));
 }
 
@@ -601,8 +616,8 @@ Value CallChecker::checkNorm(bool layer) {
       return Value::error();
     }
     std::string hint;
-    auto joined = joinLayouts(out.layout,
-                              alignLayout(p->type.layout, 1, t.rank()), hint);
+    auto joined = ir::joinLayouts(out.layout,
+                              ir::alignLayout(p->type.layout, 1, t.rank()), hint);
     if (!joined) {
       diags().report(call.range, DiagId::LayoutMismatch, name,
                      out.layout.str(c.program.mesh),
@@ -621,13 +636,8 @@ Value CallChecker::checkNorm(bool layer) {
 }
 
 Value CallChecker::checkCollective() {
-  StageKind kind = llvm::StringSwitch<StageKind>(name)
-                       .Case("allreduce", StageKind::AllReduce)
-                       .Case("reducescatter", StageKind::ReduceScatter)
-                       .Case("allgather", StageKind::AllGather)
-                       .Case("broadcast", StageKind::Broadcast)
-                       .Case("reduce", StageKind::Reduce)
-                       .Default(StageKind::SendRecv);
+  // A collective's builtin is its stage kind's printed name.
+  StageKind kind = *ir::parseStageKind(name);
   Signature sig = lookupBuiltin(name, call.operands.size(), hasDimKeyword())->sig;
   ir::ReduceOp op = ir::ReduceOp::Sum;
   if (const ast::Expr *e = arg("op", sig)) {
@@ -692,7 +702,7 @@ Value CallChecker::checkCollective() {
   }
   std::string need;
   unsigned badAxis = 0;
-  auto layout = communicationLayout(kind, t.layout, *axis, dim, need, badAxis);
+  auto layout = ir::communicationLayout(kind, t.layout, *axis, dim, need, badAxis);
   if (!layout) {
     std::string got = t.layout.str(c.program.mesh);
     std::string what = need;

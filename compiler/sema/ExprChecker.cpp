@@ -2,12 +2,12 @@
 //
 // Checks one expression of a statement: element types (no implicit
 // conversions; literals adapt), broadcasting shapes, and the layout rules of
-// sema/LayoutRules.h. Elementwise operations build a body; every other
+// ir/LayoutRules.h. Elementwise operations build a body; every other
 // operation becomes its own stage, named after the statement.
 //
 //===----------------------------------------------------------------------===//
 
-#include "sema/LayoutRules.h"
+#include "ir/LayoutRules.h"
 #include "sema/ProgramChecker.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -25,21 +25,34 @@ using ir::StageKind;
 using ir::TensorType;
 
 namespace {
-const llvm::StringRef kBuiltins[] = {
-    "f16",       "bf16",          "f32",       "f64",       "i32",
-    "i64",       "u64",           "sqrt",      "rsqrt",     "exp",
-    "log",       "tanh",          "erf",       "gelu",      "silu",
-    "abs",       "relu",          "pow",       "max",       "min",
-    "select",    "dropout",       "sum",       "norm",      "matmul",
-    "transpose", "layernorm",     "rmsnorm",   "allreduce", "reducescatter",
-    "allgather", "broadcast",     "reduce",    "sendrecv",  "update"};
+/// Casts (element type names), the callable elementwise operations
+/// (ir/ScalarOps.def) and the other builtins (sema/Builtins.def).
+std::vector<llvm::StringRef> makeBuiltinNames() {
+  std::vector<llvm::StringRef> names;
+  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32,
+                  DType::I64, DType::U64})
+    names.push_back(ir::dtypeName(d));
+  static const ScalarOp kOps[] = {
+#define SCALAR_OP(Name, Printed, Arity, Class) ScalarOp::Name,
+#include "ir/ScalarOps.def"
+  };
+  for (ScalarOp op : kOps)
+    if (ir::lookupCallableScalarOp(ir::scalarOpName(op)))
+      names.push_back(ir::scalarOpName(op));
+#define BUILTIN(Name, Family, Required, ...) names.push_back(Name);
+#include "sema/Builtins.def"
+  return names;
+}
 } // namespace
 
 bool isBuiltinName(llvm::StringRef name) {
-  return llvm::is_contained(kBuiltins, name);
+  return llvm::is_contained(builtinNames(), name);
 }
 
-llvm::ArrayRef<llvm::StringRef> builtinNames() { return kBuiltins; }
+llvm::ArrayRef<llvm::StringRef> builtinNames() {
+  static const std::vector<llvm::StringRef> names = makeBuiltinNames();
+  return names;
+}
 
 std::string ProgramChecker::nestedName() {
   return statementName + "." + std::to_string(++nestedCount);
@@ -216,9 +229,9 @@ Value combine(ProgramChecker &c, ScalarOp op, DType dtype,
       return Value::error();
     }
     std::string hint;
-    auto lhs = alignLayout(type.layout, type.shape.size(), shape->size());
-    auto rhs = alignLayout(a.type.layout, a.type.shape.size(), shape->size());
-    auto layout = joinLayouts(lhs, rhs, hint);
+    auto lhs = ir::alignLayout(type.layout, type.shape.size(), shape->size());
+    auto rhs = ir::alignLayout(a.type.layout, a.type.shape.size(), shape->size());
+    auto layout = ir::joinLayouts(lhs, rhs, hint);
     if (!layout) {
       c.diags.report(range, DiagId::LayoutMismatch, opName,
                      firstTyped->type.layout.str(c.program.mesh),

@@ -11,7 +11,7 @@
 #include "sim/Simulator.h"
 
 #include "sim/Inputs.h"
-#include "sim/ScalarEval.h"
+#include "ir/ScalarEval.h"
 #include "support/FloatOrder.h"
 #include "sim/SimImpl.h"
 
@@ -231,7 +231,7 @@ llvm::Error Run::elementwise(const Stage &stage, int64_t rank) {
       operands[j] = in(op, rank).getScalar(index);
     }
     uint64_t globalIndex = static_cast<uint64_t>(Tensor::linearIndex(c, p.globalShape));
-    out.setScalar(i, evalScalar(*stage.body, operands, globalIndex));
+    out.setScalar(i, ir::evalScalar(*stage.body, operands, globalIndex));
   }
   result.values[stage.id][rank] = std::move(out);
   return llvm::Error::success();
@@ -444,9 +444,16 @@ llvm::Error Run::compute(const Stage &stage, int64_t rank) {
   case StageKind::LayerNorm:
   case StageKind::RmsNorm:
     return norm(stage, rank);
-  default:
-    return internalError(stage, "not a computation stage");
+  case StageKind::Param:
+  case StageKind::AllReduce:
+  case StageKind::ReduceScatter:
+  case StageKind::AllGather:
+  case StageKind::Broadcast:
+  case StageKind::Reduce:
+  case StageKind::SendRecv:
+    break;
   }
+  return internalError(stage, "not a computation stage");
 }
 
 } // namespace

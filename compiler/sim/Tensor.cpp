@@ -2,8 +2,6 @@
 
 #include "sim/Tensor.h"
 
-#include "support/Half.h"
-
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cassert>
@@ -12,37 +10,6 @@
 namespace coconet::sim {
 
 using ir::DType;
-
-double roundTo(DType dtype, double value) {
-  switch (dtype) {
-  case DType::F16:
-    return support::roundToHalf(value);
-  case DType::BF16:
-    return support::roundToBFloat16(value);
-  case DType::F32:
-    return support::roundToFloat(value);
-  case DType::F64:
-    return value;
-  case DType::I32:
-  case DType::I64:
-  case DType::U64:
-  case DType::Bool:
-    break;
-  }
-  return value;
-}
-
-uint64_t wrapTo(DType dtype, uint64_t value) {
-  switch (dtype) {
-  case DType::I32:
-    return static_cast<uint64_t>(
-        static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(value))));
-  case DType::Bool:
-    return value != 0;
-  default:
-    return value;
-  }
-}
 
 Tensor::Tensor(DType dtype, llvm::ArrayRef<int64_t> shape)
     : type(dtype), dims(shape.begin(), shape.end()) {
@@ -79,7 +46,7 @@ Scalar Tensor::getScalar(int64_t i) const {
 
 void Tensor::set(int64_t i, double value) {
   if (isFloat()) {
-    floats[i] = roundTo(type, value);
+    floats[i] = ir::roundTo(type, value);
     return;
   }
   // Integers from doubles: truncate toward zero (only used by inputs and
@@ -87,14 +54,14 @@ void Tensor::set(int64_t i, double value) {
   if (type == DType::U64)
     ints[i] = value <= 0 ? 0 : static_cast<uint64_t>(value);
   else
-    ints[i] = wrapTo(type, static_cast<uint64_t>(static_cast<int64_t>(value)));
+    ints[i] = ir::wrapTo(type, static_cast<uint64_t>(static_cast<int64_t>(value)));
 }
 
 void Tensor::setScalar(int64_t i, Scalar value) {
   if (isFloat())
-    floats[i] = roundTo(type, value.f);
+    floats[i] = ir::roundTo(type, value.f);
   else
-    ints[i] = wrapTo(type, value.i);
+    ints[i] = ir::wrapTo(type, value.i);
 }
 
 int64_t Tensor::linearIndex(llvm::ArrayRef<int64_t> coords,

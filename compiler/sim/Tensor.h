@@ -17,6 +17,7 @@
 #ifndef COCONET_SIM_TENSOR_H
 #define COCONET_SIM_TENSOR_H
 
+#include "ir/ScalarEval.h"
 #include "ir/Types.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -30,11 +31,8 @@ namespace coconet::sim {
 
 using Coords = llvm::SmallVector<int64_t, 4>;
 
-/// One element of any type: `f` for floats, `i` for integers and bools.
-struct Scalar {
-  double f = 0;
-  uint64_t i = 0;
-};
+/// One element of any type (ir/ScalarEval.h).
+using ir::Scalar;
 
 class Tensor {
 public:
@@ -71,11 +69,6 @@ private:
   std::vector<double> floats;
   std::vector<uint64_t> ints;
 };
-
-/// Rounds `value` to the nearest value of a float `dtype`; wraps an integer
-/// to the width of an integer one.
-double roundTo(ir::DType dtype, double value);
-uint64_t wrapTo(ir::DType dtype, uint64_t value);
 
 /// The ranks of a mesh: sizes per axis, ranks numbered row-major over the
 /// axes (the first axis varies slowest).

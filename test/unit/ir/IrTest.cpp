@@ -127,7 +127,8 @@ TEST_CASE("the verifier checks allgather and reducescatter layouts",
   TensorType t = s.s->type;
   Stage *ag = s.p.addStage(StageKind::AllGather, "ag", t, {s.s}, {});
   (void)ag;
-  CHECK(verifyProgram(s.p).find("allgather must turn a sliced axis") !=
+  CHECK(verifyProgram(s.p).find("operands break the layout rule of "
+                                "allgather: needs a sliced input on axis 0") !=
         std::string::npos);
   Small r;
   TensorType sliced = r.g->type;
@@ -136,8 +137,38 @@ TEST_CASE("the verifier checks allgather and reducescatter layouts",
   rs->dim = 0;
   CHECK(verifyProgram(r.p).empty());
   rs->type.layout = Layout::replicated(1);
-  CHECK(verifyProgram(r.p).find("reducescatter must slice") !=
+  CHECK(verifyProgram(r.p).find("layout replicated, but the layout rule of "
+                                "reducescatter gives sliced(0)") !=
         std::string::npos);
+}
+
+TEST_CASE("the verifier holds every kind to its layout rule",
+          "[ir][verifier]") {
+  // An elementwise stage of a local and a replicated value is local.
+  Small s;
+  ScalarExpr read;
+  read.op = ScalarOp::Operand;
+  const ScalarExpr *body = s.p.addExpr(read);
+  TensorType t = s.g->type;
+  Stage *e = s.p.addStage(StageKind::Elementwise, "e", t, {s.g, s.s}, {});
+  e->body = body;
+  CHECK(verifyProgram(s.p).empty());
+  e->type.layout = Layout::replicated(1);
+  CHECK(verifyProgram(s.p).find("layout replicated, but the layout rule of "
+                                "elementwise gives local") !=
+        std::string::npos);
+  // A sum of a sliced value is a per-rank partial value: local.
+  Small r;
+  TensorType sliced = r.g->type;
+  sliced.layout = Layout(1, {AxisState::Sliced, 0});
+  Stage *rs = r.p.addStage(StageKind::ReduceScatter, "rs", sliced, {r.g}, {});
+  rs->dim = 0;
+  TensorType scalar{DType::F32, {}, Layout::replicated(1)};
+  Stage *sum = r.p.addStage(StageKind::Reduction, "sum", scalar, {rs}, {});
+  CHECK(verifyProgram(r.p).find("the layout rule of reduction gives local") !=
+        std::string::npos);
+  sum->type.layout = Layout::local(1);
+  CHECK(verifyProgram(r.p).empty());
 }
 
 TEST_CASE("the verifier checks bodies and updates", "[ir][verifier]") {

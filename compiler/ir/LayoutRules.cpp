@@ -4,13 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sema/LayoutRules.h"
+#include "ir/LayoutRules.h"
 
-namespace coconet::sema {
-
-using ir::AxisLayout;
-using ir::AxisState;
-using ir::Layout;
+namespace coconet::ir {
 
 Layout alignLayout(const Layout &layout, unsigned fromRank, unsigned toRank) {
   Layout out = layout;
@@ -131,7 +127,7 @@ Layout transposeLayout(const Layout &in, unsigned rank) {
   return out;
 }
 
-std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
+std::optional<Layout> communicationLayout(StageKind kind, const Layout &in,
                                           int axis, int dim, std::string &need,
                                           unsigned &badAxis) {
   Layout out = in;
@@ -141,7 +137,7 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
     const AxisLayout &x = in[a];
     badAxis = a;
     switch (kind) {
-    case ir::StageKind::AllGather:
+    case StageKind::AllGather:
       if (x.state != AxisState::Sliced) {
         need = "a sliced input";
         return std::nullopt;
@@ -157,15 +153,15 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
         }
       out[a] = {AxisState::Replicated, 0};
       break;
-    case ir::StageKind::AllReduce:
-    case ir::StageKind::Broadcast:
+    case StageKind::AllReduce:
+    case StageKind::Broadcast:
       if (x.state == AxisState::Sliced) {
         need = "a local or replicated input";
         return std::nullopt;
       }
       out[a] = {AxisState::Replicated, 0};
       break;
-    case ir::StageKind::ReduceScatter:
+    case StageKind::ReduceScatter:
       if (x.state == AxisState::Sliced || in.slicesDim(dim)) {
         need = x.state == AxisState::Sliced
                    ? "a local or replicated input"
@@ -175,21 +171,21 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
       }
       out[a] = {AxisState::Sliced, dim};
       break;
-    case ir::StageKind::Reduce:
-    case ir::StageKind::SendRecv:
+    case StageKind::Reduce:
+    case StageKind::SendRecv:
       if (x.state == AxisState::Sliced) {
         need = "a local or replicated input";
         return std::nullopt;
       }
       out[a] = {AxisState::Local, 0};
       break;
-    case ir::StageKind::Param:
-    case ir::StageKind::Elementwise:
-    case ir::StageKind::Reduction:
-    case ir::StageKind::MatMul:
-    case ir::StageKind::Transpose:
-    case ir::StageKind::LayerNorm:
-    case ir::StageKind::RmsNorm:
+    case StageKind::Param:
+    case StageKind::Elementwise:
+    case StageKind::Reduction:
+    case StageKind::MatMul:
+    case StageKind::Transpose:
+    case StageKind::LayerNorm:
+    case StageKind::RmsNorm:
       need = "a communication stage";
       return std::nullopt;
     }
@@ -197,4 +193,4 @@ std::optional<Layout> communicationLayout(ir::StageKind kind, const Layout &in,
   return out;
 }
 
-} // namespace coconet::sema
+} // namespace coconet::ir

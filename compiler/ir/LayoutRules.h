@@ -3,54 +3,56 @@
 // The layout rules of docs/language.md as pure functions, one per family of
 // operations, applied axis by axis. Each returns the result layout, or
 // nullopt with a hint that the caller turns into a located diagnostic.
-// Layout dimensions always refer to the value's own dimensions.
+// Layout dimensions always refer to the value's own dimensions. Sema infers
+// layouts with them, passes build the stages they create with them, and
+// the verifier checks every stage against them: one statement of the rules.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef COCONET_SEMA_LAYOUTRULES_H
-#define COCONET_SEMA_LAYOUTRULES_H
+#ifndef COCONET_IR_LAYOUTRULES_H
+#define COCONET_IR_LAYOUTRULES_H
 
 #include "ir/Program.h"
 
 #include <optional>
 #include <string>
 
-namespace coconet::sema {
+namespace coconet::ir {
 
 /// Renumbers sliced dimensions of a rank-`fromRank` value broadcast into a
 /// rank-`toRank` result (trailing alignment).
-ir::Layout alignLayout(const ir::Layout &layout, unsigned fromRank,
+Layout alignLayout(const Layout &layout, unsigned fromRank,
                        unsigned toRank);
 
 /// The elementwise join, axis by axis: R+X = X, L+L = L, S(d)+S(d) = S(d);
 /// L+S and S(d)+S(e) are refused. Both layouts in result dimensions. A
 /// dimension sliced over several axes in the result must be sliced in each
 /// operand over a prefix (in mesh order) of those axes.
-std::optional<ir::Layout> joinLayouts(const ir::Layout &a, const ir::Layout &b,
+std::optional<Layout> joinLayouts(const Layout &a, const Layout &b,
                                       std::string &hint);
 
 /// A reduction over all elements (dim < 0) or along `dim` of a rank-`rank`
 /// value: slices of a reduced dimension become local partial values.
-ir::Layout reductionLayout(const ir::Layout &in, unsigned rank, int dim);
+Layout reductionLayout(const Layout &in, unsigned rank, int dim);
 
 /// matmul of a (rank ra, [..., M, K]) by b (rank rb, [K, N] or [..., K, N]);
 /// result rank is ra.
-std::optional<ir::Layout> matmulLayout(const ir::Layout &a, unsigned ra,
-                                       const ir::Layout &b, unsigned rb,
+std::optional<Layout> matmulLayout(const Layout &a, unsigned ra,
+                                       const Layout &b, unsigned rb,
                                        std::string &hint);
 
 /// Swaps the last two dimensions.
-ir::Layout transposeLayout(const ir::Layout &in, unsigned rank);
+Layout transposeLayout(const Layout &in, unsigned rank);
 
 /// The result layout of a communication stage of `kind` over `axis` (-1:
 /// every axis; an allgather over one axis of a dimension sliced over
 /// several must gather the innermost), or nullopt with the requirement that failed in `need`
 /// ("a local or replicated input") and the offending state in `got`.
-std::optional<ir::Layout> communicationLayout(ir::StageKind kind,
-                                              const ir::Layout &in, int axis,
+std::optional<Layout> communicationLayout(StageKind kind,
+                                              const Layout &in, int axis,
                                               int dim, std::string &need,
                                               unsigned &badAxis);
 
-} // namespace coconet::sema
+} // namespace coconet::ir
 
-#endif // COCONET_SEMA_LAYOUTRULES_H
+#endif // COCONET_IR_LAYOUTRULES_H
