@@ -245,81 +245,101 @@ private:
 std::string BodyPrinter::binaryFloat(ScalarOp op, bool isDouble,
                                      const std::string &a,
                                      const std::string &b) {
-  const char *rn = isDouble ? "d" : "f";
   switch (op) {
-  case ScalarOp::Add:
-    return cuda() ? std::string("__") + rn + "add_rn(" + a + ", " + b + ")"
-                  : "(" + a + " + " + b + ")";
-  case ScalarOp::Sub:
-    return cuda() ? std::string("__") + rn + "sub_rn(" + a + ", " + b + ")"
-                  : "(" + a + " - " + b + ")";
-  case ScalarOp::Mul:
-    return cuda() ? std::string("__") + rn + "mul_rn(" + a + ", " + b + ")"
-                  : "(" + a + " * " + b + ")";
-  case ScalarOp::Div:
-    return cuda() ? std::string("__") + rn + "div_rn(" + a + ", " + b + ")"
-                  : "(" + a + " / " + b + ")";
-  case ScalarOp::Pow:
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    break;
+  // CUDA: the correctly rounded intrinsic, which nvcc never contracts.
+#define ARITH_OP(Name, Printed, Operator, IntFn)                               \
+  case ScalarOp::Name:                                                         \
+    return cuda() ? std::string("__") + (isDouble ? "d" : "f") + Printed +     \
+                        "_rn(" + a + ", " + b + ")"                            \
+                  : "(" + a + " " #Operator " " + b + ")";
+#define MINMAX_OP(Name, Printed, FloatFn, Operator)                            \
+  case ScalarOp::Name:                                                         \
+    return "coconet::rt::" #FloatFn "(" + a + ", " + b + ")";
+#include "ir/ScalarOps.def"
+  }
+  if (op == ScalarOp::Pow)
     return cuda() ? std::string(isDouble ? "pow(" : "powf(") + a + ", " + b +
                         ")"
                   : "std::pow(" + a + ", " + b + ")";
-  case ScalarOp::Max:
-    return "coconet::rt::maxNumber(" + a + ", " + b + ")";
-  case ScalarOp::Min:
-    return "coconet::rt::minNumber(" + a + ", " + b + ")";
-  default:
-    llvm_unreachable("not a binary float op");
-  }
+  llvm_unreachable("not a binary float op");
 }
 
 std::string BodyPrinter::unaryFloat(ScalarOp op, bool isDouble,
                                     const std::string &x) {
-  const std::string one = isDouble ? "1.0" : "1.0f";
-  const std::string zero = isDouble ? "0.0" : "0.0f";
-  auto mul = [&](const std::string &a, const std::string &b) {
-    return binaryFloat(ScalarOp::Mul, isDouble, a, b);
-  };
-  auto add = [&](const std::string &a, const std::string &b) {
-    return binaryFloat(ScalarOp::Add, isDouble, a, b);
-  };
-  auto div = [&](const std::string &a, const std::string &b) {
-    return binaryFloat(ScalarOp::Div, isDouble, a, b);
-  };
   switch (op) {
-  case ScalarOp::Sqrt:
-    return cuda() ? std::string(isDouble ? "__dsqrt_rn(" : "__fsqrt_rn(") + x +
-                        ")"
-                  : "std::sqrt(" + x + ")";
-  case ScalarOp::Rsqrt:
-    return div(one, unaryFloat(ScalarOp::Sqrt, isDouble, x));
-  case ScalarOp::Exp:
-    return math("exp", isDouble, x);
-  case ScalarOp::Log:
-    return math("log", isDouble, x);
-  case ScalarOp::Abs:
-    return math("fabs", isDouble, x);
-  case ScalarOp::Tanh:
-    return math("tanh", isDouble, x);
-  case ScalarOp::Erf:
-    return math("erf", isDouble, x);
-  case ScalarOp::Relu:
-    return "(" + x + " > " + zero + " ? " + x + " : (" +
-           (cuda() ? "isnan(" : "std::isnan(") + x + ") ? " + x + " : " +
-           zero + "))";
-  case ScalarOp::Gelu: {
-    // The exact (erf) form, in the simulator's order of operations.
-    std::string c = isDouble ? floatLiteral(0.70710678118654752440, DType::F64)
-                             : floatLiteral(static_cast<float>(
-                                                0.70710678118654752440),
-                                            DType::F32);
-    std::string half = isDouble ? "0.5" : "0.5f";
-    return mul(mul(half, x), add(one, math("erf", isDouble, mul(x, c))));
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    break;
+  // CUDA's sqrt is the correctly rounded intrinsic.
+#define MATH_OP(Name, Printed, Fn)                                             \
+  case ScalarOp::Name:                                                         \
+    if (cuda() && ScalarOp::Name == ScalarOp::Sqrt)                            \
+      return std::string(isDouble ? "__dsqrt_rn(" : "__fsqrt_rn(") + x + ")";  \
+    return math(#Fn, isDouble, x);
+  // Formulas are coconet/numeric.h's, for both targets.
+#define FORMULA_OP(Name, Printed, Fn)                                          \
+  case ScalarOp::Name:                                                         \
+    return "coconet::rt::ops::" #Fn "(" + x + ")";
+#define NUM_OP(Name, Printed, FloatFn, IntFn)                                  \
+  case ScalarOp::Name:                                                         \
+    return "coconet::rt::ops::" #FloatFn "(" + x + ")";
+#include "ir/ScalarOps.def"
   }
-  case ScalarOp::Silu:
-    return div(x, add(one, math("exp", isDouble, "-" + x)));
-  default:
-    llvm_unreachable("not a unary float op");
+  llvm_unreachable("not a unary float op");
+}
+
+/// An integer NumMath operation: coconet/numeric.h's function.
+static std::string intUnary(ScalarOp op, const std::string &x) {
+  switch (op) {
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    break;
+#define NUM_OP(Name, Printed, FloatFn, IntFn)                                  \
+  case ScalarOp::Name:                                                         \
+    return "coconet::rt::" #IntFn "(" + x + ")";
+#include "ir/ScalarOps.def"
   }
+  llvm_unreachable("not an integer function");
+}
+
+/// An integer Arith, Pow or MinMax operation.
+static std::string intBinary(ScalarOp op, const std::string &a,
+                             const std::string &b) {
+  if (op == ScalarOp::Pow)
+    return "coconet::rt::intPow(" + a + ", " + b + ")";
+  switch (op) {
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    break;
+#define ARITH_OP(Name, Printed, Operator, IntFn)                               \
+  case ScalarOp::Name:                                                         \
+    return "coconet::rt::" #IntFn "(" + a + ", " + b + ")";
+  // max(x, x) is x; written out, compilers warn of a self-comparison.
+#define MINMAX_OP(Name, Printed, FloatFn, Operator)                            \
+  case ScalarOp::Name:                                                         \
+    if (a == b)                                                                \
+      return a;                                                                \
+    return "(" + a + " " #Operator " " + b + " ? " + a + " : " + b + ")";
+#include "ir/ScalarOps.def"
+  }
+  llvm_unreachable("not a binary integer op");
+}
+
+/// The C++ operator of a comparison.
+static llvm::StringRef compareOperator(ScalarOp op) {
+  switch (op) {
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    break;
+#define COMPARE_OP(Name, Printed, Operator)                                    \
+  case ScalarOp::Name:                                                         \
+    return #Operator;
+#include "ir/ScalarOps.def"
+  }
+  llvm_unreachable("not a comparison");
 }
 
 std::string BodyPrinter::node(const ScalarExpr *e) {
@@ -327,14 +347,14 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
   const bool isF = ir::isFloat(d);
   const bool isDouble = d == DType::F64;
   auto arg = [&](unsigned i) { return values.lookup(e->args[i]); };
-  switch (e->op) {
-  case ScalarOp::Operand:
-    return operands[e->operandIndex];
-  case ScalarOp::Const:
+  switch (ir::scalarOpClass(e->op)) {
+  case ir::ScalarOpClass::Leaf:
+    if (e->op == ScalarOp::Operand)
+      return operands[e->operandIndex];
     if (isF)
       return floatLiteral(roundConstant(e->constValue, d), d);
     return intLiteral(e->constInt, d);
-  case ScalarOp::Cast: {
+  case ir::ScalarOpClass::Cast: {
     const DType from = e->args[0]->dtype;
     const std::string x = arg(0);
     if (d == DType::Bool)
@@ -352,93 +372,47 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
                 ? "static_cast<double>(" + x + ")"
                 : "static_cast<double>(static_cast<int64_t>(" + x + "))";
     const bool srcDouble = !ir::isFloat(from) || from == DType::F64;
-    switch (d) {
-    case DType::F64:
+    if (d == DType::F64)
       return "static_cast<double>(" + src + ")";
-    case DType::F32:
+    if (d == DType::F32)
       return "static_cast<float>(" + src + ")";
-    case DType::F16:
-    case DType::BF16:
-      if (!srcDouble)
-        return round(d, src);
-      if (cuda())
-        return std::string(d == DType::F16 ? "__half2float(__double2half("
-                                           : "__bfloat162float(__double2bfloat16(") +
-               src + "))";
-      return std::string("static_cast<float>(coconet::rt::") +
-             (d == DType::F16 ? "roundToHalf(" : "roundToBFloat16(") + src +
-             "))";
-    default:
-      llvm_unreachable("not a float type");
-    }
+    // f16 / bf16.
+    if (!srcDouble)
+      return round(d, src);
+    if (cuda())
+      return std::string(d == DType::F16 ? "__half2float(__double2half("
+                                         : "__bfloat162float(__double2bfloat16(") +
+             src + "))";
+    return std::string("static_cast<float>(coconet::rt::") +
+           (d == DType::F16 ? "roundToHalf(" : "roundToBFloat16(") + src +
+           "))";
   }
-  case ScalarOp::Neg:
+  case ir::ScalarOpClass::Neg:
     return isF ? "(-" + arg(0) + ")" : "coconet::rt::wrapNeg(" + arg(0) + ")";
-  case ScalarOp::Add:
-  case ScalarOp::Sub:
-  case ScalarOp::Mul:
-  case ScalarOp::Div:
-  case ScalarOp::Pow:
-  case ScalarOp::Max:
-  case ScalarOp::Min: {
+  case ir::ScalarOpClass::Arith:
+  case ir::ScalarOpClass::Pow:
+  case ir::ScalarOpClass::MinMax:
     if (isF)
       return round(d, binaryFloat(e->op, isDouble, as(e->args[0], d),
                                   as(e->args[1], d)));
-    const std::string a = arg(0), b = arg(1);
-    // max(x, x) is x; written out, compilers warn of a self-comparison.
-    if (a == b && (e->op == ScalarOp::Max || e->op == ScalarOp::Min))
-      return a;
-    switch (e->op) {
-    case ScalarOp::Add:
-      return "coconet::rt::wrapAdd(" + a + ", " + b + ")";
-    case ScalarOp::Sub:
-      return "coconet::rt::wrapSub(" + a + ", " + b + ")";
-    case ScalarOp::Mul:
-      return "coconet::rt::wrapMul(" + a + ", " + b + ")";
-    case ScalarOp::Div:
-      return "coconet::rt::intDiv(" + a + ", " + b + ")";
-    case ScalarOp::Pow:
-      return "coconet::rt::intPow(" + a + ", " + b + ")";
-    case ScalarOp::Max:
-      return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
-    default:
-      return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
-    }
-  }
-  case ScalarOp::Lt:
-  case ScalarOp::Le:
-  case ScalarOp::Gt:
-  case ScalarOp::Ge:
-  case ScalarOp::Eq:
-  case ScalarOp::Ne: {
-    static const char *const kOps[] = {" < ", " <= ", " > ", " >= ", " == ",
-                                       " != "};
-    int i = static_cast<int>(e->op) - static_cast<int>(ScalarOp::Lt);
+    return intBinary(e->op, arg(0), arg(1));
+  case ir::ScalarOpClass::Compare: {
+    const std::string op = " " + compareOperator(e->op).str() + " ";
     // Compilers warn that an integer or bool compared with itself is a
     // constant; a unary + (an exact promotion) on the right is not the
     // same expression.
     if (arg(0) == arg(1) && !ir::isFloat(e->args[0]->dtype))
-      return "(" + arg(0) + kOps[i] + "+" + arg(1) + ")";
-    return "(" + arg(0) + kOps[i] + arg(1) + ")";
+      return "(" + arg(0) + op + "+" + arg(1) + ")";
+    return "(" + arg(0) + op + arg(1) + ")";
   }
-  case ScalarOp::Select:
+  case ir::ScalarOpClass::Select:
     return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
-  case ScalarOp::Sqrt:
-  case ScalarOp::Rsqrt:
-  case ScalarOp::Exp:
-  case ScalarOp::Log:
-  case ScalarOp::Abs:
-  case ScalarOp::Tanh:
-  case ScalarOp::Erf:
-  case ScalarOp::Relu:
-  case ScalarOp::Gelu:
-  case ScalarOp::Silu:
+  case ir::ScalarOpClass::FloatMath:
+  case ir::ScalarOpClass::NumMath:
     if (!isF)
-      return std::string(e->op == ScalarOp::Abs ? "coconet::rt::intAbs("
-                                                : "coconet::rt::intRelu(") +
-             arg(0) + ")";
+      return intUnary(e->op, arg(0));
     return round(d, unaryFloat(e->op, isDouble, as(e->args[0], d)));
-  case ScalarOp::Dropout: {
+  case ir::ScalarOpClass::Dropout: {
     // keep = uniform(seed, index) >= p; kept: x / (1 - p), computed in
     // float (f64 for f64), then rounded to the type.
     std::string p = "static_cast<float>(" + arg(1) + ")";
@@ -455,7 +429,7 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
            floatLiteral(0.0, d) + ")";
   }
   }
-  llvm_unreachable("unknown scalar op");
+  llvm_unreachable("unknown scalar op class");
 }
 
 void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {

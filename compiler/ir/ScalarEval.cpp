@@ -86,18 +86,10 @@ double intToDouble(uint64_t v, DType from) {
                             : static_cast<double>(asSigned(v));
 }
 
-/// A FloatMath or NumMath operation of a float, computed in T.
+/// A FloatMath or NumMath operation of a float, computed in T: the
+/// platform's math function, or the formula of coconet/numeric.h that
+/// generated code calls too.
 template <typename T> T floatUnary(ScalarOp op, T x) {
-  if (op == ScalarOp::Rsqrt)
-    return T(1) / std::sqrt(x);
-  if (op == ScalarOp::Abs)
-    return std::fabs(x);
-  if (op == ScalarOp::Relu)
-    return x > T(0) ? x : (std::isnan(x) ? x : T(0));
-  if (op == ScalarOp::Gelu) // the exact (erf) form
-    return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
-  if (op == ScalarOp::Silu)
-    return x / (T(1) + std::exp(-x));
   switch (op) {
 #define SCALAR_OP(Name, Printed, Arity, Class)                                 \
   case ScalarOp::Name:                                                         \
@@ -105,6 +97,12 @@ template <typename T> T floatUnary(ScalarOp op, T x) {
 #define MATH_OP(Name, Printed, Fn)                                             \
   case ScalarOp::Name:                                                         \
     return std::Fn(x);
+#define FORMULA_OP(Name, Printed, Fn)                                          \
+  case ScalarOp::Name:                                                         \
+    return rt::ops::Fn(x);
+#define NUM_OP(Name, Printed, FloatFn, IntFn)                                  \
+  case ScalarOp::Name:                                                         \
+    return rt::ops::FloatFn(x);
 #include "ir/ScalarOps.def"
   }
   llvm_unreachable("not a float function");
@@ -208,16 +206,33 @@ Scalar intResult(DType d, uint64_t v) {
   return s;
 }
 
-/// A NumMath operation of an integer: unsigned values are their own
-/// absolute value and relu; negation wraps (abs of the most negative value
-/// is itself, as in two's complement hardware).
+/// A NumMath operation of an integer of type d (as a 64-bit pattern):
+/// coconet/numeric.h's IntFn at d's width.
 uint64_t intUnary(ScalarOp op, uint64_t x, DType d) {
-  if (d == DType::U64 || asSigned(x) >= 0)
-    return x;
-  if (op == ScalarOp::Abs)
-    return 0 - x;
-  if (op == ScalarOp::Relu)
-    return 0;
+  switch (op) {
+#define SCALAR_OP(Name, Printed, Arity, Class)                                 \
+  case ScalarOp::Name:                                                         \
+    break;
+#define NUM_OP(Name, Printed, FloatFn, IntFn)                                  \
+  case ScalarOp::Name:                                                         \
+    switch (d) {                                                               \
+    case DType::I32:                                                           \
+      return static_cast<uint64_t>(static_cast<int64_t>(                       \
+          rt::IntFn(static_cast<int32_t>(static_cast<uint32_t>(x)))));         \
+    case DType::I64:                                                           \
+      return static_cast<uint64_t>(rt::IntFn(asSigned(x)));                    \
+    case DType::U64:                                                           \
+      return rt::IntFn(x);                                                     \
+    case DType::F16:                                                           \
+    case DType::BF16:                                                          \
+    case DType::F32:                                                           \
+    case DType::F64:                                                           \
+    case DType::Bool:                                                          \
+      break;                                                                   \
+    }                                                                          \
+    break;
+#include "ir/ScalarOps.def"
+  }
   llvm_unreachable("not an integer function");
 }
 

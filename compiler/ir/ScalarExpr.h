@@ -56,7 +56,7 @@ llvm::StringRef scalarOpName(ScalarOp op);
 /// The number of arguments.
 unsigned scalarOpArity(ScalarOp op);
 ScalarOpClass scalarOpClass(ScalarOp op);
-/// Is it a FORMULA_OP, defined once as coconet::rt::NAME in
+/// Is it a FORMULA_OP, defined once as coconet::rt::ops::NAME in
 /// coconet/numeric.h?
 bool isFormula(ScalarOp op);
 /// The operation a call `name(...)` makes: a FloatMath, NumMath, Pow,

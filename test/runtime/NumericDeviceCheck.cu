@@ -1,9 +1,11 @@
 //===- NumericDeviceCheck.cu - numeric.h compiles as CUDA device code -----===//
 //
-// Built (not run: this machine has no GPU) with coconet_rt_cuda: one kernel
-// calls every function of coconet/numeric.h, so that a change that breaks
-// device compilation (a <cmath> call, a non-scalar constexpr object, an
-// exception) fails the build.
+// Built (not run: this machine has no GPU) with coconet_rt_cuda: kernels
+// call every function of coconet/numeric.h, and every formula the
+// compiler's table of operations (compiler/ir/ScalarOps.def) names, so that
+// a change that breaks device compilation (a host-only call, a non-scalar
+// constexpr object, an exception) or a formula the table names but
+// numeric.h lacks fails the build.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,9 +48,31 @@ __global__ void everyNumericFunction(float *f, double *d, uint16_t *h,
   b[0] = dropoutKeep(u[32], u[33], f[14]);
 }
 
+__global__ void everyFloatOperation(float *f, double *d) {
+  f[0] = addRn(f[1], f[2]) + subRn(f[3], f[4]) + mulRn(f[5], f[6]) +
+         divRn(f[7], f[8]) + sqrtRn(f[9]) + mathExp(f[10]) + mathErf(f[11]) +
+         mathAbs(f[12]) + (isNaN(f[13]) ? 1.0f : 0.0f);
+  d[0] = addRn(d[1], d[2]) + subRn(d[3], d[4]) + mulRn(d[5], d[6]) +
+         divRn(d[7], d[8]) + sqrtRn(d[9]) + mathExp(d[10]) + mathErf(d[11]) +
+         mathAbs(d[12]) + (isNaN(d[13]) ? 1.0 : 0.0);
+  int k = 14;
+#define FORMULA_OP(Name, Printed, Fn)                                          \
+  f[k] = ops::Fn(f[k]);                                                        \
+  d[k] = ops::Fn(d[k]);                                                        \
+  ++k;
+#define NUM_OP(Name, Printed, FloatFn, IntFn)                                  \
+  f[k] = ops::FloatFn(f[k]);                                                   \
+  d[k] = ops::FloatFn(d[k]);                                                   \
+  ++k;
+#include "ir/ScalarOps.def"
+}
+
 } // namespace
 
-/// Referenced so that the kernel is kept.
+/// Referenced so that the kernels are kept.
 void *coconetNumericDeviceCheck() {
   return reinterpret_cast<void *>(&everyNumericFunction);
+}
+void *coconetFloatOperationDeviceCheck() {
+  return reinterpret_cast<void *>(&everyFloatOperation);
 }

@@ -11,7 +11,10 @@
 //     MIN / -1 == MIN; pow by squaring, negative exponents give 0 (1 for a
 //     base of 1); float -> integer casts truncate, saturate and map NaN to 0;
 //   - Philox4x32-10 and what is derived from it: dropout masks and the
-//     simulator's generated inputs (docs/language.md states the layouts).
+//     simulator's generated inputs (docs/language.md states the layouts);
+//   - the elementwise operations that are formulas (gelu, silu, rsqrt, the
+//     float relu and abs), each written once at the end of this file over
+//     basic operations rounded as the targets round them.
 // Header-only, C++17, no dependencies; every function is usable in CUDA
 // device code (COCONET_HD).
 //
@@ -20,6 +23,7 @@
 #ifndef COCONET_RUNTIME_NUMERIC_H
 #define COCONET_RUNTIME_NUMERIC_H
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -112,10 +116,81 @@ COCONET_HD double uniformInput(uint64_t seed, uint64_t stream, uint64_t index);
 COCONET_HD uint64_t uniformInputBits(uint64_t seed, uint64_t stream,
                                      uint64_t index);
 
+// --- Basic float operations ----------------------------------------------------
+// What the formulas below are written with. Arithmetic and sqrt round once,
+// to nearest even, and are never contracted into a fused multiply-add: on a
+// GPU they are the _rn intrinsics; host code that includes this header is
+// compiled with -ffp-contract=off (the simulator and generated code both
+// are). exp, log, tanh and erf are the platform's: the C library's on the
+// host (so the simulator and the CPU target agree bit for bit), CUDA's on a
+// GPU (within a few ulp).
+
+COCONET_HD float addRn(float a, float b);
+COCONET_HD double addRn(double a, double b);
+COCONET_HD float subRn(float a, float b);
+COCONET_HD double subRn(double a, double b);
+COCONET_HD float mulRn(float a, float b);
+COCONET_HD double mulRn(double a, double b);
+COCONET_HD float divRn(float a, float b);
+COCONET_HD double divRn(double a, double b);
+COCONET_HD float sqrtRn(float x);
+COCONET_HD double sqrtRn(double x);
+COCONET_HD float mathExp(float x);
+COCONET_HD double mathExp(double x);
+COCONET_HD float mathErf(float x);
+COCONET_HD double mathErf(double x);
+COCONET_HD float mathAbs(float x);
+COCONET_HD double mathAbs(double x);
+COCONET_HD bool isNaN(float x);
+COCONET_HD bool isNaN(double x);
+
 } // namespace coconet::rt
 
 // The definitions follow in one place, so the declarations above read as
 // the contract.
 #include "coconet/numeric_impl.h"
+
+namespace coconet::rt {
+
+// --- Elementwise formulas ------------------------------------------------------
+// The operations of the language that are formulas over basic operations,
+// each defined once, here, for float (f16, bf16 and f32 values compute in
+// float) and double: ir/ScalarOps.def names them (FORMULA_OP, and the float
+// side of NUM_OP), the simulator calls them and generated code on both
+// targets prints a call of them (coconet::rt::ops::gelu(x)). They live in
+// their own namespace because some of their names are also C or CUDA math
+// functions. docs/adding-an-op.md adds one.
+
+namespace ops {
+
+/// rsqrt(x) = 1 / sqrt(x).
+COCONET_HD float rsqrt(float x) { return divRn(1.0f, sqrtRn(x)); }
+COCONET_HD double rsqrt(double x) { return divRn(1.0, sqrtRn(x)); }
+
+/// gelu(x) = 0.5·x·(1 + erf(x/√2)), the exact (erf) form, evaluated as
+/// (0.5·x)·(1 + erf(x·c)) with c = 1/√2 rounded to the type.
+COCONET_HD float gelu(float x) {
+  return mulRn(mulRn(0.5f, x),
+               addRn(1.0f, mathErf(mulRn(x, 0.70710678118654752440f))));
+}
+COCONET_HD double gelu(double x) {
+  return mulRn(mulRn(0.5, x),
+               addRn(1.0, mathErf(mulRn(x, 0.70710678118654752440))));
+}
+
+/// silu(x) = x / (1 + exp(-x)).
+COCONET_HD float silu(float x) { return divRn(x, addRn(1.0f, mathExp(-x))); }
+COCONET_HD double silu(double x) { return divRn(x, addRn(1.0, mathExp(-x))); }
+
+/// relu(x) = max(x, 0) of a float; a NaN stays NaN.
+COCONET_HD float relu(float x) { return x > 0.0f || isNaN(x) ? x : 0.0f; }
+COCONET_HD double relu(double x) { return x > 0.0 || isNaN(x) ? x : 0.0; }
+
+/// |x| of a float (intAbs is the integers').
+COCONET_HD float abs(float x) { return mathAbs(x); }
+COCONET_HD double abs(double x) { return mathAbs(x); }
+
+} // namespace ops
+} // namespace coconet::rt
 
 #endif // COCONET_RUNTIME_NUMERIC_H

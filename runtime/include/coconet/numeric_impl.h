@@ -2,8 +2,9 @@
 //
 // The inline definitions behind numeric.h; include numeric.h, not this
 // file. Everything is plain integer and floating-point arithmetic on
-// scalars (no <cmath>, no <bit>, no exceptions), so the same code runs on
-// the host and in CUDA device code. Bit casts use memcpy.
+// scalars (no <bit>, no exceptions; <cmath> only on the host side of the
+// basic float operations), so the same code runs on the host and in CUDA
+// device code. Bit casts use memcpy.
 //
 // f16/bf16 narrowing goes through one routine, roundDoubleBits, that
 // rounds a finite non-zero double to a narrow binary format, directly and
@@ -19,6 +20,7 @@
 
 #include "coconet/numeric.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -373,6 +375,50 @@ template <typename T> COCONET_HD T floatToInt(double value) {
     return static_cast<int64_t>(value);
   }
 }
+
+// --- Basic float operations ----------------------------------------------------
+// On a GPU the correctly rounded intrinsics (which nvcc never contracts) and
+// CUDA's math library; on the host the operators (compiled without
+// contraction) and the C library, as the simulator uses them.
+
+#if defined(__CUDA_ARCH__)
+COCONET_HD float addRn(float a, float b) { return __fadd_rn(a, b); }
+COCONET_HD double addRn(double a, double b) { return __dadd_rn(a, b); }
+COCONET_HD float subRn(float a, float b) { return __fsub_rn(a, b); }
+COCONET_HD double subRn(double a, double b) { return __dsub_rn(a, b); }
+COCONET_HD float mulRn(float a, float b) { return __fmul_rn(a, b); }
+COCONET_HD double mulRn(double a, double b) { return __dmul_rn(a, b); }
+COCONET_HD float divRn(float a, float b) { return __fdiv_rn(a, b); }
+COCONET_HD double divRn(double a, double b) { return __ddiv_rn(a, b); }
+COCONET_HD float sqrtRn(float x) { return __fsqrt_rn(x); }
+COCONET_HD double sqrtRn(double x) { return __dsqrt_rn(x); }
+COCONET_HD float mathExp(float x) { return ::expf(x); }
+COCONET_HD double mathExp(double x) { return ::exp(x); }
+COCONET_HD float mathErf(float x) { return ::erff(x); }
+COCONET_HD double mathErf(double x) { return ::erf(x); }
+COCONET_HD float mathAbs(float x) { return ::fabsf(x); }
+COCONET_HD double mathAbs(double x) { return ::fabs(x); }
+#else
+COCONET_HD float addRn(float a, float b) { return a + b; }
+COCONET_HD double addRn(double a, double b) { return a + b; }
+COCONET_HD float subRn(float a, float b) { return a - b; }
+COCONET_HD double subRn(double a, double b) { return a - b; }
+COCONET_HD float mulRn(float a, float b) { return a * b; }
+COCONET_HD double mulRn(double a, double b) { return a * b; }
+COCONET_HD float divRn(float a, float b) { return a / b; }
+COCONET_HD double divRn(double a, double b) { return a / b; }
+COCONET_HD float sqrtRn(float x) { return std::sqrt(x); }
+COCONET_HD double sqrtRn(double x) { return std::sqrt(x); }
+COCONET_HD float mathExp(float x) { return std::exp(x); }
+COCONET_HD double mathExp(double x) { return std::exp(x); }
+COCONET_HD float mathErf(float x) { return std::erf(x); }
+COCONET_HD double mathErf(double x) { return std::erf(x); }
+COCONET_HD float mathAbs(float x) { return std::fabs(x); }
+COCONET_HD double mathAbs(double x) { return std::fabs(x); }
+#endif
+
+COCONET_HD bool isNaN(float x) { return detail::isNaN(x); }
+COCONET_HD bool isNaN(double x) { return detail::isNaN(x); }
 
 // --- Philox4x32-10 -----------------------------------------------------------
 

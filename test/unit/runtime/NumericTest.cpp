@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 using namespace coconet::rt;
@@ -193,4 +194,42 @@ TEST_CASE("Philox and the derived uniforms", "[runtime][numeric]") {
         2.0 * (static_cast<float>(c.v[0] >> 8) * 0x1p-24f) - 1.0);
   CHECK(uniformInputBits(3, (uint64_t(1) << 32) | 7, 5) ==
         ((uint64_t(c.v[2]) << 32) | c.v[1]));
+}
+
+namespace {
+/// Equal bits (NaN equals NaN; +0 and -0 differ).
+template <typename F> bool sameBits(F a, F b) {
+  if (std::isnan(a) && std::isnan(b))
+    return true;
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+} // namespace
+
+TEST_CASE("elementwise formulas are the documented formulas, rounded step "
+          "by step",
+          "[runtime][numeric]") {
+  // docs/language.md states each formula; these transcriptions round after
+  // every operation, as the formulas must (compiled without contraction).
+  // Inputs where a change of formula (e.g. erf(x/sqrt(2)) instead of
+  // erf(x*c), or one rounding fewer) shows in the last bit are among them.
+  const float cf = 0.70710678118654752440f;
+  const double cd = 0.70710678118654752440;
+  for (float x : {-3.5f, -1.0f, -0.0f, 0.0f, 1e-8f, 0.3f, 0.7071f, 1.0f,
+                  2.5f, 9.0f, 88.0f, -88.0f, 1e30f, INFINITY, -INFINITY,
+                  NAN}) {
+    INFO("x = " << x);
+    CHECK(sameBits(ops::gelu(x), (0.5f * x) * (1.0f + std::erf(x * cf))));
+    CHECK(sameBits(ops::silu(x), x / (1.0f + std::exp(-x))));
+    CHECK(sameBits(ops::rsqrt(x), 1.0f / std::sqrt(x)));
+    CHECK(sameBits(ops::relu(x), std::isnan(x) ? x : x > 0 ? x : 0.0f));
+    CHECK(sameBits(ops::abs(x), std::fabs(x)));
+    const double d = static_cast<double>(x) * 1.0000001;
+    CHECK(sameBits(ops::gelu(d), (0.5 * d) * (1.0 + std::erf(d * cd))));
+    CHECK(sameBits(ops::silu(d), d / (1.0 + std::exp(-d))));
+    CHECK(sameBits(ops::rsqrt(d), 1.0 / std::sqrt(d)));
+    CHECK(sameBits(ops::relu(d), std::isnan(d) ? d : d > 0 ? d : 0.0));
+  }
+  // relu keeps a NaN's sign and payload and gives +0 for -0.
+  CHECK(sameBits(ops::relu(-0.0f), 0.0f));
+  CHECK(std::isnan(ops::relu(-NAN)));
 }
