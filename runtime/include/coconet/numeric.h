@@ -182,6 +182,14 @@ COCONET_HD double gelu(double x) {
 COCONET_HD float silu(float x) { return divRn(x, addRn(1.0f, mathExp(-x))); }
 COCONET_HD double silu(double x) { return divRn(x, addRn(1.0, mathExp(-x))); }
 
+/// sigmoid(x) = 1 / (1 + exp(-x)).
+COCONET_HD float sigmoid(float x) {
+  return divRn(1.0f, addRn(1.0f, mathExp(-x)));
+}
+COCONET_HD double sigmoid(double x) {
+  return divRn(1.0, addRn(1.0, mathExp(-x)));
+}
+
 /// relu(x) = max(x, 0) of a float; a NaN stays NaN.
 COCONET_HD float relu(float x) { return x > 0.0f || isNaN(x) ? x : 0.0f; }
 COCONET_HD double relu(double x) { return x > 0.0 || isNaN(x) ? x : 0.0; }

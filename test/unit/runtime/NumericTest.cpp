@@ -220,12 +220,14 @@ TEST_CASE("elementwise formulas are the documented formulas, rounded step "
     INFO("x = " << x);
     CHECK(sameBits(ops::gelu(x), (0.5f * x) * (1.0f + std::erf(x * cf))));
     CHECK(sameBits(ops::silu(x), x / (1.0f + std::exp(-x))));
+    CHECK(sameBits(ops::sigmoid(x), 1.0f / (1.0f + std::exp(-x))));
     CHECK(sameBits(ops::rsqrt(x), 1.0f / std::sqrt(x)));
     CHECK(sameBits(ops::relu(x), std::isnan(x) ? x : x > 0 ? x : 0.0f));
     CHECK(sameBits(ops::abs(x), std::fabs(x)));
     const double d = static_cast<double>(x) * 1.0000001;
     CHECK(sameBits(ops::gelu(d), (0.5 * d) * (1.0 + std::erf(d * cd))));
     CHECK(sameBits(ops::silu(d), d / (1.0 + std::exp(-d))));
+    CHECK(sameBits(ops::sigmoid(d), 1.0 / (1.0 + std::exp(-d))));
     CHECK(sameBits(ops::rsqrt(d), 1.0 / std::sqrt(d)));
     CHECK(sameBits(ops::relu(d), std::isnan(d) ? d : d > 0 ? d : 0.0));
   }
