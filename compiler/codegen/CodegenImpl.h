@@ -63,7 +63,7 @@ struct UniformValues {
 /// operand values, `globalIndex` the element's global row-major index
 /// (used by dropout). `temp` numbers the temporaries of one kernel.
 /// Subexpressions in `uniform` are read from their variables.
-void emitBody(CodeWriter &w, const ir::Stage &stage,
+void emitBody(CodeWriter &w, const ir::ScalarExpr *body,
               llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
               llvm::StringRef out, Target target, unsigned &temp,
               const UniformValues *uniform = nullptr);
@@ -72,7 +72,7 @@ void emitBody(CodeWriter &w, const ir::Stage &stage,
 /// no dropout) and adds them to `uniform`. Returns the variable holding
 /// the whole body when it is uniform (and not a bare operand or constant),
 /// else "".
-std::string emitUniformBody(CodeWriter &w, const ir::Stage &stage,
+std::string emitUniformBody(CodeWriter &w, const ir::ScalarExpr *body,
                             llvm::ArrayRef<std::string> operands,
                             llvm::ArrayRef<bool> uniformOperand, Target target,
                             UniformValues &uniform);
@@ -148,7 +148,7 @@ std::vector<KernelArg> kernelArgs(const lower::Plan &plan,
 /// A member's value variable inside an elementwise kernel: its stage's
 /// name, made distinct from the kernel's parameters.
 std::string memberName(const lower::Plan &plan, const lower::Step &step,
-                       const ir::Stage &stage);
+                       const lower::ElementwiseKernel::Member &member);
 
 /// How emitElementBody reads and writes. Scalar inputs are always the
 /// variables `cc_in<i>` emitScalarInputs declared before the loop.

@@ -246,38 +246,37 @@ void emitCpuStep(CodeWriter &w, const Plan &plan, unsigned index) {
                  (body.batchedB ? g + ".k * " + g + ".n" : std::string("0")) +
                  ", " + name(body.c) + ", " + g + ".m * " + g + ".n);");
         } else if constexpr (std::is_same_v<T, CollectiveCall>) {
-          const ir::Stage &s = *body.stage;
           const std::string in = name(body.input), out = name(body.output);
-          const std::string dtype = runtimeDType(s.type.dtype);
-          const std::string axis = std::to_string(s.axis);
-          const std::string op = runtimeReduceOp(s.reduceOp);
+          const std::string dtype = runtimeDType(body.dtype);
+          const std::string axis = std::to_string(body.axis);
+          const std::string op = runtimeReduceOp(body.op);
           std::string call;
-          switch (s.kind) {
-          case ir::StageKind::AllReduce:
+          switch (body.kind) {
+          case Collective::AllReduce:
             call = "allReduce(" + in + ", " + out + ", " + g + ".count, " +
                    dtype + ", " + op + ", " + axis + ")";
             break;
-          case ir::StageKind::ReduceScatter:
+          case Collective::ReduceScatter:
             call = "reduceScatter(" + in + ", " + out + ", " + g +
                    ".out_count, " + dtype + ", " + op + ", " + axis + ")";
             break;
-          case ir::StageKind::AllGather:
+          case Collective::AllGather:
             call = "allGather(" + in + ", " + out + ", " + g + ".count, " +
                    dtype + ", " + axis + ")";
             break;
-          case ir::StageKind::Broadcast:
+          case Collective::Broadcast:
             call = "broadcast(" + in + ", " + out + ", " + g + ".count, " +
-                   dtype + ", " + std::to_string(s.root) + ", " + axis + ")";
+                   dtype + ", " + std::to_string(body.root) + ", " + axis + ")";
             break;
-          case ir::StageKind::Reduce:
+          case Collective::Reduce:
             call = "reduce(" + in + ", " + out + ", " + g + ".count, " + dtype +
-                   ", " + op + ", " + std::to_string(s.root) + ", " + axis + ")";
+                   ", " + op + ", " + std::to_string(body.root) + ", " + axis +
+                   ")";
             break;
-          case ir::StageKind::SendRecv:
+          case Collective::SendRecv:
             call = "sendRecv(" + in + ", " + out + ", " + g + ".count, " +
-                   dtype + ", " + std::to_string(s.offset) + ", " + axis + ")";
-            break;
-          default:
+                   dtype + ", " + std::to_string(body.offset) + ", " + axis +
+                   ")";
             break;
           }
           w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->" + call + ");");

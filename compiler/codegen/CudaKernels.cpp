@@ -414,39 +414,39 @@ void emitCudaStep(CodeWriter &w, const Plan &plan, unsigned index) {
                  (body.batchedB ? g + ".k * " + g + ".n" : std::string("0")) +
                  ", " + name(body.c) + ", " + g + ".m * " + g + ".n));");
         } else if constexpr (std::is_same_v<T, CollectiveCall>) {
-          const ir::Stage &s = *body.stage;
+          const CollectiveCall &s = body;
           const std::string in = name(body.input), out = name(body.output);
           const std::string type =
-              "coconet::rt::cuda::ncclType(" + runtimeDType(s.type.dtype) + ")";
+              "coconet::rt::cuda::ncclType(" + runtimeDType(s.dtype) + ")";
           const std::string op =
-              "coconet::rt::cuda::ncclOp(" + runtimeReduceOp(s.reduceOp) + ")";
+              "coconet::rt::cuda::ncclOp(" + runtimeReduceOp(s.op) + ")";
           const std::string comm =
               "cc_s.mesh->axisComm(" + std::to_string(s.axis) + ")";
           const std::string bytes =
               "static_cast<size_t>(" + g + ".out_count) * sizeof(" +
-              storageType(s.type.dtype, kCuda) + ")";
+              storageType(s.dtype, kCuda) + ")";
           switch (s.kind) {
-          case ir::StageKind::AllReduce:
+          case Collective::AllReduce:
             w.line("COCONET_NCCL_CHECK(ncclAllReduce(" + in + ", " + out +
                    ", " + g + ".count, " + type + ", " + op + ", " + comm +
                    ", cc_s.stream));");
             break;
-          case ir::StageKind::ReduceScatter:
+          case Collective::ReduceScatter:
             w.line("COCONET_NCCL_CHECK(ncclReduceScatter(" + in + ", " + out +
                    ", " + g + ".out_count, " + type + ", " + op + ", " + comm +
                    ", cc_s.stream));");
             break;
-          case ir::StageKind::AllGather:
+          case Collective::AllGather:
             w.line("COCONET_NCCL_CHECK(ncclAllGather(" + in + ", " + out +
                    ", " + g + ".count, " + type + ", " + comm +
                    ", cc_s.stream));");
             break;
-          case ir::StageKind::Broadcast:
+          case Collective::Broadcast:
             w.line("COCONET_NCCL_CHECK(ncclBroadcast(" + in + ", " + out +
                    ", " + g + ".count, " + type + ", " +
                    std::to_string(s.root) + ", " + comm + ", cc_s.stream));");
             break;
-          case ir::StageKind::Reduce:
+          case Collective::Reduce:
             w.comment("Ranks other than the root get zeros.");
             w.line("COCONET_CUDA_CHECK(cudaMemsetAsync(" + out + ", 0, " +
                    bytes + ", cc_s.stream));");
@@ -454,7 +454,7 @@ void emitCudaStep(CodeWriter &w, const Plan &plan, unsigned index) {
                    g + ".count, " + type + ", " + op + ", " +
                    std::to_string(s.root) + ", " + comm + ", cc_s.stream));");
             break;
-          case ir::StageKind::SendRecv: {
+          case Collective::SendRecv: {
             std::string me = s.axis < 0 ? "cc_s.mesh->rank()"
                                         : "cc_s.mesh->coord(" +
                                               std::to_string(s.axis) + ")";
@@ -485,8 +485,6 @@ void emitCudaStep(CodeWriter &w, const Plan &plan, unsigned index) {
             w.close();
             break;
           }
-          default:
-            break;
           }
         } else if constexpr (std::is_same_v<T, CopyCall>) {
           const Buffer &out = plan.buffers[body.output];

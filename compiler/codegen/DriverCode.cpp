@@ -58,8 +58,7 @@ std::string infoInit(const std::string &name, unsigned paramIndex,
 std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   const bool cuda = options.target == Target::Cuda;
   const Target target = options.target;
-  const ir::Program &program = *plan.program;
-  const ir::Mesh &mesh = program.mesh;
+  const ir::Mesh &mesh = plan.mesh;
   std::string text;
   llvm::raw_string_ostream os(text);
   CodeWriter w(os);
@@ -181,14 +180,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.close();
   // Sizes.
   w.line("cc_Program::Sizes cc_sizes;");
-  std::vector<std::string> names;
-  for (const auto &a : mesh.axes)
-    if (!llvm::is_contained(names, a.size))
-      names.push_back(a.size);
-  for (const std::string &s : program.sizeNames)
-    if (!llvm::is_contained(names, s))
-      names.push_back(s);
-  for (const std::string &s : names) {
+  for (const std::string &s : plan.allSizeNames()) {
     bool world = mesh.isImplicit && s == mesh.axes[0].size;
     w.line("cc_st = cc_sizeOf(cc_options, \"" + s + "\", " +
            (world ? "cc_transport.size()" : std::string("0")) +
@@ -246,7 +238,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     const Buffer &b = plan.buffers[p.buffer];
     w.line("cc_Block " + b.name + ";");
     w.line("cc_st = cc_makeBlock(" +
-           infoInit(p.stage->name, p.stage->paramIndex, p.stage->type, mesh) +
+           infoInit(p.name, p.index, p.type, mesh) +
            ", cc_axisSizes, cc_coords, &" + b.name + ");");
     w.line("if (cc_st.ok())");
     w.line("  cc_st = cc_rt::driver::fillInput(" + b.name +
@@ -268,7 +260,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     const Buffer &b = plan.buffers[o];
     const Plan::Result &r = plan.results[b.result];
     w.line("cc_Block " + b.name + ";");
-    w.line("cc_st = cc_makeBlock(" + infoInit(r.name, 0, r.stage->type, mesh) +
+    w.line("cc_st = cc_makeBlock(" + infoInit(r.name, 0, r.type, mesh) +
            ", cc_axisSizes, cc_coords, &" + b.name + ");");
     w.line("if (!cc_st.ok())");
     w.line("  return cc_fail(cc_st);");
@@ -325,7 +317,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
              "cc_result.host.data(), cc_result.device, cc_result.host.size(), "
              "cudaMemcpyDeviceToHost)); return cc_rt::Status(); }();");
     w.line("cc_rt::driver::TensorInfo cc_info = " +
-           infoInit(r.name, 0, r.stage->type, mesh) + ";");
+           infoInit(r.name, 0, r.type, mesh) + ";");
     w.line("if (cc_st.ok() && !cc_options.quiet)");
     w.line("  cc_rt::driver::printSummary(cc_info, cc_transport, "
            "cc_result.placement, cc_result.host.data());");

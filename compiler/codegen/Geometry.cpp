@@ -26,7 +26,7 @@ std::string coordVar(unsigned axis) {
 
 class GeometryBuilder {
 public:
-  GeometryBuilder(const Plan &plan) : plan(plan), mesh(plan.program->mesh) {}
+  GeometryBuilder(const Plan &plan) : plan(plan), mesh(plan.mesh) {}
 
   void add(const std::string &name, std::string expr) {
     fields.push_back({name, std::move(expr)});

@@ -44,12 +44,11 @@ std::string upper(llvm::StringRef s) {
 
 /// "this rank's block of f16[N] local: N elements".
 std::string describeBuffer(const Plan &plan, const Buffer &b) {
-  const ir::Program &program = *plan.program;
-  std::string out = b.stage->type.str(program.mesh);
-  if (b.stage->sharded)
+  std::string out = b.type.str(plan.mesh);
+  if (b.sharded)
     out += " (sharded: this rank's slice)";
   if (b.kind != Buffer::Kind::ScalarParam)
-    out += ", " + printCount(b.shape, program.mesh, docSize) + " elements";
+    out += ", " + printCount(b.shape, plan.mesh, docSize) + " elements";
   return out;
 }
 
@@ -57,18 +56,6 @@ bool hasMatMul(const Plan &plan) {
   return llvm::any_of(plan.steps, [](const Step &s) {
     return std::holds_alternative<MatMulCall>(s.body);
   });
-}
-
-/// The size names: mesh axis sizes first, then the others.
-std::vector<std::string> sizeNames(const ir::Program &program) {
-  std::vector<std::string> out;
-  for (const auto &a : program.mesh.axes)
-    if (!llvm::is_contained(out, a.size))
-      out.push_back(a.size);
-  for (const std::string &s : program.sizeNames)
-    if (!llvm::is_contained(out, s))
-      out.push_back(s);
-  return out;
 }
 
 /// Does some step read the scalar parameter in buffer `scalar`?
@@ -118,7 +105,7 @@ std::string apiOutputs(const Plan &plan, Target target) {
 
 std::string banner(const Plan &plan, const EmitOptions &options,
                    llvm::StringRef what) {
-  std::string s = "// " + what.str() + " of program '" + plan.program->name +
+  std::string s = "// " + what.str() + " of program '" + plan.programName +
                   "'";
   if (!plan.schedule.empty())
     s += ", schedule '" + plan.schedule + "'";
@@ -130,7 +117,6 @@ std::string banner(const Plan &plan, const EmitOptions &options,
 
 std::string emitHeader(const Plan &plan, const EmitOptions &options) {
   const Target target = options.target;
-  const ir::Program &program = *plan.program;
   std::string text;
   llvm::raw_string_ostream os(text);
   CodeWriter w(os);
@@ -150,7 +136,7 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
   w.line();
   std::string ns = cuda(options) ? "coconet::rt::cuda" : "coconet::rt::cpu";
   // Class documentation.
-  w.line("/// One step of program `" + program.name + "`" +
+  w.line("/// One step of program `" + plan.programName + "`" +
          (plan.schedule.empty() ? std::string(" (unscheduled)")
                                 : " under schedule `" + plan.schedule + "`") +
          ".");
@@ -180,9 +166,10 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
              describeBuffer(plan, plan.buffers[o]));
   }
   for (const Plan::Result &r : plan.results)
-    if (r.updates && plan.buffers[r.buffer].kind == Buffer::Kind::Output)
+    if (!r.updates.empty() &&
+        plan.buffers[r.buffer].kind == Buffer::Kind::Output)
       w.line("/// `" + bufferName(plan, r.buffer) + "` receives the new value "
-             "of the scalar `" + r.updates->name + "`.");
+             "of the scalar `" + r.updates + "`.");
   if (cuda(options)) {
     w.line("///");
     w.line("/// operator() enqueues the whole step on the stream given to "
@@ -198,7 +185,7 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
          "their");
   w.line("/// product must be the number of ranks).");
   w.open("struct Sizes");
-  for (const std::string &s : sizeNames(program))
+  for (const std::string &s : plan.allSizeNames())
     w.line("int64_t " + s + " = 0;");
   w.close(";").line();
   std::string createArgs = "const " + ns + "::Communicator &world, "
@@ -276,8 +263,7 @@ void emitState(CodeWriter &w, const Plan &plan, const EmitOptions &options) {
 }
 
 void emitCreate(CodeWriter &w, const Plan &plan, const EmitOptions &options) {
-  const ir::Program &program = *plan.program;
-  const ir::Mesh &mesh = program.mesh;
+  const ir::Mesh &mesh = plan.mesh;
   std::string ns = cuda(options) ? "coconet::rt::cuda" : "coconet::rt::cpu";
   std::string createArgs =
       "const " + ns + "::Communicator &world, const Sizes &sizes";
@@ -290,7 +276,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const EmitOptions &options) {
   w.line("using coconet::rt::Status;");
   w.line("using coconet::rt::StatusCode;");
   w.comment("Every size is positive, and every sliced dimension divides.");
-  for (const std::string &s : sizeNames(program)) {
+  for (const std::string &s : plan.allSizeNames()) {
     w.open("if (sizes." + s + " <= 0)");
     w.line("return Status::error(StatusCode::InvalidArgument, \"" + plan.name +
            ": size " + s + " must be positive, got \" + std::to_string(sizes." +

@@ -9,8 +9,6 @@
 
 #include "codegen/CodegenImpl.h"
 
-#include "lower/LowerImpl.h"
-
 #include "llvm/ADT/STLExtras.h"
 
 namespace coconet::codegen {
@@ -52,8 +50,8 @@ std::vector<KernelArg> kernelArgs(const Plan &plan, const Step &step,
 }
 
 std::string memberName(const Plan &plan, const Step &step,
-                       const ir::Stage &stage) {
-  std::string name = identifier(stage.name);
+                       const ElementwiseKernel::Member &member) {
+  const std::string &name = member.identifier;
   bool clash = llvm::any_of(kernelArgs(plan, step, Target::Cpu),
                             [&](const KernelArg &a) { return a.value == name; });
   return clash ? name + "_value" : name;
@@ -96,8 +94,8 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     for (const Source &src : m.operands)
       operands.push_back(src.kind == Source::Kind::Input ? inputs[src.index]
                                                           : members[src.index]);
-    std::string name = memberName(plan, step, *m.stage);
-    emitBody(w, *m.stage, operands, global, name, target, temp, &uniform);
+    std::string name = memberName(plan, step, m);
+    emitBody(w, m.body, operands, global, name, target, temp, &uniform);
     members.push_back(name);
   }
   for (size_t i = 0; i < k.members.size(); ++i) {
@@ -139,7 +137,7 @@ UniformValues emitScalarInputs(CodeWriter &w, const Plan &plan,
                                 : !members[src.index].empty());
     }
     members.push_back(
-        emitUniformBody(w, *m.stage, operands, isUniform, target, uniform));
+        emitUniformBody(w, m.body, operands, isUniform, target, uniform));
   }
   return uniform;
 }

@@ -501,20 +501,20 @@ std::string BodyPrinter::hoist(const ScalarExpr *root,
 
 } // namespace
 
-void emitBody(CodeWriter &w, const ir::Stage &stage,
+void emitBody(CodeWriter &w, const ir::ScalarExpr *body,
               llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
               llvm::StringRef out, Target target, unsigned &temp,
               const UniformValues *uniform) {
   BodyPrinter printer(w, operands, globalIndex, target, temp, uniform);
-  printer.print(stage.body, out);
+  printer.print(body, out);
 }
 
-std::string emitUniformBody(CodeWriter &w, const ir::Stage &stage,
+std::string emitUniformBody(CodeWriter &w, const ir::ScalarExpr *body,
                             llvm::ArrayRef<std::string> operands,
                             llvm::ArrayRef<bool> uniformOperand, Target target,
                             UniformValues &uniform) {
   BodyPrinter printer(w, operands, "", target, uniform.temp, &uniform);
-  return printer.hoist(stage.body, uniformOperand, uniform);
+  return printer.hoist(body, uniformOperand, uniform);
 }
 
 } // namespace coconet::codegen

@@ -12,6 +12,7 @@
 #include "ast/Ast.h"
 #include "emit/Dot.h"
 #include "codegen/Codegen.h"
+#include "lower/Lower.h"
 #include "lower/Plan.h"
 #include "passes/PassManager.h"
 #include "sema/Sema.h"

@@ -42,22 +42,6 @@ llvm::StringRef stageKindDescription(StageKind kind) {
   return "a stage";
 }
 
-llvm::StringRef reductionKindName(ReductionKind kind) {
-  switch (kind) {
-  case ReductionKind::Sum:
-    return "sum";
-  case ReductionKind::Max:
-    return "max";
-  case ReductionKind::Min:
-    return "min";
-  case ReductionKind::Norm:
-    return "norm";
-  case ReductionKind::SumSquares:
-    return "sumsq";
-  }
-  return "?";
-}
-
 bool isCommunication(StageKind kind) {
   switch (kind) {
 #define STAGE(Name, Printed, Description)                                      \

@@ -67,12 +67,6 @@ std::optional<StageKind> parseStageKind(llvm::StringRef name);
 /// "an allreduce", "a reduction", "a parameter".
 llvm::StringRef stageKindDescription(StageKind kind);
 
-/// Kinds of Reduction stages. SumSquares (the sum of x*x, no square root)
-/// is not in the language: schedules create it for the per-rank partial
-/// values of a norm.
-enum class ReductionKind { Sum, Max, Min, Norm, SumSquares };
-llvm::StringRef reductionKindName(ReductionKind kind);
-
 /// Is this kind a collective or point-to-point communication?
 bool isCommunication(StageKind kind);
 

@@ -242,6 +242,22 @@ llvm::StringRef reduceOpName(ReduceOp op) {
   return "?";
 }
 
+llvm::StringRef reductionKindName(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::Sum:
+    return "sum";
+  case ReductionKind::Max:
+    return "max";
+  case ReductionKind::Min:
+    return "min";
+  case ReductionKind::Norm:
+    return "norm";
+  case ReductionKind::SumSquares:
+    return "sumsq";
+  }
+  return "?";
+}
+
 std::optional<ReduceOp> parseReduceOp(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<ReduceOp>>(name)
       .Case("sum", ReduceOp::Sum)

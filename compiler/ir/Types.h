@@ -162,6 +162,12 @@ enum class ReduceOp { Sum, Prod, Max, Min, Avg };
 llvm::StringRef reduceOpName(ReduceOp op);
 std::optional<ReduceOp> parseReduceOp(llvm::StringRef name);
 
+/// Kinds of Reduction stages. SumSquares (the sum of x*x, no square root)
+/// is not in the language: schedules create it for the per-rank partial
+/// values of a norm.
+enum class ReductionKind { Sum, Max, Min, Norm, SumSquares };
+llvm::StringRef reductionKindName(ReductionKind kind);
+
 } // namespace coconet::ir
 
 #endif // COCONET_IR_TYPES_H

@@ -93,13 +93,8 @@ void assignValueBuffers(
         l.bufferOf[s] = b;
         continue;
       }
-      Buffer b;
-      b.kind = Buffer::Kind::Scratch;
-      b.name = "t_" + identifier(s->name);
-      b.dtype = s->type.dtype;
-      b.shape = extentsOf(s->type);
-      b.stage = s;
-      l.bufferOf[s] = l.addBuffer(std::move(b));
+      l.bufferOf[s] = l.addValueBuffer(Buffer::Kind::Scratch,
+                                       "t_" + identifier(s->name), *s);
     }
   }
 
@@ -110,10 +105,10 @@ void assignValueBuffers(
     const Stage *s = program.getResults()[i];
     Plan::Result r;
     r.name = program.getResultName(i).str();
-    r.stage = s;
+    r.type = s->type;
     const unsigned index = plan.results.size();
     if (i < updates && !s->updates->type.isScalar()) {
-      r.updates = s->updates;
+      r.updates = s->updates->name;
       r.buffer = l.bufferOf.lookup(s->updates);
       if (l.bufferOf.lookup(s) != r.buffer) {
         plan.buffers[r.buffer].written = true;
@@ -126,7 +121,7 @@ void assignValueBuffers(
     // caller passed by value): an output. The value's own scratch buffer
     // becomes the output the first time, if the value has one.
     if (i < updates)
-      r.updates = s->updates;
+      r.updates = s->updates->name;
     unsigned own = l.bufferOf.lookup(s);
     const Buffer &ownBuffer = plan.buffers[own];
     if (!s->isParam() && ownBuffer.kind == Buffer::Kind::Scratch &&
@@ -137,14 +132,9 @@ void assignValueBuffers(
       b.result = index;
       r.buffer = own;
     } else {
-      Buffer b;
-      b.kind = Buffer::Kind::Output;
-      b.name = identifier("out_" + r.name);
-      b.dtype = s->type.dtype;
-      b.shape = extentsOf(s->type);
-      b.stage = s;
-      b.result = index;
-      r.buffer = l.addBuffer(std::move(b));
+      r.buffer = l.addValueBuffer(Buffer::Kind::Output,
+                                  identifier("out_" + r.name), *s);
+      plan.buffers[r.buffer].result = index;
       copies.insert(llvm::find_if(copies,
                                   [&](const Lowering::PendingCopy &c) {
                                     return plan.buffers[c.to].kind !=

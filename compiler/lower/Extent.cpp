@@ -7,6 +7,8 @@
 
 #include "lower/LowerImpl.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 namespace coconet::lower {
 
 namespace {
@@ -101,6 +103,28 @@ llvm::SmallVector<unsigned, 2> slicingAxes(const ir::Layout &layout,
         layout[a].dim == static_cast<int>(dim))
       axes.push_back(a);
   return axes;
+}
+
+llvm::StringRef collectiveName(Collective kind) {
+  switch (kind) {
+#define STAGE(Name, Printed, Description)
+#define COMMUNICATION_STAGE(Name, Printed, Description)                        \
+  case Collective::Name:                                                       \
+    return Printed;
+#include "ir/StageKinds.def"
+  }
+  return "?";
+}
+
+std::vector<std::string> Plan::allSizeNames() const {
+  std::vector<std::string> out;
+  for (const auto &a : mesh.axes)
+    if (!llvm::is_contained(out, a.size))
+      out.push_back(a.size);
+  for (const std::string &s : sizeNames)
+    if (!llvm::is_contained(out, s))
+      out.push_back(s);
+  return out;
 }
 
 llvm::SmallVector<unsigned, 4> Plan::outputs() const {

@@ -142,7 +142,7 @@ void collectSizeChecks(Plan &plan, const ir::Program &program) {
       if (!b.shape[d].axes.empty())
         add({b.shape[d].global, b.shape[d].axes, 1,
              "dimension " + std::to_string(d) + " of '" +
-                 (b.stage ? b.stage->name : b.name) + "'"});
+                 (b.value.empty() ? b.name : b.value) + "'"});
   for (const ir::Overlap &o : program.overlaps) {
     SizeCheck c;
     c.global = o.producer->type.shape[o.dim];
@@ -207,6 +207,18 @@ unsigned Lowering::addBuffer(Buffer buffer) {
   return plan.buffers.size() - 1;
 }
 
+unsigned Lowering::addValueBuffer(Buffer::Kind kind, llvm::StringRef name,
+                                  const ir::Stage &stage) {
+  Buffer b;
+  b.kind = kind;
+  b.name = name.str();
+  b.dtype = stage.type.dtype;
+  b.shape = extentsOf(stage.type);
+  b.value = stage.name;
+  b.type = stage.type;
+  return addBuffer(std::move(b));
+}
+
 unsigned Lowering::addStep(Step step) {
   // Stage names that differ only in characters a C identifier cannot hold
   // ("x.1", "x_1") give steps the same name.
@@ -224,7 +236,9 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
                                    llvm::StringRef scheduleName,
                                    DiagnosticEngine &diags) {
   auto plan = std::make_unique<Plan>();
-  plan->program = &program;
+  plan->programName = program.name;
+  plan->mesh = program.mesh;
+  plan->sizeNames = program.sizeNames;
   plan->schedule = scheduleName.str();
   plan->name = identifier(scheduleName.empty()
                               ? program.name
@@ -233,16 +247,14 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
 
   // 1. Parameters, in declaration order.
   for (const Stage *p : program.getParams()) {
-    Buffer b;
-    b.kind = p->type.isScalar() ? Buffer::Kind::ScalarParam
-                                : Buffer::Kind::Param;
-    b.name = identifier(p->name);
-    b.dtype = p->type.dtype;
-    b.shape = extentsOf(p->type);
-    b.stage = p;
-    unsigned id = l.addBuffer(std::move(b));
+    unsigned id = l.addValueBuffer(p->type.isScalar()
+                                       ? Buffer::Kind::ScalarParam
+                                       : Buffer::Kind::Param,
+                                   identifier(p->name), *p);
+    plan->buffers[id].paramIndex = p->paramIndex;
+    plan->buffers[id].sharded = p->sharded;
     l.bufferOf[p] = id;
-    plan->params.push_back({p, id});
+    plan->params.push_back({p->name, p->paramIndex, p->type, id});
   }
 
   // 2. Units, in the order they run.
@@ -265,18 +277,7 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
     return nullptr;
 
   // 6. Seams, groups, checks and slots.
-  llvm::DenseMap<const Stage *, unsigned> stepOf;
-  for (unsigned i = 0; i < plan->steps.size(); ++i) {
-    const Step &s = plan->steps[i];
-    if (auto *k = std::get_if<ElementwiseKernel>(&s.body)) {
-      for (const auto &m : k->members)
-        stepOf[m.stage] = i;
-    } else if (auto *c = std::get_if<CollectiveCall>(&s.body)) {
-      stepOf[c->stage] = i;
-    } else if (auto *m = std::get_if<MatMulCall>(&s.body)) {
-      stepOf[m->stage] = i;
-    }
-  }
+  const auto &stepOf = l.stepOf;
   for (const ir::Kernel &k : program.kernels) {
     if (!k.isFusedCollective())
       continue;

@@ -3,6 +3,8 @@
 #ifndef COCONET_LOWER_LOWERIMPL_H
 #define COCONET_LOWER_LOWERIMPL_H
 
+#include "ir/Program.h"
+#include "lower/Lower.h"
 #include "lower/Plan.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -40,11 +42,17 @@ struct Lowering {
   std::vector<PendingCopy> copies;
   /// ScalarParams stored into memory (inMemory), by parameter.
   llvm::DenseMap<const ir::Stage *, unsigned> storedScalars;
+  /// The step computing each stage that has one (the seams need them).
+  llvm::DenseMap<const ir::Stage *, unsigned> stepOf;
 
   /// `base`, or `base_1`, `base_2`, ... if a buffer has that name.
   std::string uniqueName(llvm::StringRef base) const;
   /// Adds a buffer and returns its index; the name is made unique.
   unsigned addBuffer(Buffer buffer);
+  /// A buffer of kind `kind` named `name` (made unique) for `stage`'s
+  /// value: its type, dtype and block shape are the stage's.
+  unsigned addValueBuffer(Buffer::Kind kind, llvm::StringRef name,
+                          const ir::Stage &stage);
   /// The buffer of `stage`'s value; null when it has none (a ScalarParam has
   /// one, with no memory).
   std::optional<unsigned> find(const ir::Stage *stage) const {

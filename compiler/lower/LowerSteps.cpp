@@ -11,6 +11,7 @@
 #include "lower/LowerImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 
 namespace coconet::lower {
 
@@ -40,6 +41,20 @@ bool bodyHasDropout(const ir::ScalarExpr *body) {
     llvm::append_range(work, e->args);
   }
   return false;
+}
+
+/// The plan's name for a communication stage kind.
+Collective collectiveOf(StageKind kind) {
+  switch (kind) {
+#define STAGE(Name, Printed, Description)                                      \
+  case StageKind::Name:                                                        \
+    break;
+#define COMMUNICATION_STAGE(Name, Printed, Description)                        \
+  case StageKind::Name:                                                        \
+    return Collective::Name;
+#include "ir/StageKinds.def"
+  }
+  llvm_unreachable("not a communication stage");
 }
 
 std::string stepName(llvm::StringRef kind, llvm::StringRef stage) {
@@ -79,7 +94,12 @@ void lowerCollective(Lowering &l, const Stage &s) {
   unsigned output = l.bufferOf.lookup(&s);
   const char *kind = ir::stageKindName(s.kind).data();
   CollectiveCall call;
-  call.stage = &s;
+  call.kind = collectiveOf(s.kind);
+  call.dtype = s.type.dtype;
+  call.op = s.reduceOp;
+  call.axis = s.axis;
+  call.root = s.root;
+  call.offset = s.offset;
   call.input = input;
   call.output = output;
   call.count = plan.buffers[input].shape;
@@ -90,15 +110,10 @@ void lowerCollective(Lowering &l, const Stage &s) {
     const Extents in = plan.buffers[input].shape;
     Extents outer = slice(in, 0, s.dim);
     if (!llvm::all_of(outer, [](const Extent &e) { return e.isOne(); })) {
-      Buffer packed;
-      packed.kind = Buffer::Kind::Scratch;
-      packed.name = "t_" + identifier(s.name) + "_packed";
-      packed.dtype = x.type.dtype;
-      packed.shape = in;
-      packed.stage = &s;
-      unsigned p = l.addBuffer(std::move(packed));
+      unsigned p = l.addValueBuffer(Buffer::Kind::Scratch,
+                                    "t_" + identifier(s.name) + "_packed", x);
+      plan.buffers[p].value = s.name;
       PackKernel pack;
-      pack.stage = &s;
       pack.input = input;
       pack.output = p;
       pack.outer = outer;
@@ -129,16 +144,10 @@ void lowerCollective(Lowering &l, const Stage &s) {
     const Extents out = plan.buffers[output].shape;
     Extents outer = slice(out, 0, dim);
     if (!llvm::all_of(outer, [](const Extent &e) { return e.isOne(); })) {
-      Buffer gathered;
-      gathered.kind = Buffer::Kind::Scratch;
-      gathered.name = "t_" + identifier(s.name) + "_gathered";
-      gathered.dtype = s.type.dtype;
-      gathered.shape = out;
-      gathered.stage = &s;
-      unsigned g = l.addBuffer(std::move(gathered));
+      unsigned g = l.addValueBuffer(
+          Buffer::Kind::Scratch, "t_" + identifier(s.name) + "_gathered", s);
       PackKernel k;
       k.unpack = true;
-      k.stage = &s;
       k.input = g;
       k.output = output;
       k.outer = outer;
@@ -155,7 +164,7 @@ void lowerCollective(Lowering &l, const Stage &s) {
   step.body = call;
   step.reads.push_back(call.input);
   step.writes.push_back(call.output);
-  l.addStep(std::move(step));
+  l.stepOf[&s] = l.addStep(std::move(step));
   if (unpack) {
     Step u;
     u.name = "k" + std::to_string(kernelCount(plan)) + "_unpack_" +
@@ -173,7 +182,6 @@ void lowerMatMul(Lowering &l, const Stage &s) {
   Plan &plan = l.plan;
   const Stage &a = *s.operands[0], &b = *s.operands[1];
   MatMulCall mm;
-  mm.stage = &s;
   mm.a = l.inMemory(&a);
   mm.b = l.inMemory(&b);
   mm.c = l.bufferOf.lookup(&s);
@@ -199,7 +207,7 @@ void lowerMatMul(Lowering &l, const Stage &s) {
   step.body = mm;
   step.reads = {mm.a, mm.b};
   step.writes.push_back(mm.c);
-  l.addStep(std::move(step));
+  l.stepOf[&s] = l.addStep(std::move(step));
 }
 
 } // namespace
@@ -249,12 +257,8 @@ unsigned Lowering::inMemory(const Stage *stage) {
     return b;
   if (auto it = storedScalars.find(stage); it != storedScalars.end())
     return it->second;
-  Buffer mem;
-  mem.kind = Buffer::Kind::Scratch;
-  mem.name = "t_" + identifier(stage->name);
-  mem.dtype = stage->type.dtype;
-  mem.stage = stage;
-  unsigned m = addBuffer(std::move(mem));
+  unsigned m = addValueBuffer(Buffer::Kind::Scratch,
+                              "t_" + identifier(stage->name), *stage);
   Step step;
   step.name = "store_" + identifier(stage->name);
   step.summary = "store the argument " + stage->name + " into device memory";
@@ -275,7 +279,9 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
   for (size_t i = 0; i < members.size(); ++i) {
     const Stage *s = members[i];
     ElementwiseKernel::Member m;
-    m.stage = s;
+    m.name = s->name;
+    m.identifier = identifier(s->name);
+    m.body = s->body;
     for (const Stage *o : s->operands) {
       if (auto it = llvm::find(members.take_front(i), o);
           it != members.take_front(i).end()) {
@@ -314,7 +320,9 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
   for (const Stage *s : members)
     step.summary += " " + s->name;
   step.body = std::move(k);
-  l.addStep(std::move(step));
+  const unsigned index = l.addStep(std::move(step));
+  for (const Stage *s : members)
+    l.stepOf[s] = index;
 }
 
 void lowerStage(Lowering &l, const Stage &s) {
@@ -336,7 +344,6 @@ void lowerStage(Lowering &l, const Stage &s) {
     return; // parameters have no step; elementwise units are kernels
   case StageKind::Reduction: {
     ReductionKernel r;
-    r.stage = &s;
     r.input = l.inMemory(s.operands[0]);
     r.output = l.bufferOf.lookup(&s);
     r.kind = s.reduction;
@@ -355,7 +362,6 @@ void lowerStage(Lowering &l, const Stage &s) {
   case StageKind::LayerNorm:
   case StageKind::RmsNorm: {
     NormKernel k;
-    k.stage = &s;
     k.layerNorm = s.kind == StageKind::LayerNorm;
     const Stage &x = *s.operands[0];
     k.x = l.inMemory(&x);
@@ -379,7 +385,6 @@ void lowerStage(Lowering &l, const Stage &s) {
   }
   case StageKind::Transpose: {
     TransposeKernel t;
-    t.stage = &s;
     t.input = l.inMemory(s.operands[0]);
     t.output = l.bufferOf.lookup(&s);
     const Extents in = plan.buffers[t.input].shape;

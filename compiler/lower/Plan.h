@@ -37,19 +37,25 @@
 // three steps with one kernel; an overlap (matmul + collective in chunks)
 // lowers to its sequential form, recorded as an OverlapGroup.
 //
+// The plan stands alone: it holds everything a code generator prints (the
+// program's name, mesh and size names, each value's type, each
+// collective's kind, operator, root, offset and axis), so code generators
+// read no IR but the value types and scalar bodies this header includes.
+// lower/Lower.h builds one.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_LOWER_PLAN_H
 #define COCONET_LOWER_PLAN_H
 
-#include "diag/Diagnostic.h"
-#include "ir/Program.h"
+#include "ir/ScalarExpr.h"
+#include "ir/Types.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -60,6 +66,16 @@ class raw_ostream;
 } // namespace llvm
 
 namespace coconet::lower {
+
+/// The communication a CollectiveCall makes: the communication stage kinds
+/// of ir/StageKinds.def.
+enum class Collective {
+#define STAGE(Name, Printed, Description)
+#define COMMUNICATION_STAGE(Name, Printed, Description) Name,
+#include "ir/StageKinds.def"
+};
+/// "allreduce", "reducescatter", ...
+llvm::StringRef collectiveName(Collective kind);
 
 /// The size of one dimension of a rank's block: the global size divided
 /// by the product of the sizes of `axes` (the mesh axes slicing it, in
@@ -115,8 +131,14 @@ struct Buffer {
   ir::DType dtype = ir::DType::F32;
   /// The local block; empty for a scalar (one element).
   Extents shape;
-  /// Param, ScalarParam: the parameter; otherwise the stage it holds.
-  const ir::Stage *stage = nullptr;
+  /// The value it holds, as the program names it ("g", "x.1"), and its
+  /// global type ("f16[N] local").
+  std::string value;
+  ir::TensorType type;
+  /// Param, ScalarParam: the parameter's position in the declaration.
+  unsigned paramIndex = 0;
+  /// Param: a schedule sharded it (the caller passes this rank's slice).
+  bool sharded = false;
   /// Output: the index of the result in Plan::results.
   unsigned result = 0;
   /// Scratch: the arena slot.
@@ -171,7 +193,11 @@ struct ElementwiseKernel {
   ir::Shape globalShape;
   llvm::SmallVector<KernelInput, 4> inputs;
   struct Member {
-    const ir::Stage *stage = nullptr;
+    /// The stage's name in the program ("g32") and as a C identifier.
+    std::string name;
+    std::string identifier;
+    /// The value of one element (its operands are `operands`).
+    const ir::ScalarExpr *body = nullptr;
     llvm::SmallVector<Source, 4> operands;
     /// The buffer the member's value is stored into, or -1 when it stays
     /// in registers (read only by later members).
@@ -186,7 +212,6 @@ struct ElementwiseKernel {
 };
 
 struct ReductionKernel {
-  const ir::Stage *stage = nullptr;
   unsigned input = 0, output = 0;
   ir::ReductionKind kind = ir::ReductionKind::Sum;
   /// The input block as [outer, reduced, inner]; for a reduction over all
@@ -196,7 +221,6 @@ struct ReductionKernel {
 };
 
 struct NormKernel {
-  const ir::Stage *stage = nullptr;
   bool layerNorm = true;
   unsigned x = 0, output = 0;
   /// gamma (and beta) read like elementwise operands over x's domain.
@@ -210,7 +234,6 @@ struct NormKernel {
 };
 
 struct TransposeKernel {
-  const ir::Stage *stage = nullptr;
   unsigned input = 0, output = 0;
   /// The input block as [batch, rows, cols].
   Extents batch;
@@ -218,7 +241,6 @@ struct TransposeKernel {
 };
 
 struct MatMulCall {
-  const ir::Stage *stage = nullptr;
   unsigned a = 0, b = 0, c = 0;
   /// A is [batch..., M, K]; B is [K, N] or [batch..., K, N].
   Extents batch;
@@ -227,7 +249,16 @@ struct MatMulCall {
 };
 
 struct CollectiveCall {
-  const ir::Stage *stage = nullptr;
+  Collective kind = Collective::AllReduce;
+  ir::DType dtype = ir::DType::F32;
+  /// AllReduce, ReduceScatter, Reduce: how values combine.
+  ir::ReduceOp op = ir::ReduceOp::Sum;
+  /// The mesh axis (-1: every axis).
+  int axis = 0;
+  /// Broadcast, Reduce: the root's coordinate along the axis.
+  int64_t root = 0;
+  /// SendRecv: rank i receives from rank i - offset.
+  int64_t offset = 0;
   unsigned input = 0, output = 0;
   /// Elements of the input block (allreduce, broadcast, reduce, sendrecv:
   /// also of the output; reducescatter: P times the output's; allgather:
@@ -242,7 +273,6 @@ struct CollectiveCall {
 /// [outer, P * chunk, inner] <-> [P, outer, chunk, inner].
 struct PackKernel {
   bool unpack = false;
-  const ir::Stage *stage = nullptr; ///< the collective
   unsigned input = 0, output = 0;
   Extents outer;
   /// The number of blocks: the size of the collective's axis.
@@ -306,14 +336,21 @@ struct SizeCheck {
 };
 
 struct Plan {
-  const ir::Program *program = nullptr;
+  /// The program's name in the source.
+  std::string programName;
   /// The C identifier of the program object: `adam`, `adam_rs_c_ag`.
   std::string name;
   /// The schedule ("" when unscheduled).
   std::string schedule;
+  ir::Mesh mesh;
+  /// The program's size names, in order of first appearance.
+  llvm::SmallVector<std::string, 4> sizeNames;
 
   struct Param {
-    const ir::Stage *stage = nullptr;
+    /// The name in the source and the position in the declaration.
+    std::string name;
+    unsigned index = 0;
+    ir::TensorType type;
     unsigned buffer = 0;
   };
   /// In declaration order.
@@ -322,9 +359,10 @@ struct Plan {
   struct Result {
     /// The name in the program's interface.
     std::string name;
-    const ir::Stage *stage = nullptr;
-    /// The updated parameter, or null for a returned value.
-    const ir::Stage *updates = nullptr;
+    /// The value's global type.
+    ir::TensorType type;
+    /// The name of the updated parameter, or "" for a returned value.
+    std::string updates;
     /// Where the result ends up: the parameter's buffer, or an Output.
     unsigned buffer = 0;
   };
@@ -341,13 +379,10 @@ struct Plan {
 
   /// The outputs (returned values), in result order.
   llvm::SmallVector<unsigned, 4> outputs() const;
+  /// Every size the program object is created with, each once: the mesh
+  /// axes' sizes first, then the other size names.
+  std::vector<std::string> allSizeNames() const;
 };
-
-/// Lowers a scheduled program. Reports (as a located error) what the
-/// lowering does not support yet and returns null then.
-std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
-                                   llvm::StringRef scheduleName,
-                                   DiagnosticEngine &diags);
 
 /// The stable text form of --emit=plan.
 void printPlan(const Plan &plan, llvm::raw_ostream &os);

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lower/LowerImpl.h"
+#include "lower/Plan.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -18,7 +18,7 @@ std::string sizeName(llvm::StringRef name) { return name.str(); }
 class Printer {
 public:
   Printer(const Plan &plan, llvm::raw_ostream &os)
-      : plan(plan), mesh(plan.program->mesh), os(os) {}
+      : plan(plan), mesh(plan.mesh), os(os) {}
 
   void print();
 
@@ -78,14 +78,14 @@ void Printer::printBuffer(const Buffer &b) {
     os << shape(b.shape);
   switch (b.kind) {
   case Buffer::Kind::Param:
-    os << " param " << b.stage->paramIndex;
-    if (b.stage->sharded)
+    os << " param " << b.paramIndex;
+    if (b.sharded)
       os << " sharded";
     if (b.written)
       os << " written";
     break;
   case Buffer::Kind::ScalarParam:
-    os << " scalar param " << b.stage->paramIndex;
+    os << " scalar param " << b.paramIndex;
     break;
   case Buffer::Kind::Output:
     os << " output " << b.result;
@@ -110,13 +110,13 @@ void Printer::printStep(unsigned index, const Step &step) {
             os << "        in" << i << " "
                << input(body.inputs[i], body.domain) << '\n';
           for (const auto &m : body.members) {
-            os << "        " << m.stage->name << "(";
+            os << "        " << m.name << "(";
             for (size_t i = 0; i < m.operands.size(); ++i) {
               const Source &src = m.operands[i];
               os << (i ? ", " : "")
                  << (src.kind == Source::Kind::Input
                          ? "in" + std::to_string(src.index)
-                         : body.members[src.index].stage->name);
+                         : body.members[src.index].name);
             }
             os << ") -> "
                << (m.output < 0 ? std::string("registers") : name(m.output))
@@ -150,18 +150,17 @@ void Printer::printStep(unsigned index, const Step &step) {
              << printExtent(body.k, mesh, sizeName)
              << (body.batchedB ? " batched B" : "") << '\n';
         } else if constexpr (std::is_same_v<T, CollectiveCall>) {
-          const ir::Stage &s = *body.stage;
-          os << ir::stageKindName(s.kind);
-          if (s.kind == ir::StageKind::AllReduce ||
-              s.kind == ir::StageKind::ReduceScatter ||
-              s.kind == ir::StageKind::Reduce)
-            os << "(" << ir::reduceOpName(s.reduceOp) << ")";
-          if (s.kind == ir::StageKind::Broadcast ||
-              s.kind == ir::StageKind::Reduce)
-            os << " root " << s.root;
-          if (s.kind == ir::StageKind::SendRecv)
-            os << " offset " << s.offset;
-          os << " over " << axis(s.axis) << " " << name(body.input) << " "
+          os << collectiveName(body.kind);
+          if (body.kind == Collective::AllReduce ||
+              body.kind == Collective::ReduceScatter ||
+              body.kind == Collective::Reduce)
+            os << "(" << ir::reduceOpName(body.op) << ")";
+          if (body.kind == Collective::Broadcast ||
+              body.kind == Collective::Reduce)
+            os << " root " << body.root;
+          if (body.kind == Collective::SendRecv)
+            os << " offset " << body.offset;
+          os << " over " << axis(body.axis) << " " << name(body.input) << " "
              << count(body.count) << " -> " << name(body.output) << " "
              << count(body.outCount)
              << (step.groupWithNext ? " (grouped with next)" : "") << '\n';
@@ -183,15 +182,14 @@ void Printer::printStep(unsigned index, const Step &step) {
 }
 
 void Printer::print() {
-  const ir::Program &program = *plan.program;
-  os << "plan " << plan.name << ": program " << program.name;
+  os << "plan " << plan.name << ": program " << plan.programName;
   if (!plan.schedule.empty())
     os << ", schedule " << plan.schedule;
   os << "\n  mesh";
   for (const auto &a : mesh.axes)
     os << " " << a.name << ":" << a.size;
   os << "\n  sizes";
-  for (const std::string &s : program.sizeNames)
+  for (const std::string &s : plan.sizeNames)
     os << " " << s;
   os << "\n  buffers (" << plan.numSlots << " scratch slots)\n";
   for (const Buffer &b : plan.buffers)

@@ -10,6 +10,7 @@
 
 #include "../passes/PassTestUtil.h"
 
+#include "lower/Lower.h"
 #include "lower/Plan.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -88,9 +89,9 @@ schedule rs_c_ag for adam {
   CHECK(buffer(*plan, "m").written);
   CHECK(buffer(*plan, "v").written);
   CHECK(buffer(*plan, "w").written);
-  CHECK(buffer(*plan, "m").stage->sharded);
+  CHECK(buffer(*plan, "m").sharded);
   const auto &k = std::get<lower::ElementwiseKernel>(plan->steps[1].body);
-  CHECK(k.members[0].stage->name == "g32");
+  CHECK(k.members[0].name == "g32");
   CHECK(k.members[0].output == -1);
   CHECK(plan->buffers[k.members[1].output].name == "m");
   CHECK(k.flat);
