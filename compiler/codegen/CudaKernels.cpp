@@ -24,7 +24,6 @@ using namespace lower;
 namespace {
 
 constexpr Target kCuda = Target::Cuda;
-constexpr int kThreads = 256;
 
 std::string params(const Plan &plan, const Step &step) {
   std::string out = "const " + geometryType(step) + " cc_g";
@@ -39,57 +38,11 @@ std::string params(const Plan &plan, const Step &step) {
   return out;
 }
 
+/// The kernels' fixed helpers are the runtime's (coconet/cuda/kernels.h).
 void emitPrelude(CodeWriter &w) {
-  w.line("constexpr int kThreads = " + std::to_string(kThreads) + ";");
-  w.line();
-  w.line("/// Blocks for a grid-stride loop over `n` items.");
-  w.open("[[maybe_unused]] unsigned cc_grid(int64_t n)");
-  w.line("const int64_t blocks = (n + kThreads - 1) / kThreads;");
-  w.line("return static_cast<unsigned>(blocks < 1 ? 1 : blocks > 65535 ? "
-         "65535 : blocks);");
-  w.close();
-  w.line();
-  w.line("/// `W` elements moved as one aligned load or store.");
-  w.line("template <typename T, int W> struct alignas(sizeof(T) * W) cc_vec "
-         "{ T v[W]; };");
-  w.line();
-  w.line("/// Is `p` aligned for loads of `bytes` bytes?");
-  w.line("[[maybe_unused]] bool cc_aligned(const void *p, size_t bytes) {");
-  w.line("  return reinterpret_cast<uintptr_t>(p) % bytes == 0;");
-  w.line("}");
-  w.line();
-  w.line("/// Rounds to f16 / bf16 (to nearest even) and widens back.");
-  w.line("[[maybe_unused]] __device__ __forceinline__ float cc_round_f16(float "
-         "x) {");
-  w.line("  return __half2float(__float2half_rn(x));");
-  w.line("}");
-  w.line("[[maybe_unused]] __device__ __forceinline__ float "
-         "cc_round_bf16(float x) {");
-  w.line("  return __bfloat162float(__float2bfloat16_rn(x));");
-  w.line("}");
-  w.line();
-  w.line("/// Stores one value (a scalar argument some step needs in memory).");
-  w.line("template <typename T> __global__ void cc_store(T *out, T value) { "
-         "*out = value; }");
-  w.line();
-  w.line("/// Sums (or combines) `value` over the block, in a fixed order; the "
-         "result");
-  w.line("/// is valid in thread 0.");
-  w.line("template <typename T, typename Combine>");
-  w.open("__device__ T cc_block_reduce(T value, Combine combine)");
-  w.line("__shared__ T cc_shared[kThreads];");
-  w.line("cc_shared[threadIdx.x] = value;");
-  w.line("__syncthreads();");
-  w.open("for (int s = kThreads / 2; s > 0; s /= 2)");
-  w.line("if (static_cast<int>(threadIdx.x) < s)");
-  w.line("  cc_shared[threadIdx.x] = combine(cc_shared[threadIdx.x], "
-         "cc_shared[threadIdx.x + s]);");
-  w.line("__syncthreads();");
-  w.close();
-  w.line("const T result = cc_shared[0];");
-  w.line("__syncthreads();");
-  w.line("return result;");
-  w.close();
+  w.comment("kThreads, cc_grid, cc_vec, cc_aligned, cc_round_f16, cc_round_bf16,\n"
+            "cc_store, cc_block_reduce: coconet/cuda/kernels.h.");
+  w.line("using namespace coconet::rt::cuda::kernels;");
   w.line();
 }
 

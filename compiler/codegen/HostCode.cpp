@@ -444,7 +444,10 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   }
   w.line();
   w.line("#include \"" + plan.name + ".h\"").line();
-  w.line("#include \"coconet/numeric.h\"").line();
+  w.line("#include \"coconet/numeric.h\"");
+  if (cuda(options))
+    w.line("#include \"coconet/cuda/kernels.h\"");
+  w.line();
   w.line("#include <algorithm>").line("#include <cmath>").line(
       "#include <cstdint>");
   w.line("#include <cstring>").line("#include <string>").line();
