@@ -4,10 +4,19 @@
 
 namespace coconet::codegen {
 
+const Target &Target::get(TargetKind kind) {
+  switch (kind) {
+  case TargetKind::Cuda:
+    return cudaTarget();
+  case TargetKind::Cpu:
+    return cpuTarget();
+  }
+  return cpuTarget();
+}
+
 std::vector<File> emitProgram(const lower::Plan &plan,
                               const EmitOptions &options) {
-  const bool cuda = options.target == Target::Cuda;
-  const std::string ext = cuda ? ".cu" : ".cpp";
+  const std::string ext = Target::get(options.target).sourceExtension().str();
   std::vector<File> files;
   files.push_back({plan.name + ".h", emitHeader(plan, options)});
   files.push_back({plan.name + ext, emitSource(plan, options)});

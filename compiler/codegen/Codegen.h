@@ -22,10 +22,11 @@
 
 namespace coconet::codegen {
 
-enum class Target { Cuda, Cpu };
+/// Which target to print for (codegen/Target.h has what each spells).
+enum class TargetKind { Cuda, Cpu };
 
 struct EmitOptions {
-  Target target = Target::Cuda;
+  TargetKind target = TargetKind::Cuda;
   /// The source file, for the banner ("samples/adam.coco").
   std::string sourceName;
   /// Also print a driver.

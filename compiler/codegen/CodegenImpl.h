@@ -12,6 +12,7 @@
 #define COCONET_CODEGEN_CODEGENIMPL_H
 
 #include "codegen/Codegen.h"
+#include "codegen/Target.h"
 
 #include "support/CodeWriter.h"
 
@@ -25,22 +26,18 @@ namespace coconet::codegen {
 
 using support::CodeWriter;
 
-/// The C++ type a value of `dtype` is stored as.
-std::string storageType(ir::DType dtype, Target target);
-/// The C++ type it is computed in (float for f16/bf16/f32).
+/// The C++ type of a value of `dtype` that is not f16 or bf16 (those are
+/// the target's).
+std::string plainType(ir::DType dtype);
+/// The C++ type a value of `dtype` is computed in (float for f16/bf16/f32).
 std::string computeType(ir::DType dtype);
 /// "coconet::rt::DType::F16".
 std::string runtimeDType(ir::DType dtype);
 /// "coconet::rt::ReduceOp::Sum".
 std::string runtimeReduceOp(ir::ReduceOp op);
-/// The expression converting a stored element `expr` to its compute type.
-std::string loadValue(ir::DType dtype, Target target, llvm::StringRef expr);
-/// The expression converting a value of the compute type (already rounded
-/// to `dtype`) to the storage type.
-std::string storeValue(ir::DType dtype, Target target, llvm::StringRef expr);
 /// The expression rounding a double `expr` once to `dtype`, in the storage
 /// type (for accumulated results).
-std::string storeFromDouble(ir::DType dtype, Target target,
+std::string storeFromDouble(const Target &t, ir::DType dtype,
                             llvm::StringRef expr);
 /// A literal of the compute type of `dtype` holding exactly `value`
 /// (already rounded to the type).
@@ -65,7 +62,7 @@ struct UniformValues {
 /// Subexpressions in `uniform` are read from their variables.
 void emitBody(CodeWriter &w, const ir::ScalarExpr *body,
               llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
-              llvm::StringRef out, Target target, unsigned &temp,
+              llvm::StringRef out, const Target &target, unsigned &temp,
               const UniformValues *uniform = nullptr);
 /// Prints the subexpressions of one member's body that depend on no
 /// element (every leaf a constant or an operand with `uniformOperand` set;
@@ -74,8 +71,8 @@ void emitBody(CodeWriter &w, const ir::ScalarExpr *body,
 /// else "".
 std::string emitUniformBody(CodeWriter &w, const ir::ScalarExpr *body,
                             llvm::ArrayRef<std::string> operands,
-                            llvm::ArrayRef<bool> uniformOperand, Target target,
-                            UniformValues &uniform);
+                            llvm::ArrayRef<bool> uniformOperand,
+                            const Target &target, UniformValues &uniform);
 
 /// One int64 field of a step's geometry and the expression (over `sizes.X`
 /// and `cc_mesh->coord(a)`) that computes it when the object is created.
@@ -120,31 +117,35 @@ std::string globalIndexExpr(unsigned rank, llvm::StringRef geom);
 std::string scalarParamType(ir::DType dtype);
 /// The API's parameter list of `plan` for `target`, without the outputs
 /// ("const __half *g, float *w, ..., float lr"), and the outputs.
-std::string apiParams(const lower::Plan &plan, Target target);
-std::string apiOutputs(const lower::Plan &plan, Target target);
+std::string apiParams(const lower::Plan &plan, const Target &target);
+std::string apiOutputs(const lower::Plan &plan, const Target &target);
 
 /// The source file (`.cu` / `.cpp`) and the header of `plan`.
 std::string emitSource(const lower::Plan &plan, const EmitOptions &options);
 std::string emitHeader(const lower::Plan &plan, const EmitOptions &options);
 /// The driver's `main`.
 std::string emitDriver(const lower::Plan &plan, const EmitOptions &options);
-/// The kernels of the CPU and the CUDA target (CpuKernels.cpp,
-/// CudaKernels.cpp): one function per kernel step, and the code of one
-/// step inside `operator()`.
-void emitCpuKernels(CodeWriter &w, const lower::Plan &plan);
-void emitCpuStep(CodeWriter &w, const lower::Plan &plan, unsigned index);
-void emitCudaKernels(CodeWriter &w, const lower::Plan &plan);
-void emitCudaStep(CodeWriter &w, const lower::Plan &plan, unsigned index);
+/// The kernels (Kernels.cpp): one function per kernel step, and the code
+/// of one step inside `operator()`.
+void emitKernels(CodeWriter &w, const Target &target,
+                 const lower::Plan &plan);
+void emitStep(CodeWriter &w, const Target &target, const lower::Plan &plan,
+              unsigned index);
 
 /// One parameter of a kernel function and the argument `operator()` passes.
 struct KernelArg {
   std::string decl;  ///< "const float *w", "float lr"
   std::string value; ///< "w", "lr"
 };
-/// The buffers a kernel step reads and writes (pointers; const when only
-/// read) and the scalar parameters it reads by value, in a stable order.
+/// The buffers a kernel step reads and writes, then the scalar parameters
+/// it reads by value (ScalarParam buffers), each once, in a stable order.
+llvm::SmallVector<unsigned, 8> kernelArgBuffers(const lower::Plan &plan,
+                                               const lower::Step &step);
+/// Those as kernel parameters (pointers, const when only read; scalars by
+/// value) and the arguments `operator()` passes.
 std::vector<KernelArg> kernelArgs(const lower::Plan &plan,
-                                  const lower::Step &step, Target target);
+                                  const lower::Step &step,
+                                  const Target &target);
 /// A member's value variable inside an elementwise kernel: its stage's
 /// name, made distinct from the kernel's parameters.
 std::string memberName(const lower::Plan &plan, const lower::Step &step,
@@ -162,7 +163,7 @@ enum class ElementForm {
 /// subexpressions in `uniform` from their variables.
 void emitElementBody(CodeWriter &w, const lower::Plan &plan,
                      const lower::Step &step,
-                     const lower::ElementwiseKernel &k, Target target,
+                     const lower::ElementwiseKernel &k, const Target &target,
                      ElementForm form, const UniformValues &uniform);
 /// `const T cc_in<i> = ...;` for every scalar input, then the members'
 /// subexpressions that depend on no element (before a kernel's loop, so
@@ -170,10 +171,15 @@ void emitElementBody(CodeWriter &w, const lower::Plan &plan,
 /// element). Returns what it hoisted, for emitElementBody.
 UniformValues emitScalarInputs(CodeWriter &w, const lower::Plan &plan,
                                const lower::ElementwiseKernel &k,
-                               Target target);
+                               const Target &target);
 
 /// The name of a buffer inside `operator()` and kernels.
 const std::string &bufferName(const lower::Plan &plan, unsigned buffer);
+/// Does some step of `plan` multiply matrices?
+bool hasMatMul(const lower::Plan &plan);
+/// The targets (CpuTarget.cpp, CudaTarget.cpp).
+const Target &cpuTarget();
+const Target &cudaTarget();
 /// "first line of a banner" shared by every generated file.
 std::string banner(const lower::Plan &plan, const EmitOptions &options,
                    llvm::StringRef what);

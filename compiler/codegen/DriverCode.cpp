@@ -56,8 +56,9 @@ std::string infoInit(const std::string &name, unsigned paramIndex,
 } // namespace
 
 std::string emitDriver(const Plan &plan, const EmitOptions &options) {
-  const bool cuda = options.target == Target::Cuda;
-  const Target target = options.target;
+  const Target &t = Target::get(options.target);
+  // The driver's own host data is the runtime's host types.
+  const Target &host = Target::get(TargetKind::Cpu);
   const ir::Mesh &mesh = plan.mesh;
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -67,19 +68,10 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
             "seed, writes the\nresults (--output-dir) and times more steps "
             "(--iterations). --help lists\nthe options.");
   w.line();
-  if (!cuda) {
-    w.comment("The CPU target always runs under MPI.");
-    w.line("#ifndef COCONET_WITH_MPI").line("#define COCONET_WITH_MPI 1").line(
-        "#endif");
-  }
+  t.emitDriverPreamble(w);
   w.line("#include \"" + plan.name + ".h\"").line();
   w.line("#include \"coconet/driver.h\"").line();
-  if (cuda) {
-    w.line("#if defined(COCONET_WITH_MPI)").line("#include <mpi.h>").line(
-        "#endif");
-  } else {
-    w.line("#include <mpi.h>");
-  }
+  t.emitMpiOrElse(w, {"#include <mpi.h>"}, {});
   w.line().line("#include <chrono>").line("#include <cstdio>").line(
       "#include <cstring>");
   w.line("#include <memory>").line("#include <string>").line(
@@ -120,14 +112,12 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
          "\" with --size \" + name + \"=...\");");
   w.close();
   w.line();
-  w.line("/// This rank's block of one tensor on the host" +
-         std::string(cuda ? " and on the device." : "."));
+  w.line("/// This rank's block of one tensor on the host" + t.blockDoc());
   w.open("struct cc_Block");
   w.line("cc_rt::driver::TensorInfo info;");
   w.line("cc_rt::driver::Placement placement;");
   w.line("std::vector<uint8_t> host;");
-  if (cuda)
-    w.line("void *device = nullptr;");
+  t.emitBlockMembers(w);
   w.close(";");
   w.line();
   w.line("cc_rt::Status cc_makeBlock(cc_rt::driver::TensorInfo info,");
@@ -139,8 +129,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
          "coords, &out->placement));");
   w.line("out->host.assign(static_cast<size_t>(out->placement.elements()) * "
          "cc_rt::dtypeSize(out->info.dtype), 0);");
-  if (cuda)
-    w.line("COCONET_CUDA_CHECK(cudaMalloc(&out->device, out->host.size()));");
+  t.emitBlockAllocation(w);
   w.line("return cc_rt::Status();");
   w.close();
   w.line();
@@ -148,18 +137,11 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line();
 
   w.open("int main(int cc_argc, char **cc_argv)");
-  if (cuda) {
-    w.line("#if defined(COCONET_WITH_MPI)");
-    w.line("MPI_Init(&cc_argc, &cc_argv);");
-    w.line("cc_rt::driver::MpiTransport cc_transport(MPI_COMM_WORLD);");
-    w.line("#else");
-    w.line("cc_rt::driver::Transport &cc_transport = "
-           "cc_rt::driver::singleProcess();");
-    w.line("#endif");
-  } else {
-    w.line("MPI_Init(&cc_argc, &cc_argv);");
-    w.line("cc_rt::driver::MpiTransport cc_transport(MPI_COMM_WORLD);");
-  }
+  t.emitMpiOrElse(w,
+                  {"MPI_Init(&cc_argc, &cc_argv);",
+                   "cc_rt::driver::MpiTransport cc_transport(MPI_COMM_WORLD);"},
+                  {"cc_rt::driver::Transport &cc_transport = "
+                   "cc_rt::driver::singleProcess();"});
   w.line("const int cc_exit = [&]() -> int {");
   w.indent();
   w.line("cc_rt::driver::Options cc_options;");
@@ -200,36 +182,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("cc_r /= static_cast<size_t>(cc_axisSizes[cc_a]);");
   w.close();
   // Communicator and program object.
-  if (cuda) {
-    w.line("#if defined(COCONET_WITH_MPI)");
-    w.line("int cc_devices = 0;");
-    w.line("if (cudaGetDeviceCount(&cc_devices) == cudaSuccess && cc_devices "
-           "> 0)");
-    w.line("  cudaSetDevice(cc_transport.rank() % cc_devices);");
-    w.line("std::unique_ptr<cc_rt::cuda::Communicator> cc_world;");
-    w.line("cc_st = cc_rt::cuda::Communicator::fromMpi(MPI_COMM_WORLD, "
-           "&cc_world);");
-    w.line("#else");
-    w.line("std::unique_ptr<cc_rt::cuda::Communicator> cc_world;");
-    w.line("cc_st = cc_rt::cuda::Communicator::single(&cc_world);");
-    w.line("#endif");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
-    w.line("cudaStream_t cc_stream = nullptr;");
-    w.line("cc_st = [&]() -> cc_rt::Status {");
-    w.line("  COCONET_CUDA_CHECK(cudaStreamCreate(&cc_stream));");
-    w.line("  return cc_rt::Status();");
-    w.line("}();");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
-    w.line("std::unique_ptr<cc_Program> cc_program;");
-    w.line("cc_st = cc_Program::create(*cc_world, cc_sizes, cc_stream, "
-           "&cc_program);");
-  } else {
-    w.line("cc_rt::cpu::Communicator cc_world(MPI_COMM_WORLD);");
-    w.line("std::unique_ptr<cc_Program> cc_program;");
-    w.line("cc_st = cc_Program::create(cc_world, cc_sizes, &cc_program);");
-  }
+  t.emitCreateProgram(w);
   w.line("if (!cc_st.ok())");
   w.line("  return cc_fail(cc_st);");
   // Parameters.
@@ -237,21 +190,13 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   for (const Plan::Param &p : plan.params) {
     const Buffer &b = plan.buffers[p.buffer];
     w.line("cc_Block " + b.name + ";");
-    w.line("cc_st = cc_makeBlock(" +
-           infoInit(p.name, p.index, p.type, mesh) +
+    w.line("cc_st = cc_makeBlock(" + infoInit(p.name, p.index, p.type, mesh) +
            ", cc_axisSizes, cc_coords, &" + b.name + ");");
     w.line("if (cc_st.ok())");
     w.line("  cc_st = cc_rt::driver::fillInput(" + b.name +
            ".info, cc_options, cc_axisSizes, cc_coords, " + b.name +
            ".placement, " + b.name + ".host.data());");
-    if (cuda)
-      w.line("if (cc_st.ok())");
-    if (cuda)
-      w.line("  cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK("
-             "cudaMemcpy(" +
-             b.name + ".device, " + b.name + ".host.data(), " + b.name +
-             ".host.size(), cudaMemcpyHostToDevice)); return cc_rt::Status(); "
-             "}();");
+    t.emitUpload(w, b.name);
     w.line("if (!cc_st.ok())");
     w.line("  return cc_fail(cc_st);");
   }
@@ -271,39 +216,27 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     const Buffer &b = plan.buffers[p.buffer];
     std::string arg;
     if (b.kind == Buffer::Kind::ScalarParam) {
-      std::string type = storageType(b.dtype, Target::Cpu);
-      std::string raw = "*reinterpret_cast<const " + type + " *>(" + b.name +
-                        ".host.data())";
-      arg = loadValue(b.dtype, Target::Cpu, raw);
+      std::string raw = "*reinterpret_cast<const " + host.storageType(b.dtype) +
+                        " *>(" + b.name + ".host.data())";
+      arg = host.load(b.dtype, raw);
     } else {
-      std::string type = storageType(b.dtype, target);
-      arg = "static_cast<" + std::string(b.written ? "" : "const ") + type +
-            " *>(" +
-            (cuda ? b.name + ".device"
-                  : "static_cast<void *>(" + b.name + ".host.data())") +
-            ")";
+      arg = "static_cast<" + std::string(b.written ? "" : "const ") +
+            t.storageType(b.dtype) + " *>(" + t.blockPointer(b.name) + ")";
     }
     args += (args.empty() ? "" : ",\n        ") + arg;
   }
   for (unsigned o : plan.outputs()) {
     const Buffer &b = plan.buffers[o];
     args += (args.empty() ? "" : ",\n        ") +
-            std::string("static_cast<") + storageType(b.dtype, target) +
-            " *>(" +
-            (cuda ? b.name + ".device"
-                  : "static_cast<void *>(" + b.name + ".host.data())") +
-            ")";
+            std::string("static_cast<") + t.storageType(b.dtype) + " *>(" +
+            t.blockPointer(b.name) + ")";
   }
   w.line("auto cc_runStep = [&]() -> cc_rt::Status {");
   w.line("  return (*cc_program)(" + args + ");");
   w.line("};");
   w.comment("One step, then its results.");
   w.line("cc_st = cc_runStep();");
-  if (cuda) {
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK("
-           "cudaStreamSynchronize(cc_stream)); return cc_rt::Status(); }();");
-  }
+  t.emitSynchronize(w, /*conditional=*/true);
   w.line("if (!cc_st.ok())");
   w.line("  return cc_fail(cc_st);");
   for (const Plan::Result &r : plan.results) {
@@ -312,10 +245,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     w.line("{");
     w.indent();
     w.line("cc_Block &cc_result = " + b.name + ";");
-    if (cuda)
-      w.line("cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK(cudaMemcpy("
-             "cc_result.host.data(), cc_result.device, cc_result.host.size(), "
-             "cudaMemcpyDeviceToHost)); return cc_rt::Status(); }();");
+    t.emitDownload(w);
     w.line("cc_rt::driver::TensorInfo cc_info = " +
            infoInit(r.name, 0, r.type, mesh) + ";");
     w.line("if (cc_st.ok() && !cc_options.quiet)");
@@ -335,36 +265,20 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("if (!(cc_st = cc_runStep()).ok())");
   w.line("  return cc_fail(cc_st);");
   w.close();
-  if (cuda) {
-    w.line("cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK("
-           "cudaStreamSynchronize(cc_stream)); return cc_rt::Status(); }();");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
-  }
-  if (cuda)
-    w.line("#if defined(COCONET_WITH_MPI)");
-  w.line("MPI_Barrier(MPI_COMM_WORLD);");
-  if (cuda)
-    w.line("#endif");
+  t.emitSynchronize(w, /*conditional=*/false);
+  t.emitMpiOrElse(w, {"MPI_Barrier(MPI_COMM_WORLD);"}, {});
   w.line("const auto cc_start = std::chrono::steady_clock::now();");
   w.open("for (int cc_i = 0; cc_i < cc_options.iterations; ++cc_i)");
   w.line("if (!(cc_st = cc_runStep()).ok())");
   w.line("  return cc_fail(cc_st);");
   w.close();
-  if (cuda) {
-    w.line("cc_st = [&]() -> cc_rt::Status { COCONET_CUDA_CHECK("
-           "cudaStreamSynchronize(cc_stream)); return cc_rt::Status(); }();");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
-  }
+  t.emitSynchronize(w, /*conditional=*/false);
   w.line("double cc_seconds = std::chrono::duration<double>("
          "std::chrono::steady_clock::now() - cc_start).count();");
-  if (cuda)
-    w.line("#if defined(COCONET_WITH_MPI)");
-  w.line("MPI_Allreduce(MPI_IN_PLACE, &cc_seconds, 1, MPI_DOUBLE, MPI_MAX, "
-         "MPI_COMM_WORLD);");
-  if (cuda)
-    w.line("#endif");
+  t.emitMpiOrElse(w,
+                  {"MPI_Allreduce(MPI_IN_PLACE, &cc_seconds, 1, MPI_DOUBLE, "
+                   "MPI_MAX, MPI_COMM_WORLD);"},
+                  {});
   w.line("if (cc_transport.rank() == 0)");
   w.line("  std::printf(\"%s: %d steps on %d ranks, %.6f ms per step\\n\", "
          "cc_kProgram, cc_options.iterations, cc_transport.size(), 1e3 * "
@@ -373,11 +287,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("return 0;");
   w.dedent();
   w.line("}();");
-  if (cuda)
-    w.line("#if defined(COCONET_WITH_MPI)");
-  w.line("MPI_Finalize();");
-  if (cuda)
-    w.line("#endif");
+  t.emitMpiOrElse(w, {"MPI_Finalize();"}, {});
   w.line("return cc_exit;");
   w.close();
   return text;

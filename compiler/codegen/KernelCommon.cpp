@@ -15,9 +15,8 @@ namespace coconet::codegen {
 
 using namespace lower;
 
-std::vector<KernelArg> kernelArgs(const Plan &plan, const Step &step,
-                                  Target target) {
-  std::vector<KernelArg> args;
+llvm::SmallVector<unsigned, 8> kernelArgBuffers(const Plan &plan,
+                                               const Step &step) {
   llvm::SmallVector<unsigned, 8> buffers;
   for (unsigned b : step.reads)
     if (!llvm::is_contained(buffers, b))
@@ -35,16 +34,25 @@ std::vector<KernelArg> kernelArgs(const Plan &plan, const Step &step,
     if (plan.buffers[n->eps].kind == Buffer::Kind::ScalarParam)
       scalars.push_back(n->eps);
   }
-  for (unsigned b : buffers) {
+  for (unsigned b : scalars)
+    if (!llvm::is_contained(buffers, b))
+      buffers.push_back(b);
+  return buffers;
+}
+
+std::vector<KernelArg> kernelArgs(const Plan &plan, const Step &step,
+                                  const Target &target) {
+  std::vector<KernelArg> args;
+  for (unsigned b : kernelArgBuffers(plan, step)) {
     const Buffer &buf = plan.buffers[b];
+    if (buf.kind == Buffer::Kind::ScalarParam) {
+      args.push_back({scalarParamType(buf.dtype) + " " + buf.name, buf.name});
+      continue;
+    }
     bool written = llvm::is_contained(step.writes, b);
     args.push_back({std::string(written ? "" : "const ") +
-                        storageType(buf.dtype, target) + " *" + buf.name,
+                        target.storageType(buf.dtype) + " *" + buf.name,
                     buf.name});
-  }
-  for (unsigned b : scalars) {
-    const Buffer &buf = plan.buffers[b];
-    args.push_back({scalarParamType(buf.dtype) + " " + buf.name, buf.name});
   }
   return args;
 }
@@ -52,13 +60,14 @@ std::vector<KernelArg> kernelArgs(const Plan &plan, const Step &step,
 std::string memberName(const Plan &plan, const Step &step,
                        const ElementwiseKernel::Member &member) {
   const std::string &name = member.identifier;
-  bool clash = llvm::any_of(kernelArgs(plan, step, Target::Cpu),
-                            [&](const KernelArg &a) { return a.value == name; });
+  bool clash = llvm::any_of(kernelArgBuffers(plan, step), [&](unsigned b) {
+    return plan.buffers[b].name == name;
+  });
   return clash ? name + "_value" : name;
 }
 
 void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
-                     const ElementwiseKernel &k, Target target,
+                     const ElementwiseKernel &k, const Target &target,
                      ElementForm form, const UniformValues &uniform) {
   const std::string geom = "cc_g";
   emitCoordinates(w, usedCoordinates(k), "cc_i", geom);
@@ -83,7 +92,7 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
                   "]";
     std::string value = b.kind == Buffer::Kind::ScalarParam
                             ? b.name
-                            : loadValue(b.dtype, target, element);
+                            : target.load(b.dtype, element);
     w.line("const " + computeType(b.dtype) + " " + name + " = " + value + ";");
     inputs.push_back(name);
   }
@@ -105,12 +114,13 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     const Buffer &b = plan.buffers[m.output];
     std::string to = lanes ? "cc_s" + std::to_string(i) + ".v[cc_j]"
                            : b.name + "[cc_i]";
-    w.line(to + " = " + storeValue(b.dtype, target, members[i]) + ";");
+    w.line(to + " = " + target.store(b.dtype, members[i]) + ";");
   }
 }
 
 UniformValues emitScalarInputs(CodeWriter &w, const Plan &plan,
-                               const ElementwiseKernel &k, Target target) {
+                               const ElementwiseKernel &k,
+                               const Target &target) {
   for (unsigned i = 0; i < k.inputs.size(); ++i) {
     const KernelInput &in = k.inputs[i];
     if (!in.isScalar())
@@ -118,7 +128,7 @@ UniformValues emitScalarInputs(CodeWriter &w, const Plan &plan,
     const Buffer &b = plan.buffers[in.buffer];
     std::string value = b.kind == Buffer::Kind::ScalarParam
                             ? b.name
-                            : loadValue(b.dtype, target, b.name + "[0]");
+                            : target.load(b.dtype, b.name + "[0]");
     w.line("const " + computeType(b.dtype) + " cc_in" + std::to_string(i) +
            " = " + value + ";");
   }

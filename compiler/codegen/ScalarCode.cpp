@@ -31,12 +31,8 @@ using ir::DType;
 using ir::ScalarExpr;
 using ir::ScalarOp;
 
-std::string storageType(DType dtype, Target target) {
+std::string plainType(DType dtype) {
   switch (dtype) {
-  case DType::F16:
-    return target == Target::Cuda ? "__half" : "coconet::rt::Half";
-  case DType::BF16:
-    return target == Target::Cuda ? "__nv_bfloat16" : "coconet::rt::BFloat16";
   case DType::F32:
     return "float";
   case DType::F64:
@@ -49,19 +45,27 @@ std::string storageType(DType dtype, Target target) {
     return "uint64_t";
   case DType::Bool:
     return "bool";
+  case DType::F16:
+  case DType::BF16:
+    break;
   }
-  llvm_unreachable("unknown dtype");
+  llvm_unreachable("f16 and bf16 are stored as the target's types");
 }
 
 std::string computeType(DType dtype) {
   switch (dtype) {
   case DType::F16:
   case DType::BF16:
-  case DType::F32:
     return "float";
-  default:
-    return storageType(dtype, Target::Cpu);
+  case DType::F32:
+  case DType::F64:
+  case DType::I32:
+  case DType::I64:
+  case DType::U64:
+  case DType::Bool:
+    break;
   }
+  return plainType(dtype);
 }
 
 std::string runtimeDType(DType dtype) {
@@ -77,42 +81,22 @@ std::string runtimeReduceOp(ir::ReduceOp op) {
          kNames[static_cast<int>(op)];
 }
 
-std::string loadValue(DType dtype, Target target, llvm::StringRef expr) {
-  if (dtype == DType::F16)
-    return (target == Target::Cuda ? "__half2float(" : "coconet::rt::toFloat(") +
-           expr.str() + ")";
-  if (dtype == DType::BF16)
-    return (target == Target::Cuda ? "__bfloat162float("
-                                   : "coconet::rt::toFloat(") +
-           expr.str() + ")";
-  return expr.str();
-}
-
-std::string storeValue(DType dtype, Target target, llvm::StringRef expr) {
-  if (dtype == DType::F16)
-    return (target == Target::Cuda ? "__float2half_rn(" : "coconet::rt::toHalf(") +
-           expr.str() + ")";
-  if (dtype == DType::BF16)
-    return (target == Target::Cuda ? "__float2bfloat16_rn("
-                                   : "coconet::rt::toBFloat16(") +
-           expr.str() + ")";
-  return expr.str();
-}
-
-std::string storeFromDouble(DType dtype, Target target, llvm::StringRef expr) {
+std::string storeFromDouble(const Target &t, DType dtype,
+                            llvm::StringRef expr) {
   switch (dtype) {
   case DType::F16:
-    return (target == Target::Cuda ? "__double2half(" : "coconet::rt::toHalf(") +
-           expr.str() + ")";
   case DType::BF16:
-    return (target == Target::Cuda ? "__double2bfloat16("
-                                   : "coconet::rt::toBFloat16(") +
-           expr.str() + ")";
+    return t.storeNarrowFromDouble(dtype, expr);
   case DType::F32:
     return "static_cast<float>(" + expr.str() + ")";
-  default:
-    return expr.str();
+  case DType::F64:
+  case DType::I32:
+  case DType::I64:
+  case DType::U64:
+  case DType::Bool:
+    break;
   }
+  return expr.str();
 }
 
 namespace {
@@ -185,7 +169,7 @@ double roundConstant(double v, DType dtype) {
 class BodyPrinter {
 public:
   BodyPrinter(CodeWriter &w, llvm::ArrayRef<std::string> operands,
-              llvm::StringRef globalIndex, Target target, unsigned &temp,
+              llvm::StringRef globalIndex, const Target &target, unsigned &temp,
               const UniformValues *uniform = nullptr)
       : w(w), operands(operands), globalIndex(globalIndex), target(target),
         temp(temp) {
@@ -206,7 +190,6 @@ public:
                     llvm::ArrayRef<bool> uniformOperand, UniformValues &out);
 
 private:
-  bool cuda() const { return target == Target::Cuda; }
   /// `x` converted to the compute type of `dtype` when it is not already.
   std::string as(const ScalarExpr *arg, DType dtype) {
     std::string v = values.lookup(arg);
@@ -216,28 +199,19 @@ private:
   }
   /// Rounds a float-computed value to an f16/bf16 node's type.
   std::string round(DType dtype, const std::string &v) {
-    if (dtype == DType::F16)
-      return (cuda() ? "cc_round_f16(" : "coconet::rt::roundToHalf(") + v +
-             ")";
-    if (dtype == DType::BF16)
-      return (cuda() ? "cc_round_bf16(" : "coconet::rt::roundToBFloat16(") +
-             v + ")";
+    if (dtype == DType::F16 || dtype == DType::BF16)
+      return target.roundNarrow(dtype, v);
     return v;
   }
   std::string binaryFloat(ScalarOp op, bool isDouble, const std::string &a,
                           const std::string &b);
   std::string unaryFloat(ScalarOp op, bool isDouble, const std::string &x);
-  std::string math(llvm::StringRef name, bool isDouble, const std::string &x) {
-    if (!cuda())
-      return "std::" + name.str() + "(" + x + ")";
-    return name.str() + (isDouble ? "" : "f") + "(" + x + ")";
-  }
   std::string node(const ScalarExpr *e);
 
   CodeWriter &w;
   llvm::ArrayRef<std::string> operands;
   llvm::StringRef globalIndex;
-  Target target;
+  const Target &target;
   unsigned &temp;
   llvm::DenseMap<const ScalarExpr *, std::string> values;
 };
@@ -249,21 +223,16 @@ std::string BodyPrinter::binaryFloat(ScalarOp op, bool isDouble,
 #define SCALAR_OP(Name, Printed, Arity, Class)                                 \
   case ScalarOp::Name:                                                         \
     break;
-  // CUDA: the correctly rounded intrinsic, which nvcc never contracts.
 #define ARITH_OP(Name, Printed, Operator, IntFn)                               \
   case ScalarOp::Name:                                                         \
-    return cuda() ? std::string("__") + (isDouble ? "d" : "f") + Printed +     \
-                        "_rn(" + a + ", " + b + ")"                            \
-                  : "(" + a + " " #Operator " " + b + ")";
+    return target.arith(Printed, #Operator, isDouble, a, b);
 #define MINMAX_OP(Name, Printed, FloatFn, Operator)                            \
   case ScalarOp::Name:                                                         \
     return "coconet::rt::" #FloatFn "(" + a + ", " + b + ")";
 #include "ir/ScalarOps.def"
   }
   if (op == ScalarOp::Pow)
-    return cuda() ? std::string(isDouble ? "pow(" : "powf(") + a + ", " + b +
-                        ")"
-                  : "std::pow(" + a + ", " + b + ")";
+    return target.mathCall("pow", isDouble, a + ", " + b);
   llvm_unreachable("not a binary float op");
 }
 
@@ -273,12 +242,12 @@ std::string BodyPrinter::unaryFloat(ScalarOp op, bool isDouble,
 #define SCALAR_OP(Name, Printed, Arity, Class)                                 \
   case ScalarOp::Name:                                                         \
     break;
-  // CUDA's sqrt is the correctly rounded intrinsic.
+  // The language's sqrt is correctly rounded on every target.
 #define MATH_OP(Name, Printed, Fn)                                             \
   case ScalarOp::Name:                                                         \
-    if (cuda() && ScalarOp::Name == ScalarOp::Sqrt)                            \
-      return std::string(isDouble ? "__dsqrt_rn(" : "__fsqrt_rn(") + x + ")";  \
-    return math(#Fn, isDouble, x);
+    if (ScalarOp::Name == ScalarOp::Sqrt)                                      \
+      return target.sqrtRounded(isDouble, x);                                  \
+    return target.mathCall(#Fn, isDouble, x);
   // Formulas are coconet/numeric.h's, for both targets.
 #define FORMULA_OP(Name, Printed, Fn)                                          \
   case ScalarOp::Name:                                                         \
@@ -379,13 +348,7 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
     // f16 / bf16.
     if (!srcDouble)
       return round(d, src);
-    if (cuda())
-      return std::string(d == DType::F16 ? "__half2float(__double2half("
-                                         : "__bfloat162float(__double2bfloat16(") +
-             src + "))";
-    return std::string("static_cast<float>(coconet::rt::") +
-           (d == DType::F16 ? "roundToHalf(" : "roundToBFloat16(") + src +
-           "))";
+    return target.narrowFromDouble(d, src);
   }
   case ir::ScalarOpClass::Neg:
     return isF ? "(-" + arg(0) + ")" : "coconet::rt::wrapNeg(" + arg(0) + ")";
@@ -503,7 +466,7 @@ std::string BodyPrinter::hoist(const ScalarExpr *root,
 
 void emitBody(CodeWriter &w, const ir::ScalarExpr *body,
               llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
-              llvm::StringRef out, Target target, unsigned &temp,
+              llvm::StringRef out, const Target &target, unsigned &temp,
               const UniformValues *uniform) {
   BodyPrinter printer(w, operands, globalIndex, target, temp, uniform);
   printer.print(body, out);
@@ -511,8 +474,8 @@ void emitBody(CodeWriter &w, const ir::ScalarExpr *body,
 
 std::string emitUniformBody(CodeWriter &w, const ir::ScalarExpr *body,
                             llvm::ArrayRef<std::string> operands,
-                            llvm::ArrayRef<bool> uniformOperand, Target target,
-                            UniformValues &uniform) {
+                            llvm::ArrayRef<bool> uniformOperand,
+                            const Target &target, UniformValues &uniform) {
   BodyPrinter printer(w, operands, "", target, uniform.temp, &uniform);
   return printer.hoist(body, uniformOperand, uniform);
 }

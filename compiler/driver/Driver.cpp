@@ -125,12 +125,12 @@ static cl::opt<EmitKind> emit(
                    "step as the simulator does and writes the results")),
     cl::cat(category()));
 
-static cl::opt<codegen::Target> target(
+static cl::opt<codegen::TargetKind> target(
     "target", cl::desc("The target of --emit=code and --emit=driver"),
-    cl::init(codegen::Target::Cuda),
-    cl::values(clEnumValN(codegen::Target::Cuda, "cuda",
+    cl::init(codegen::TargetKind::Cuda),
+    cl::values(clEnumValN(codegen::TargetKind::Cuda, "cuda",
                           "CUDA kernels on NCCL and cuBLAS (the default)"),
-               clEnumValN(codegen::Target::Cpu, "cpu",
+               clEnumValN(codegen::TargetKind::Cpu, "cpu",
                           "C++ with OpenMP loops on MPI, bit for bit the "
                           "simulator's results")),
     cl::cat(category()));

@@ -1,0 +1,531 @@
+//===- CudaTarget.cpp - the CUDA target: kernels, NCCL, cuBLAS ------------===//
+//
+// Kernels use grid-stride loops with 64-bit, bounds-checked indices. An
+// elementwise kernel whose tensors are all read at the loop's index comes
+// in two instantiations: one moving 16 bytes per load and store of its
+// widest element type (chosen at launch when every pointer is aligned),
+// one element at a time otherwise. f16/bf16 are stored as __half /
+// __nv_bfloat16 and computed in f32; arithmetic uses the _rn intrinsics,
+// which nvcc never contracts into FMAs. Reductions and norms reduce each
+// output's elements within one block, in f64, through a fixed tree
+// (cc_block_reduce, coconet/cuda/kernels.h), so a result does not depend
+// on scheduling. Collectives are NCCL calls on the mesh axis's
+// communicator (grouped when independent and adjacent), matmuls the
+// runtime's cuBLAS call; nothing synchronises the host within a step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CodegenImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::codegen {
+
+using namespace lower;
+
+namespace {
+
+/// The vector width of a flat kernel: 16 bytes of its widest element.
+int vectorWidth(const Plan &plan, const Step &step) {
+  size_t widest = 1;
+  for (unsigned b : step.reads)
+    widest = std::max<size_t>(widest, ir::dtypeSize(plan.buffers[b].dtype));
+  for (unsigned b : step.writes)
+    widest = std::max<size_t>(widest, ir::dtypeSize(plan.buffers[b].dtype));
+  return static_cast<int>(16 / widest);
+}
+
+/// The count of items a kernel step's grid covers.
+std::string gridItems(const Step &step, const std::string &g) {
+  if (std::holds_alternative<ElementwiseKernel>(step.body))
+    return g + ".n";
+  if (std::holds_alternative<ReductionKernel>(step.body))
+    return g + ".outer * " + g + ".inner";
+  if (std::holds_alternative<NormKernel>(step.body))
+    return g + ".rows";
+  if (std::holds_alternative<TransposeKernel>(step.body))
+    return g + ".batch * " + g + ".rows * " + g + ".cols";
+  return g + ".outer * " + g + ".blocks * " + g + ".chunk";
+}
+
+/// `[&]() -> cc_rt::Status { CALL; return cc_rt::Status(); }()`: a CUDA
+/// call checked where the driver needs a Status.
+std::string asStatus(const std::string &call) {
+  return "[&]() -> cc_rt::Status { COCONET_CUDA_CHECK(" + call +
+         "); return cc_rt::Status(); }()";
+}
+
+class CudaTarget final : public Target {
+public:
+  llvm::StringRef displayName() const override { return "CUDA"; }
+  llvm::StringRef sourceExtension() const override { return ".cu"; }
+  llvm::StringRef runtimeNamespace() const override {
+    return "coconet::rt::cuda";
+  }
+
+  // --- Values ------------------------------------------------------------
+
+  std::string storageType(ir::DType dtype) const override {
+    if (dtype == ir::DType::F16)
+      return "__half";
+    if (dtype == ir::DType::BF16)
+      return "__nv_bfloat16";
+    return plainType(dtype);
+  }
+  std::string load(ir::DType dtype, llvm::StringRef expr) const override {
+    if (dtype == ir::DType::F16)
+      return "__half2float(" + expr.str() + ")";
+    if (dtype == ir::DType::BF16)
+      return "__bfloat162float(" + expr.str() + ")";
+    return expr.str();
+  }
+  std::string store(ir::DType dtype, llvm::StringRef expr) const override {
+    if (dtype == ir::DType::F16)
+      return "__float2half_rn(" + expr.str() + ")";
+    if (dtype == ir::DType::BF16)
+      return "__float2bfloat16_rn(" + expr.str() + ")";
+    return expr.str();
+  }
+  std::string storeNarrowFromDouble(ir::DType dtype,
+                                    llvm::StringRef expr) const override {
+    return std::string(dtype == ir::DType::F16 ? "__double2half("
+                                               : "__double2bfloat16(") +
+           expr.str() + ")";
+  }
+  std::string roundNarrow(ir::DType dtype,
+                          llvm::StringRef expr) const override {
+    return std::string(dtype == ir::DType::F16 ? "cc_round_f16("
+                                               : "cc_round_bf16(") +
+           expr.str() + ")";
+  }
+  std::string narrowFromDouble(ir::DType dtype,
+                               llvm::StringRef expr) const override {
+    return load(dtype, storeNarrowFromDouble(dtype, expr));
+  }
+  std::string arith(llvm::StringRef printed, llvm::StringRef, bool isDouble,
+                    llvm::StringRef a, llvm::StringRef b) const override {
+    return std::string("__") + (isDouble ? "d" : "f") + printed.str() +
+           "_rn(" + a.str() + ", " + b.str() + ")";
+  }
+  std::string mathCall(llvm::StringRef fn, bool isDouble,
+                       llvm::StringRef args) const override {
+    return fn.str() + (isDouble ? "" : "f") + "(" + args.str() + ")";
+  }
+  std::string sqrtRounded(bool isDouble, llvm::StringRef x) const override {
+    return std::string(isDouble ? "__dsqrt_rn(" : "__fsqrt_rn(") + x.str() +
+           ")";
+  }
+
+  // --- Kernels -----------------------------------------------------------
+
+  void emitKernelPrelude(CodeWriter &w) const override {
+    w.comment("kThreads, cc_grid, cc_vec, cc_aligned, cc_round_f16, "
+              "cc_round_bf16,\ncc_store, cc_block_reduce: "
+              "coconet/cuda/kernels.h.");
+    w.line("using namespace coconet::rt::cuda::kernels;");
+    w.line();
+  }
+  void openKernel(CodeWriter &w, llvm::StringRef name, llvm::StringRef params,
+                  bool flat) const override {
+    // A flat elementwise kernel is instantiated for vectors and elements.
+    if (flat)
+      w.line("template <bool kVector>");
+    w.line("__global__ void __launch_bounds__(kThreads)");
+    w.open(name + "(" + params + ")");
+  }
+  llvm::StringRef readOnlyPointer() const override { return "__restrict__ "; }
+  void openItemLoop(CodeWriter &w, llvm::StringRef var,
+                    llvm::StringRef count) const override {
+    w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
+           "gridDim.x;");
+    w.open("for (int64_t " + var + " = static_cast<int64_t>(blockIdx.x) * "
+           "blockDim.x + threadIdx.x; " + var + " < " + count + "; " + var +
+           " += cc_stride)");
+  }
+  void emitElementwisePrologue(CodeWriter &w) const override {
+    w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
+           "gridDim.x;");
+    w.line("const int64_t cc_first = static_cast<int64_t>(blockIdx.x) * "
+           "blockDim.x + threadIdx.x;");
+  }
+  void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
+                            const ElementwiseKernel &k,
+                            const UniformValues &uniform) const override {
+    w.line("int64_t cc_tail = 0;");
+    if (k.flat)
+      emitVectorLoop(w, plan, step, k, uniform);
+    w.open("for (int64_t cc_i = cc_tail + cc_first; cc_i < cc_g.n; cc_i += "
+           "cc_stride)");
+    emitElementBody(w, plan, step, k, *this, ElementForm::Scalar, uniform);
+    w.close();
+  }
+  void openGroupLoop(CodeWriter &w, llvm::StringRef var,
+                     llvm::StringRef count) const override {
+    // One block per group.
+    w.open("for (int64_t " + var + " = blockIdx.x; " + var + " < " + count +
+           "; " + var + " += gridDim.x)");
+  }
+  std::string groupElementLoop(llvm::StringRef var,
+                               llvm::StringRef count) const override {
+    return "for (int64_t " + var.str() + " = threadIdx.x; " + var.str() +
+           " < " + count.str() + "; " + var.str() + " += kThreads)";
+  }
+  void declareGroupSum(CodeWriter &w) const override {
+    w.line("auto cc_add = [](double a, double b) { return a + b; };");
+  }
+  std::string groupCombine(llvm::StringRef value,
+                           llvm::StringRef combine) const override {
+    return "cc_block_reduce(" + value.str() + ", " + combine.str() + ")";
+  }
+  void emitGroupCombine(CodeWriter &w, llvm::StringRef var,
+                        llvm::StringRef combine) const override {
+    w.line(var + " = " + groupCombine(var, combine) + ";");
+  }
+  void shareFromLeader(CodeWriter &w, llvm::StringRef type,
+                       llvm::StringRef shared, llvm::StringRef value,
+                       llvm::StringRef lhs) const override {
+    w.line("__shared__ " + type + " " + shared + ";");
+    w.line("if (threadIdx.x == 0)");
+    w.line("  " + shared + " = " + value + ";");
+    w.line("__syncthreads();");
+    w.line(lhs + " = " + shared + ";");
+  }
+  bool openLeader(CodeWriter &w) const override {
+    w.open("if (threadIdx.x == 0)");
+    return true;
+  }
+  void endGroup(CodeWriter &w) const override {
+    // The next group reuses the block's shared values.
+    w.line("__syncthreads();");
+  }
+
+  // --- Steps ---------------------------------------------------------------
+
+  void beginCollectiveGroup(CodeWriter &w) const override {
+    w.line("COCONET_NCCL_CHECK(ncclGroupStart());");
+  }
+  void endCollectiveGroup(CodeWriter &w) const override {
+    w.line("COCONET_NCCL_CHECK(ncclGroupEnd());");
+  }
+  void emitCollective(CodeWriter &w, const Plan &plan,
+                      const CollectiveCall &s,
+                      llvm::StringRef gRef) const override;
+  void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
+                  llvm::StringRef gRef) const override {
+    const std::string g = gRef.str();
+    w.line("COCONET_RETURN_IF_ERROR(coconet::rt::cuda::matmul(cc_s.blas, "
+           "cc_s.stream, " +
+           runtimeDType(plan.buffers[mm.c].dtype) + ",");
+    w.line("    " + g + ".batch, " + g + ".m, " + g + ".n, " + g + ".k, " +
+           bufferName(plan, mm.a) + ", " + g + ".m * " + g + ".k, " +
+           bufferName(plan, mm.b) + ", " +
+           (mm.batchedB ? g + ".k * " + g + ".n" : std::string("0")) + ", " +
+           bufferName(plan, mm.c) + ", " + g + ".m * " + g + ".n));");
+  }
+  void emitCopy(CodeWriter &w, llvm::StringRef to, llvm::StringRef from,
+                llvm::StringRef count, ir::DType dtype) const override {
+    w.line("COCONET_CUDA_CHECK(cudaMemcpyAsync(" + to + ", " + from +
+           ", static_cast<size_t>(" + count + ") * sizeof(" +
+           storageType(dtype) + "), cudaMemcpyDeviceToDevice, cc_s.stream));");
+  }
+  void emitStoreScalar(CodeWriter &w, llvm::StringRef to,
+                       llvm::StringRef value) const override {
+    w.line("cc_store<<<1, 1, 0, cc_s.stream>>>(" + to + ", " + value + ");");
+    w.line("COCONET_CUDA_CHECK(cudaGetLastError());");
+  }
+  void emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
+                  llvm::StringRef g, llvm::StringRef args) const override;
+
+  // --- The program object ----------------------------------------------------
+
+  void emitHeaderIncludes(CodeWriter &w) const override {
+    w.line("#include \"coconet/cuda/runtime.h\"").line();
+    w.line("#include <cuda_bf16.h>").line("#include <cuda_fp16.h>");
+    w.line("#include <cuda_runtime.h>");
+  }
+  void emitSourceIncludes(CodeWriter &w) const override {
+    w.line("#include \"coconet/cuda/kernels.h\"");
+  }
+  llvm::StringRef memorySpace() const override { return "device"; }
+  llvm::StringRef scalarDoc() const override { return "."; }
+  void emitStepDoc(CodeWriter &w) const override {
+    w.line("///");
+    w.line("/// operator() enqueues the whole step on the stream given to "
+           "create() and");
+    w.line("/// never synchronises the host, so a step can be captured in a "
+           "CUDA graph.");
+  }
+  llvm::StringRef createParams() const override {
+    return ", cudaStream_t stream";
+  }
+  llvm::StringRef stepDoc() const override { return "Enqueues one step."; }
+  void emitStateMembers(CodeWriter &w, const Plan &plan) const override {
+    w.line("cudaStream_t stream = nullptr;");
+    if (hasMatMul(plan))
+      w.line("cublasHandle_t blas = nullptr;");
+  }
+  void emitStateInit(CodeWriter &w) const override {
+    w.line("state->stream = stream;");
+  }
+  void emitCreateLibraries(CodeWriter &w, const Plan &plan) const override {
+    if (!hasMatMul(plan))
+      return;
+    w.line("COCONET_CUBLAS_CHECK(cublasCreate(&state->blas));");
+    w.line("COCONET_CUBLAS_CHECK(cublasSetStream(state->blas, stream));");
+  }
+  void emitDestroyLibraries(CodeWriter &w, const Plan &plan) const override {
+    if (!hasMatMul(plan))
+      return;
+    w.line("if (cc_state->blas)");
+    w.line("  cublasDestroy(cc_state->blas);");
+  }
+
+  // --- The driver ------------------------------------------------------------
+
+  void emitDriverPreamble(CodeWriter &) const override {}
+  /// The driver runs under MPI when built with COCONET_WITH_MPI (one GPU
+  /// per rank), on one rank otherwise.
+  void emitMpiOrElse(CodeWriter &w, llvm::ArrayRef<std::string> mpi,
+                     llvm::ArrayRef<std::string> otherwise) const override {
+    w.line("#if defined(COCONET_WITH_MPI)");
+    for (const std::string &l : mpi)
+      w.line(l);
+    if (!otherwise.empty()) {
+      w.line("#else");
+      for (const std::string &l : otherwise)
+        w.line(l);
+    }
+    w.line("#endif");
+  }
+  llvm::StringRef blockDoc() const override { return " and on the device."; }
+  void emitBlockMembers(CodeWriter &w) const override {
+    w.line("void *device = nullptr;");
+  }
+  void emitBlockAllocation(CodeWriter &w) const override {
+    w.line("COCONET_CUDA_CHECK(cudaMalloc(&out->device, out->host.size()));");
+  }
+  void emitUpload(CodeWriter &w, llvm::StringRef name) const override {
+    const std::string n = name.str();
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = " +
+           asStatus("cudaMemcpy(" + n + ".device, " + n + ".host.data(), " +
+                    n + ".host.size(), cudaMemcpyHostToDevice)") +
+           ";");
+  }
+  std::string blockPointer(llvm::StringRef name) const override {
+    return name.str() + ".device";
+  }
+  void emitCreateProgram(CodeWriter &w) const override {
+    emitMpiOrElse(
+        w,
+        {"int cc_devices = 0;",
+         "if (cudaGetDeviceCount(&cc_devices) == cudaSuccess && cc_devices > "
+         "0)",
+         "  cudaSetDevice(cc_transport.rank() % cc_devices);",
+         "std::unique_ptr<cc_rt::cuda::Communicator> cc_world;",
+         "cc_st = cc_rt::cuda::Communicator::fromMpi(MPI_COMM_WORLD, "
+         "&cc_world);"},
+        {"std::unique_ptr<cc_rt::cuda::Communicator> cc_world;",
+         "cc_st = cc_rt::cuda::Communicator::single(&cc_world);"});
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
+    w.line("cudaStream_t cc_stream = nullptr;");
+    w.line("cc_st = [&]() -> cc_rt::Status {");
+    w.line("  COCONET_CUDA_CHECK(cudaStreamCreate(&cc_stream));");
+    w.line("  return cc_rt::Status();");
+    w.line("}();");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
+    w.line("std::unique_ptr<cc_Program> cc_program;");
+    w.line("cc_st = cc_Program::create(*cc_world, cc_sizes, cc_stream, "
+           "&cc_program);");
+  }
+  void emitSynchronize(CodeWriter &w, bool conditional) const override {
+    const std::string sync = asStatus("cudaStreamSynchronize(cc_stream)");
+    if (conditional) {
+      w.line("if (cc_st.ok())");
+      w.line("  cc_st = " + sync + ";");
+      return;
+    }
+    w.line("cc_st = " + sync + ";");
+    w.line("if (!cc_st.ok())");
+    w.line("  return cc_fail(cc_st);");
+  }
+  void emitDownload(CodeWriter &w) const override {
+    w.line("cc_st = " +
+           asStatus("cudaMemcpy(cc_result.host.data(), cc_result.device, "
+                    "cc_result.host.size(), cudaMemcpyDeviceToHost)") +
+           ";");
+  }
+
+private:
+  void emitVectorLoop(CodeWriter &w, const Plan &plan, const Step &step,
+                      const ElementwiseKernel &k,
+                      const UniformValues &uniform) const;
+};
+
+/// The vector instantiation's loop: `W` elements per load and store, then
+/// the scalar loop takes the tail.
+void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
+                                const Step &step, const ElementwiseKernel &k,
+                                const UniformValues &uniform) const {
+  w.open("if constexpr (kVector)");
+  w.line("constexpr int W = " + std::to_string(vectorWidth(plan, step)) + ";");
+  w.line("const int64_t cc_vectors = cc_g.n / W;");
+  w.open("for (int64_t cc_v = cc_first; cc_v < cc_vectors; cc_v += "
+         "cc_stride)");
+  for (unsigned i = 0; i < k.inputs.size(); ++i) {
+    const KernelInput &in = k.inputs[i];
+    if (in.isScalar())
+      continue;
+    const Buffer &b = plan.buffers[in.buffer];
+    std::string t = storageType(b.dtype);
+    std::string base =
+        in.shifted ? "(" + b.name + " + cc_g.o" + std::to_string(i) + ")"
+                   : b.name;
+    w.line("const cc_vec<" + t + ", W> cc_l" + std::to_string(i) +
+           " = reinterpret_cast<const cc_vec<" + t + ", W> *>(" + base +
+           ")[cc_v];");
+  }
+  for (size_t m = 0; m < k.members.size(); ++m)
+    if (k.members[m].output >= 0)
+      w.line("cc_vec<" + storageType(plan.buffers[k.members[m].output].dtype) +
+             ", W> cc_s" + std::to_string(m) + ";");
+  w.line("#pragma unroll");
+  w.open("for (int cc_j = 0; cc_j < W; ++cc_j)");
+  w.line("const int64_t cc_i = cc_v * W + cc_j;");
+  w.line("(void)cc_i;");
+  emitElementBody(w, plan, step, k, *this, ElementForm::VectorLane, uniform);
+  w.close();
+  for (size_t m = 0; m < k.members.size(); ++m) {
+    if (k.members[m].output < 0)
+      continue;
+    const Buffer &b = plan.buffers[k.members[m].output];
+    w.line("reinterpret_cast<cc_vec<" + storageType(b.dtype) + ", W> *>(" +
+           b.name + ")[cc_v] = cc_s" + std::to_string(m) + ";");
+  }
+  w.close();
+  w.line("cc_tail = cc_vectors * W;");
+  w.close();
+}
+
+void CudaTarget::emitCollective(CodeWriter &w, const Plan &plan,
+                                const CollectiveCall &s,
+                                llvm::StringRef gRef) const {
+  const std::string g = gRef.str();
+  const std::string in = bufferName(plan, s.input);
+  const std::string out = bufferName(plan, s.output);
+  const std::string type =
+      "coconet::rt::cuda::ncclType(" + runtimeDType(s.dtype) + ")";
+  const std::string op =
+      "coconet::rt::cuda::ncclOp(" + runtimeReduceOp(s.op) + ")";
+  const std::string comm =
+      "cc_s.mesh->axisComm(" + std::to_string(s.axis) + ")";
+  const std::string bytes = "static_cast<size_t>(" + g +
+                            ".out_count) * sizeof(" + storageType(s.dtype) +
+                            ")";
+  switch (s.kind) {
+  case Collective::AllReduce:
+    w.line("COCONET_NCCL_CHECK(ncclAllReduce(" + in + ", " + out + ", " + g +
+           ".count, " + type + ", " + op + ", " + comm + ", cc_s.stream));");
+    break;
+  case Collective::ReduceScatter:
+    w.line("COCONET_NCCL_CHECK(ncclReduceScatter(" + in + ", " + out + ", " +
+           g + ".out_count, " + type + ", " + op + ", " + comm +
+           ", cc_s.stream));");
+    break;
+  case Collective::AllGather:
+    w.line("COCONET_NCCL_CHECK(ncclAllGather(" + in + ", " + out + ", " + g +
+           ".count, " + type + ", " + comm + ", cc_s.stream));");
+    break;
+  case Collective::Broadcast:
+    w.line("COCONET_NCCL_CHECK(ncclBroadcast(" + in + ", " + out + ", " + g +
+           ".count, " + type + ", " + std::to_string(s.root) + ", " + comm +
+           ", cc_s.stream));");
+    break;
+  case Collective::Reduce:
+    w.comment("Ranks other than the root get zeros.");
+    w.line("COCONET_CUDA_CHECK(cudaMemsetAsync(" + out + ", 0, " + bytes +
+           ", cc_s.stream));");
+    w.line("COCONET_NCCL_CHECK(ncclReduce(" + in + ", " + out + ", " + g +
+           ".count, " + type + ", " + op + ", " + std::to_string(s.root) +
+           ", " + comm + ", cc_s.stream));");
+    break;
+  case Collective::SendRecv: {
+    std::string me = s.axis < 0 ? "cc_s.mesh->rank()"
+                                : "cc_s.mesh->coord(" +
+                                      std::to_string(s.axis) + ")";
+    std::string size = s.axis < 0 ? "cc_s.mesh->size()"
+                                  : "cc_s.mesh->axisSize(" +
+                                        std::to_string(s.axis) + ")";
+    std::string off = std::to_string(s.offset);
+    w.line("{");
+    w.indent();
+    w.line("const int64_t cc_to = " + me + " + (" + off + "), cc_from = " +
+           me + " - (" + off + ");");
+    w.line("const bool cc_send = cc_to >= 0 && cc_to < " + size +
+           ", cc_recv = cc_from >= 0 && cc_from < " + size + ";");
+    w.comment("A rank with no one to receive from gets zeros.");
+    w.line("if (!cc_recv)");
+    w.line("  COCONET_CUDA_CHECK(cudaMemsetAsync(" + out + ", 0, " + bytes +
+           ", cc_s.stream));");
+    w.line("COCONET_NCCL_CHECK(ncclGroupStart());");
+    w.line("if (cc_send)");
+    w.line("  COCONET_NCCL_CHECK(ncclSend(" + in + ", " + g + ".count, " +
+           type + ", static_cast<int>(cc_to), " + comm + ", cc_s.stream));");
+    w.line("if (cc_recv)");
+    w.line("  COCONET_NCCL_CHECK(ncclRecv(" + out + ", " + g + ".count, " +
+           type + ", static_cast<int>(cc_from), " + comm + ", cc_s.stream));");
+    w.line("COCONET_NCCL_CHECK(ncclGroupEnd());");
+    w.close();
+    break;
+  }
+  }
+}
+
+void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
+                            llvm::StringRef gRef, llvm::StringRef args) const {
+  const std::string g = gRef.str();
+  std::string launch = "<<<cc_grid(" + gridItems(step, g) +
+                       "), kThreads, 0, cc_s.stream>>>(" + args.str() + ");";
+  auto *k = std::get_if<ElementwiseKernel>(&step.body);
+  if (k && k->flat) {
+    // The vector instantiation when every tensor is aligned.
+    std::string aligned;
+    const int width = vectorWidth(plan, step);
+    auto check = [&](const Buffer &buf, const std::string &ptr) {
+      aligned += " &&\n    cc_aligned(" + ptr + ", " +
+                 std::to_string(width * ir::dtypeSize(buf.dtype)) + ")";
+    };
+    for (unsigned i = 0; i < k->inputs.size(); ++i) {
+      const KernelInput &in = k->inputs[i];
+      const Buffer &buf = plan.buffers[in.buffer];
+      if (!in.isScalar())
+        check(buf, in.shifted ? buf.name + " + " + g + ".o" +
+                                    std::to_string(i)
+                              : buf.name);
+    }
+    for (const auto &m : k->members)
+      if (m.output >= 0)
+        check(plan.buffers[m.output], bufferName(plan, m.output));
+    const std::string flag = "cc_" + step.name + "_vector";
+    w.line("const bool " + flag + " = " + g + ".n >= " +
+           std::to_string(width) + aligned + ";");
+    w.line("if (" + flag + ")");
+    w.line("  cc_" + step.name + "<true>" + launch);
+    w.line("else");
+    w.line("  cc_" + step.name + "<false>" + launch);
+  } else {
+    w.line("cc_" + step.name + launch);
+  }
+  w.line("COCONET_CUDA_CHECK(cudaGetLastError());");
+}
+
+} // namespace
+
+const Target &cudaTarget() {
+  static const CudaTarget target;
+  return target;
+}
+
+} // namespace coconet::codegen

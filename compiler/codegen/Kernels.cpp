@@ -1,0 +1,299 @@
+//===- Kernels.cpp - the kernels and steps of a plan, for any target ------===//
+//
+// One emitter per kind of kernel and step; each asks the Target (Target.h)
+// for what the target spells its own way. Every element is computed as the
+// simulator computes it. Reductions and norms accumulate in f64: one group
+// of threads per output (or row), whose partial values combine in a fixed
+// order (one thread per group on the CPU, so the simulator's order and bit
+// for bit its results; a block and a fixed tree on a GPU). Steps that are
+// not kernels (collectives, matmuls, copies, stored scalars) are the
+// target's calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CodegenImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::codegen {
+
+using namespace lower;
+
+namespace {
+
+/// The kernel function's parameters: its geometry, then its buffers and
+/// scalars (kernelArgs).
+std::string params(const Target &t, const Plan &plan, const Step &step) {
+  std::string out = "const " + geometryType(step) + " cc_g";
+  for (const KernelArg &a : kernelArgs(plan, step, t)) {
+    std::string decl = a.decl;
+    // Read-only pointers do not alias anything the kernel writes.
+    if (llvm::StringRef(decl).starts_with("const ") &&
+        decl.find('*') != std::string::npos)
+      decl.insert(decl.find('*') + 1, t.readOnlyPointer().str());
+    out += ", " + decl;
+  }
+  return out;
+}
+
+void emitElementwise(CodeWriter &w, const Target &t, const Plan &plan,
+                     const Step &step, const ElementwiseKernel &k) {
+  t.openKernel(w, "cc_" + step.name, params(t, plan, step), k.flat);
+  t.emitElementwisePrologue(w);
+  const UniformValues uniform = emitScalarInputs(w, plan, k, t);
+  t.emitElementwiseLoops(w, plan, step, k, uniform);
+  w.close();
+}
+
+/// A reduction of each output's elements into an f64 (floats) or wrapping
+/// u64 (integers) accumulator, combined by the group's threads.
+void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
+                   const Step &step, const ReductionKernel &r) {
+  const Buffer &in = plan.buffers[r.input];
+  const Buffer &out = plan.buffers[r.output];
+  const bool isF = ir::isFloat(r.inType);
+  const bool max = r.kind == ir::ReductionKind::Max;
+  const bool maxMin = max || r.kind == ir::ReductionKind::Min;
+  const bool squares = r.kind == ir::ReductionKind::Norm ||
+                       r.kind == ir::ReductionKind::SumSquares;
+  const std::string acc = isF ? "double" : "uint64_t";
+  // The identity and how two partial values cc_a, cc_b combine (cc_ names:
+  // a tensor may be called `a` or `b`).
+  std::string identity, combine;
+  if (isF) {
+    identity = maxMin ? "static_cast<double>(NAN)" : "0.0";
+    combine = maxMin ? std::string("coconet::rt::") +
+                           (max ? "maxNumber(cc_a, cc_b)" : "minNumber(cc_a, cc_b)")
+                     : "cc_a + cc_b";
+  } else if (maxMin) {
+    bool u = r.inType == ir::DType::U64;
+    identity = u ? (max ? "UINT64_C(0)" : "~UINT64_C(0)")
+                 : (max ? "static_cast<uint64_t>(INT64_MIN)"
+                        : "static_cast<uint64_t>(INT64_MAX)");
+    combine = u ? std::string("(cc_a ") + (max ? ">" : "<") + " cc_b ? cc_a : cc_b)"
+                : std::string("(static_cast<int64_t>(cc_a) ") +
+                      (max ? ">" : "<") +
+                      " static_cast<int64_t>(cc_b) ? cc_a : cc_b)";
+  } else {
+    identity = "UINT64_C(0)";
+    combine = "cc_a + cc_b";
+  }
+  // An element's contribution: its square for norms (the square of an
+  // integer is taken in f64, as the simulator takes it).
+  std::string accumulate = combine;
+  if (squares)
+    accumulate = isF ? "cc_a + cc_b * cc_b"
+                     : "cc_a + static_cast<uint64_t>(static_cast<double>("
+                       "static_cast<int64_t>(cc_b)) * static_cast<double>("
+                       "static_cast<int64_t>(cc_b)))";
+  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
+  w.line("const int64_t cc_outputs = cc_g.outer * cc_g.inner;");
+  t.openGroupLoop(w, "cc_o", "cc_outputs");
+  w.line("const int64_t cc_outer = cc_o / cc_g.inner, cc_inner = cc_o % "
+         "cc_g.inner;");
+  w.line(acc + " cc_acc = " + identity + ";");
+  w.open(t.groupElementLoop("cc_k", "cc_g.reduced"));
+  std::string element = in.name + "[(cc_outer * cc_g.reduced + cc_k) * "
+                                  "cc_g.inner + cc_inner]";
+  w.line("const " + acc + " cc_b = static_cast<" + acc + ">(" +
+         t.load(in.dtype, element) + ");");
+  w.line("const " + acc + " cc_a = cc_acc;");
+  w.line("cc_acc = " + accumulate + ";");
+  w.close();
+  t.emitGroupCombine(w, "cc_acc",
+                     "[](" + acc + " cc_a, " + acc + " cc_b) { return " +
+                         (squares ? std::string("cc_a + cc_b") : combine) +
+                         "; }");
+  const bool leader = t.openLeader(w);
+  std::string result = r.kind == ir::ReductionKind::Norm
+                           ? t.mathCall("sqrt", true, "cc_acc")
+                           : "cc_acc";
+  if (ir::isFloat(out.dtype))
+    w.line(out.name + "[cc_o] = " +
+           storeFromDouble(t, out.dtype,
+                           isF ? result : "static_cast<double>(" + result + ")") +
+           ";");
+  else
+    w.line(out.name + "[cc_o] = static_cast<" + t.storageType(out.dtype) +
+           ">(" + result + ");");
+  if (leader)
+    w.close();
+  w.close();
+  w.close();
+}
+
+/// layernorm / rmsnorm: per row, the mean (layernorm only), the mean square
+/// of the (centred) values, then every element scaled, in f64.
+void emitNorm(CodeWriter &w, const Target &t, const Plan &plan,
+              const Step &step, const NormKernel &k) {
+  const Buffer &x = plan.buffers[k.x], &out = plan.buffers[k.output];
+  const Buffer &gamma = plan.buffers[k.gamma.buffer];
+  const Buffer &eps = plan.buffers[k.eps];
+  Extents domain = k.rows;
+  domain.push_back(k.row);
+  auto xAt = [&](const std::string &i) {
+    return "static_cast<double>(" + t.load(x.dtype, x.name + "[" + i + "]") +
+           ")";
+  };
+  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
+  std::string e = eps.kind == Buffer::Kind::ScalarParam
+                      ? eps.name
+                      : t.load(eps.dtype, eps.name + "[0]");
+  w.line("const double cc_eps = static_cast<double>(" + e + ");");
+  w.line("const double cc_h = static_cast<double>(cc_g.h);");
+  t.declareGroupSum(w);
+  t.openGroupLoop(w, "cc_row", "cc_g.rows");
+  w.line("const int64_t cc_base = cc_row * cc_g.h;");
+  // rmsnorm centres nothing: no mean.
+  const std::string centred = k.layerNorm ? " - cc_mean" : "";
+  if (k.layerNorm) {
+    w.line("double cc_mean = 0;");
+    w.line(t.groupElementLoop("cc_j", "cc_g.h"));
+    w.line("  cc_mean += " + xAt("cc_base + cc_j") + ";");
+    w.line("cc_mean = " + t.groupCombine("cc_mean", "cc_add") + " / cc_h;");
+    t.shareFromLeader(w, "double", "cc_row_mean", "cc_mean", "cc_mean");
+  }
+  w.line("double cc_sq = 0;");
+  w.open(t.groupElementLoop("cc_j", "cc_g.h"));
+  w.line("const double cc_v = " + xAt("cc_base + cc_j") + centred + ";");
+  w.line("cc_sq += cc_v * cc_v;");
+  w.close();
+  t.emitGroupCombine(w, "cc_sq", "cc_add");
+  t.shareFromLeader(w, "double", "cc_row_scale",
+                    "1.0 / " + t.mathCall("sqrt", true, "cc_sq / cc_h + cc_eps"),
+                    "const double cc_scale");
+  w.open(t.groupElementLoop("cc_j", "cc_g.h"));
+  w.line("const int64_t cc_i = cc_base + cc_j;");
+  {
+    llvm::SmallVector<bool, 4> used(domain.size(), false);
+    usedBy(k.gamma, used);
+    if (k.beta)
+      usedBy(*k.beta, used);
+    emitCoordinates(w, used, "cc_i", "cc_g");
+  }
+  std::string gi = inputIndex(nullptr, k.gamma, 0, domain, "cc_i", "cc_g");
+  w.line("double cc_v = (" + xAt("cc_i") + centred + ") * cc_scale * "
+         "static_cast<double>(" +
+         t.load(gamma.dtype, gamma.name + "[" + gi + "]") + ");");
+  if (k.beta) {
+    const Buffer &beta = plan.buffers[k.beta->buffer];
+    std::string bi = inputIndex(nullptr, *k.beta, 1, domain, "cc_i", "cc_g");
+    w.line("cc_v += static_cast<double>(" +
+           t.load(beta.dtype, beta.name + "[" + bi + "]") + ");");
+  }
+  w.line(out.name + "[cc_i] = " + storeFromDouble(t, out.dtype, "cc_v") + ";");
+  w.close();
+  t.endGroup(w);
+  w.close();
+  w.close();
+}
+
+/// A loop over `count` items writing `assignment` after `indexLines`
+/// (transpose, pack, unpack: kernels that only move data).
+void emitCopyKernel(CodeWriter &w, const Target &t, const Plan &plan,
+                    const Step &step, llvm::StringRef count,
+                    llvm::ArrayRef<std::string> indexLines,
+                    const std::string &assignment) {
+  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
+  w.line("const int64_t cc_n = " + count.str() + ";");
+  t.openItemLoop(w, "cc_i", "cc_n");
+  for (const std::string &l : indexLines)
+    w.line(l);
+  w.line(assignment);
+  w.close();
+  w.close();
+}
+
+void emitTranspose(CodeWriter &w, const Target &t, const Plan &plan,
+                   const Step &step, const TransposeKernel &k) {
+  const Buffer &in = plan.buffers[k.input], &out = plan.buffers[k.output];
+  emitCopyKernel(w, t, plan, step, "cc_g.batch * cc_g.rows * cc_g.cols",
+                 {"const int64_t cc_col = cc_i % cc_g.cols;",
+                  "const int64_t cc_row = (cc_i / cc_g.cols) % cc_g.rows;",
+                  "const int64_t cc_b = cc_i / (cc_g.cols * cc_g.rows);"},
+                 out.name + "[(cc_b * cc_g.cols + cc_col) * cc_g.rows + "
+                            "cc_row] = " +
+                     in.name + "[cc_i];");
+}
+
+/// [outer, blocks, chunk] <-> [blocks, outer, chunk]
+void emitPack(CodeWriter &w, const Target &t, const Plan &plan,
+              const Step &step, const PackKernel &p) {
+  const Buffer &in = plan.buffers[p.input], &out = plan.buffers[p.output];
+  std::string from = "(cc_o * cc_g.blocks + cc_b) * cc_g.chunk + cc_c";
+  std::string to = "(cc_b * cc_g.outer + cc_o) * cc_g.chunk + cc_c";
+  if (p.unpack)
+    std::swap(from, to);
+  emitCopyKernel(w, t, plan, step, "cc_g.outer * cc_g.blocks * cc_g.chunk",
+                 {"const int64_t cc_c = cc_i % cc_g.chunk;",
+                  "const int64_t cc_b = (cc_i / cc_g.chunk) % cc_g.blocks;",
+                  "const int64_t cc_o = cc_i / (cc_g.chunk * cc_g.blocks);"},
+                 out.name + "[" + to + "] = " + in.name + "[" + from + "];");
+}
+
+} // namespace
+
+void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
+  t.emitKernelPrelude(w);
+  for (const Step &step : plan.steps) {
+    bool kernel = true;
+    std::visit(
+        [&](const auto &body) {
+          using T = std::decay_t<decltype(body)>;
+          if constexpr (std::is_same_v<T, ElementwiseKernel>)
+            emitElementwise(w, t, plan, step, body);
+          else if constexpr (std::is_same_v<T, ReductionKernel>)
+            emitReduction(w, t, plan, step, body);
+          else if constexpr (std::is_same_v<T, NormKernel>)
+            emitNorm(w, t, plan, step, body);
+          else if constexpr (std::is_same_v<T, TransposeKernel>)
+            emitTranspose(w, t, plan, step, body);
+          else if constexpr (std::is_same_v<T, PackKernel>)
+            emitPack(w, t, plan, step, body);
+          else
+            kernel = false;
+        },
+        step.body);
+    if (kernel)
+      w.line();
+  }
+}
+
+void emitStep(CodeWriter &w, const Target &t, const Plan &plan,
+              unsigned index) {
+  const Step &step = plan.steps[index];
+  const std::string g = "cc_s." + geometryMember(step);
+  auto name = [&](unsigned b) { return bufferName(plan, b); };
+  const bool groupStart =
+      step.groupWithNext && (index == 0 || !plan.steps[index - 1].groupWithNext);
+  const bool groupEnd = !step.groupWithNext && index > 0 &&
+                        plan.steps[index - 1].groupWithNext;
+  if (groupStart)
+    t.beginCollectiveGroup(w);
+  std::visit(
+      [&](const auto &body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, MatMulCall>) {
+          t.emitMatMul(w, plan, body, g);
+        } else if constexpr (std::is_same_v<T, CollectiveCall>) {
+          t.emitCollective(w, plan, body, g);
+        } else if constexpr (std::is_same_v<T, CopyCall>) {
+          t.emitCopy(w, name(body.output), name(body.input), g + ".count",
+                     plan.buffers[body.output].dtype);
+        } else if constexpr (std::is_same_v<T, StoreScalarCall>) {
+          const Buffer &out = plan.buffers[body.output];
+          t.emitStoreScalar(w, name(body.output),
+                            t.store(out.dtype, name(body.input)));
+        } else {
+          std::string args = g;
+          for (const KernelArg &a : kernelArgs(plan, step, t))
+            args += ", " + a.value;
+          t.emitLaunch(w, plan, step, g, args);
+        }
+      },
+      step.body);
+  if (groupEnd)
+    t.endCollectiveGroup(w);
+}
+
+} // namespace coconet::codegen
