@@ -30,6 +30,7 @@
 #include "analysis/Report.h"
 
 #include "analysis/Polynomial.h"
+#include "ir/Describe.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -79,7 +80,6 @@ private:
                  LaunchCost &launch) const;
   LaunchCost makeLaunch(llvm::ArrayRef<const Stage *> members,
                         std::string description) const;
-  std::string axisName(int axis) const;
   std::string typeText(const Stage &stage) const {
     return stage.type.str(program.mesh);
   }
@@ -110,14 +110,6 @@ Monomial CostModel::axisSizes(int axis) const {
     if (axis < 0 || static_cast<unsigned>(axis) == a)
       ++m[program.mesh.axes[a].size];
   return m;
-}
-
-std::string CostModel::axisName(int axis) const {
-  if (axis < 0)
-    return "all";
-  if (static_cast<unsigned>(axis) < program.mesh.size())
-    return program.mesh.axes[axis].name;
-  return "?";
 }
 
 AxisMasks CostModel::ownMasks(const Stage &value) const {
@@ -270,51 +262,22 @@ LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
   return launch;
 }
 
-/// The attributes of a single stage: "reduction norm", "(sum, dim=0)".
-static std::string attributes(const Stage &stage) {
-  std::string op = ir::reduceOpName(stage.reduceOp).str();
-  switch (stage.kind) {
-  case StageKind::Reduction:
-    return "reduction " + ir::reductionKindName(stage.reduction).str() +
-           (stage.dim >= 0 ? " dim=" + std::to_string(stage.dim) : "");
-  case StageKind::AllReduce:
-    return "(" + op + ")";
-  case StageKind::ReduceScatter:
-    return "(" + op + ", dim=" + std::to_string(stage.dim) + ")";
-  case StageKind::Broadcast:
-    return "(root=" + std::to_string(stage.root) + ")";
-  case StageKind::Reduce:
-    return "(" + op + ", root=" + std::to_string(stage.root) + ")";
-  case StageKind::SendRecv:
-    return "(offset=" + std::to_string(stage.offset) + ")";
-  case StageKind::AllGather:
-    return "";
-  case StageKind::Param:
-  case StageKind::Elementwise:
-  case StageKind::MatMul:
-  case StageKind::Transpose:
-  case StageKind::LayerNorm:
-  case StageKind::RmsNorm:
-    break;
-  }
-  return ir::stageKindName(stage.kind).str();
-}
-
 std::string CostModel::describe(const Stage &stage) const {
   std::string in =
       stage.operands.empty() ? "" : typeText(*stage.operands[0]) + " -> ";
+  const ir::StageDescription d = ir::describeStage(program, stage);
   if (ir::isCommunication(stage.kind)) {
-    std::string attrs = attributes(stage);
-    return ir::stageKindName(stage.kind).str() + " " + stage.name +
-           (attrs.empty() ? "" : " " + attrs) + " over " +
-           axisName(stage.axis) + ": " + in + typeText(stage);
+    std::string attrs = d.attributes();
+    return d.operation + " " + stage.name +
+           (attrs.empty() ? "" : " (" + attrs + ")") + " over " + d.axis +
+           ": " + in + typeText(stage);
   }
   if (stage.kind == StageKind::MatMul && stage.operands.size() == 2)
     return "matmul " + stage.name + ": " + typeText(*stage.operands[0]) +
            " x " + typeText(*stage.operands[1]) + " -> " + typeText(stage);
   if (stage.kind == StageKind::Elementwise)
     in.clear();
-  return "kernel " + stage.name + " (" + attributes(stage) + "): " + in +
+  return "kernel " + stage.name + " (" + ir::operationText(d) + "): " + in +
          typeText(stage);
 }
 

@@ -148,10 +148,16 @@ static cl::opt<bool> printAfterAll(
     "print-after-all", cl::desc("Print the IR after every pass (to stderr)"),
     cl::cat(category()));
 
+/// --print-after's help, from the pass registry.
+static const std::string &printAfterHelp() {
+  static const std::string help = "Print the IR after each pass of this "
+                                  "name: " +
+                                  passes::passNameList() + " (to stderr)";
+  return help;
+}
+
 static cl::list<std::string> printAfter(
-    "print-after",
-    cl::desc("Print the IR after each pass of this name: split, reorder, "
-             "shard, fuse, overlap, constfold, cse, dse (to stderr)"),
+    "print-after", cl::desc(printAfterHelp()),
     cl::value_desc("pass"), cl::CommaSeparated, cl::cat(category()));
 
 static cl::opt<bool> timePasses(
@@ -488,13 +494,10 @@ int runDriver(int argc, char **argv) {
     return 2;
   if (!checkInputGiven())
     return 2;
-  static const char *const kPassNames[] = {
-      "split", "reorder", "shard", "fuse", "overlap", "constfold", "cse", "dse"};
   for (const std::string &name : printAfter)
-    if (!llvm::is_contained(kPassNames, name)) {
+    if (!passes::findPass(name)) {
       reportDriverError("--print-after: unknown pass '" + name +
-                        "'; the passes are split, reorder, shard, fuse, "
-                        "overlap, constfold, cse and dse");
+                        "'; the passes are " + passes::passNameList());
       return 2;
     }
   if (sim)

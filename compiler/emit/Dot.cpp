@@ -12,6 +12,8 @@
 
 #include "emit/Dot.h"
 
+#include "ir/Describe.h"
+
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,47 +45,6 @@ std::string nodeName(const Stage &stage) {
   return "s" + std::to_string(stage.id);
 }
 
-std::string axisName(const ir::Program &program, int axis) {
-  if (axis < 0)
-    return "all axes";
-  if (static_cast<unsigned>(axis) < program.mesh.size())
-    return program.mesh.axes[axis].name;
-  return "?";
-}
-
-/// "allgather over world", "reducescatter(sum, dim=0) over tp", "matmul".
-std::string operation(const ir::Program &program, const Stage &stage) {
-  std::string over = " over " + axisName(program, stage.axis);
-  std::string op = ir::reduceOpName(stage.reduceOp).str();
-  switch (stage.kind) {
-  case StageKind::Param:
-    return "param " + std::to_string(stage.paramIndex);
-  case StageKind::Reduction:
-    return "reduction " + ir::reductionKindName(stage.reduction).str() +
-           (stage.dim >= 0 ? ", dim=" + std::to_string(stage.dim) : "");
-  case StageKind::AllReduce:
-    return "allreduce(" + op + ")" + over;
-  case StageKind::ReduceScatter:
-    return "reducescatter(" + op + ", dim=" + std::to_string(stage.dim) + ")" +
-           over;
-  case StageKind::AllGather:
-    return "allgather" + over;
-  case StageKind::Broadcast:
-    return "broadcast(root=" + std::to_string(stage.root) + ")" + over;
-  case StageKind::Reduce:
-    return "reduce(" + op + ", root=" + std::to_string(stage.root) + ")" + over;
-  case StageKind::SendRecv:
-    return "sendrecv(offset=" + std::to_string(stage.offset) + ")" + over;
-  case StageKind::Elementwise:
-  case StageKind::MatMul:
-  case StageKind::Transpose:
-  case StageKind::LayerNorm:
-  case StageKind::RmsNorm:
-    break;
-  }
-  return ir::stageKindName(stage.kind).str();
-}
-
 /// The interface names under which `stage` is a result: "-> update w",
 /// "result out".
 llvm::SmallVector<std::string, 2> resultLines(const ir::Program &program,
@@ -101,7 +62,9 @@ llvm::SmallVector<std::string, 2> resultLines(const ir::Program &program,
 
 void printNode(const ir::Program &program, const Stage &stage,
                llvm::StringRef indent, llvm::raw_ostream &os) {
-  std::string label = stage.name + "\n" + operation(program, stage) + "\n" +
+  std::string label = stage.name + "\n" +
+                      ir::operationText(ir::describeStage(program, stage)) +
+                      "\n" +
                       stage.type.str(program.mesh);
   if (stage.sharded)
     label += "\nsharded";

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/Describe.h"
 #include "ir/Program.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -33,14 +34,6 @@ static std::string formatDouble(double v) {
   if (s.find_first_of(".en") == std::string::npos)
     s += ".0";
   return s;
-}
-
-static std::string axisName(const Program &program, int axis) {
-  if (axis < 0)
-    return "all";
-  if (static_cast<unsigned>(axis) < program.mesh.axes.size())
-    return program.mesh.axes[axis].name;
-  return "?";
 }
 
 /// Prints a body iteratively: a stack of (node, next child) frames.
@@ -96,77 +89,37 @@ static void printBody(const Stage &stage,
   }
 }
 
-static void printOperands(const Stage &stage, llvm::raw_ostream &os,
-                          bool leadingComma) {
-  for (size_t i = 0; i < stage.operands.size(); ++i) {
-    if (i || leadingComma)
-      os << ", ";
-    os << '%' << stage.operands[i]->id;
-  }
-}
-
-/// The right-hand side of a stage: kind, operands and attributes.
+/// The right-hand side of a stage: operation, attributes and operands
+/// (ir/Describe.h), or an elementwise stage's body.
 static void printRhs(const Program &program, const Stage &stage,
                      llvm::raw_ostream &os) {
-  switch (stage.kind) {
-  case StageKind::Param:
-    os << "param " << stage.paramIndex;
-    if (stage.sharded)
-      os << " sharded";
-    break;
-  case StageKind::Elementwise:
+  if (stage.kind == StageKind::Elementwise) {
     os << "elementwise ";
     printBody(stage, os);
-    break;
-  case StageKind::Reduction:
-    os << "reduction " << reductionKindName(stage.reduction) << '(';
-    printOperands(stage, os, false);
-    if (stage.dim >= 0)
-      os << ", dim=" << stage.dim;
-    os << ')';
-    break;
-  case StageKind::MatMul:
-  case StageKind::Transpose:
-  case StageKind::LayerNorm:
-  case StageKind::RmsNorm:
-    os << stageKindName(stage.kind) << '(';
-    printOperands(stage, os, false);
-    os << ')';
-    break;
-  case StageKind::AllReduce:
-    os << "allreduce(" << reduceOpName(stage.reduceOp);
-    printOperands(stage, os, true);
-    os << ") over " << axisName(program, stage.axis);
-    break;
-  case StageKind::ReduceScatter:
-    os << "reducescatter(" << reduceOpName(stage.reduceOp);
-    printOperands(stage, os, true);
-    os << ", dim=" << stage.dim << ") over " << axisName(program, stage.axis);
-    break;
-  case StageKind::AllGather:
-    os << "allgather(";
-    printOperands(stage, os, false);
-    os << ") over " << axisName(program, stage.axis);
-    break;
-  case StageKind::Broadcast:
-    os << "broadcast(";
-    printOperands(stage, os, false);
-    os << ", root=" << stage.root << ") over "
-       << axisName(program, stage.axis);
-    break;
-  case StageKind::Reduce:
-    os << "reduce(" << reduceOpName(stage.reduceOp);
-    printOperands(stage, os, true);
-    os << ", root=" << stage.root << ") over "
-       << axisName(program, stage.axis);
-    break;
-  case StageKind::SendRecv:
-    os << "sendrecv(";
-    printOperands(stage, os, false);
-    os << ", offset=" << stage.offset << ") over "
-       << axisName(program, stage.axis);
-    break;
+    return;
   }
+  const StageDescription d = describeStage(program, stage);
+  os << d.operation;
+  if (stage.kind == StageKind::Param) {
+    if (d.sharded)
+      os << " sharded";
+    return;
+  }
+  os << '(';
+  bool first = true;
+  auto item = [&](const std::string &text) {
+    os << (first ? "" : ", ") << text;
+    first = false;
+  };
+  for (const std::string &a : d.leading)
+    item(a);
+  for (const Stage *op : stage.operands)
+    item("%" + std::to_string(op->id));
+  for (const std::string &k : d.keywords)
+    item(k);
+  os << ')';
+  if (!d.axis.empty())
+    os << " over " << d.axis;
 }
 
 static void printStage(const Program &program, const Stage &stage,

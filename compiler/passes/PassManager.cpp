@@ -10,13 +10,6 @@
 
 namespace coconet::passes {
 
-std::string describeKind(const ir::Stage &stage) {
-  std::string text = ir::stageKindDescription(stage.kind).str();
-  if (stage.kind == ir::StageKind::Reduction)
-    text += " (" + ir::reductionKindName(stage.reduction).str() + ")";
-  return text;
-}
-
 ir::Stage *DirectivePass::lookup(ir::Program &program, DiagnosticEngine &diags,
                                  unsigned i) const {
   if (ir::Stage *s = program.findStage(directive.args[i]))
@@ -88,21 +81,11 @@ static void addDirectives(PassManager &pm, const ir::Module &module,
         addDirectives(pm, module, *other, std::move(here));
       }
       break;
-    case Directive::Kind::Split:
-      pm.addPass(createSplitPass(d, std::move(here)));
-      break;
-    case Directive::Kind::Reorder:
-      pm.addPass(createReorderPass(d, std::move(here)));
-      break;
-    case Directive::Kind::Shard:
-      pm.addPass(createShardPass(d, std::move(here)));
-      break;
-    case Directive::Kind::Fuse:
-      pm.addPass(createFusePass(d, std::move(here)));
-      break;
-    case Directive::Kind::Overlap:
-      pm.addPass(createOverlapPass(d, std::move(here)));
-      break;
+#define DIRECTIVE_PASS(Which, Name, Description, Create)                       \
+  case Directive::Kind::Which:                                                 \
+    pm.addPass(Create(d, std::move(here)));                                    \
+    break;
+#include "passes/Passes.def"
     }
   }
 }
@@ -113,9 +96,34 @@ void addSchedulePasses(PassManager &pm, const ir::Module &module,
 }
 
 void addCleanupPasses(PassManager &pm) {
-  pm.addPass(createConstantFoldingPass());
-  pm.addPass(createCommonSubexpressionEliminationPass());
-  pm.addPass(createDeadStageEliminationPass());
+#define CLEANUP_PASS(Name, Description, Create) pm.addPass(Create());
+#include "passes/Passes.def"
+}
+
+llvm::ArrayRef<PassInfo> passRegistry() {
+  static const PassInfo kPasses[] = {
+#define DIRECTIVE_PASS(Kind, Name, Description, Create)                        \
+  {Name, Description, false},
+#define CLEANUP_PASS(Name, Description, Create) {Name, Description, true},
+#include "passes/Passes.def"
+  };
+  return kPasses;
+}
+
+const PassInfo *findPass(llvm::StringRef name) {
+  for (const PassInfo &p : passRegistry())
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+std::string passNameList() {
+  llvm::ArrayRef<PassInfo> all = passRegistry();
+  std::string out;
+  for (size_t i = 0; i < all.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == all.size() ? " and " : ", ") +
+           all[i].name.str();
+  return out;
 }
 
 std::unique_ptr<ir::Program> scheduleProgram(const ir::Module &module,

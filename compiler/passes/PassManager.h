@@ -53,6 +53,21 @@ private:
   std::vector<std::unique_ptr<Pass>> passes;
 };
 
+/// A pass of the registry (passes/Passes.def).
+struct PassInfo {
+  llvm::StringRef name;
+  llvm::StringRef description;
+  /// Run after every schedule (else: the transformation of a directive).
+  bool cleanup = false;
+};
+/// Every pass: the directives' transformations, then the cleanups in the
+/// order they run.
+llvm::ArrayRef<PassInfo> passRegistry();
+/// The pass named `name`, or null.
+const PassInfo *findPass(llvm::StringRef name);
+/// "split, reorder, ..., cse and dse".
+std::string passNameList();
+
 /// Adds the passes of `schedule` (apply expanded) to `pm`.
 void addSchedulePasses(PassManager &pm, const ir::Module &module,
                        const ir::Schedule &schedule);

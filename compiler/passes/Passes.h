@@ -8,6 +8,7 @@
 #ifndef COCONET_PASSES_PASSES_H
 #define COCONET_PASSES_PASSES_H
 
+#include "ir/Describe.h"
 #include "passes/Pass.h"
 
 #include <memory>
@@ -30,7 +31,7 @@ std::unique_ptr<Pass> createCommonSubexpressionEliminationPass();
 std::unique_ptr<Pass> createDeadStageEliminationPass();
 
 /// "a reducescatter", "an elementwise stage", "a parameter", ...
-std::string describeKind(const ir::Stage &stage);
+using ir::describeKind;
 
 } // namespace coconet::passes
 

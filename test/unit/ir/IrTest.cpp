@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/Describe.h"
 #include "ir/Program.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -185,4 +186,51 @@ TEST_CASE("the verifier checks bodies and updates", "[ir][verifier]") {
   ew->updates = s.g; // replicated value into a local parameter
   CHECK(verifyProgram(s.p).find("changes the parameter's type") !=
         std::string::npos);
+}
+
+TEST_CASE("every view describes a stage the same way", "[ir][describe]") {
+  Program p;
+  p.name = "d";
+  p.mesh.isImplicit = false;
+  p.mesh.axes = {{"dp", "D"}, {"tp", "T"}};
+  TensorType local{DType::F32, {Dim::symbol("N")}, Layout::local(2)};
+  Stage *x = p.addStage(StageKind::Param, "x", local, {}, {});
+  x->sharded = true;
+  TensorType scalar{DType::F32, {}, Layout::local(2)};
+  Stage *r = p.addStage(StageKind::Reduction, "r", scalar, {x}, {});
+  r->reduction = ReductionKind::Norm;
+  Stage *s = p.addStage(StageKind::Reduction, "s", local, {x}, {});
+  s->dim = 0;
+  Stage *rs = p.addStage(StageKind::ReduceScatter, "rs", local, {x}, {});
+  rs->reduceOp = ReduceOp::Max;
+  rs->axis = 1;
+  rs->dim = 0;
+  Stage *b = p.addStage(StageKind::Broadcast, "b", local, {x}, {});
+  b->axis = -1;
+  b->root = 2;
+  Stage *sr = p.addStage(StageKind::SendRecv, "sr", local, {x}, {});
+  sr->offset = -1;
+  auto text = [&](const Stage *stage) {
+    return operationText(describeStage(p, *stage));
+  };
+  CHECK(text(x) == "param 0");
+  CHECK(describeStage(p, *x).sharded);
+  CHECK(text(r) == "reduction norm");
+  CHECK(text(s) == "reduction sum(dim=0)");
+  CHECK(text(rs) == "reducescatter(max, dim=0) over tp");
+  CHECK(text(b) == "broadcast(root=2) over all");
+  CHECK(text(sr) == "sendrecv(offset=-1) over dp");
+  CHECK(describeStage(p, *rs).attributes() == "max, dim=0");
+  CHECK(describeKind(*r) == "a reduction (norm)");
+  CHECK(describeKind(*b) == "a broadcast");
+  CHECK(describeKind(*x) == "a parameter");
+  // The IR printer lays out the same description with the operands.
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  printProgram(p, os);
+  CHECK(printed.find("= reducescatter(max, %0, dim=0) over tp") !=
+        std::string::npos);
+  CHECK(printed.find("= broadcast(%0, root=2) over all") != std::string::npos);
+  CHECK(printed.find("= reduction sum(%0, dim=0)") != std::string::npos);
+  CHECK(printed.find("= param 0 sharded") != std::string::npos);
 }

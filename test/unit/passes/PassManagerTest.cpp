@@ -12,6 +12,7 @@
 #include "PassTestUtil.h"
 
 #include <regex>
+#include <set>
 
 using namespace coconet;
 using namespace coconet::test;
@@ -419,4 +420,38 @@ TEST_CASE("the differential check notices a pass that changes values",
   CHECK_FALSE(cmp->ok());
   REQUIRE(cmp->results.size() == 1);
   CHECK(cmp->results[0].failing == 8);
+}
+
+TEST_CASE("the pass registry names every pass the pipelines build",
+          "[passes][registry]") {
+  // Every name is unique and is the name the pass itself reports (what
+  // --print-after matches), in the order: directives, then cleanups as
+  // they run.
+  std::vector<std::string> made;
+  ir::Schedule::Directive d;
+  d.args = {"x"};
+#define DIRECTIVE_PASS(Which, Name, Description, Create)                       \
+  made.push_back(passes::Create(d, {})->getName().str());
+#define CLEANUP_PASS(Name, Description, Create)                                \
+  made.push_back(passes::Create()->getName().str());
+#include "passes/Passes.def"
+  std::vector<std::string> registered;
+  for (const passes::PassInfo &p : passes::passRegistry()) {
+    registered.push_back(p.name.str());
+    CHECK(passes::findPass(p.name) == &p);
+    CHECK_FALSE(p.description.empty());
+  }
+  CHECK(made == registered);
+  CHECK(std::set<std::string>(made.begin(), made.end()).size() ==
+        made.size());
+  CHECK(passes::passNameList() ==
+        "split, reorder, shard, fuse, overlap, constfold, cse and dse");
+  CHECK_FALSE(passes::findPass("unknown"));
+  // The cleanups are the registry's, in its order.
+  passes::PassManager pm({});
+  passes::addCleanupPasses(pm);
+  std::vector<std::string> cleanups;
+  for (const auto &p : pm.getPasses())
+    cleanups.push_back(p->getName().str());
+  CHECK(cleanups == std::vector<std::string>{"constfold", "cse", "dse"});
 }

@@ -1,0 +1,90 @@
+//===- Describe.cpp - what a stage is, in words ---------------------------===//
+
+#include "ir/Describe.h"
+
+namespace coconet::ir {
+
+std::string StageDescription::attributes() const {
+  std::string out;
+  for (const std::string &a : leading)
+    out += (out.empty() ? "" : ", ") + a;
+  for (const std::string &k : keywords)
+    out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+StageDescription describeStage(const Program &program, const Stage &stage) {
+  StageDescription d;
+  d.operation = stageKindName(stage.kind).str();
+  auto overAxis = [&] {
+    if (stage.axis < 0)
+      d.axis = "all";
+    else if (static_cast<unsigned>(stage.axis) < program.mesh.size())
+      d.axis = program.mesh.axes[stage.axis].name;
+    else
+      d.axis = "?";
+  };
+  const std::string op = reduceOpName(stage.reduceOp).str();
+  switch (stage.kind) {
+  case StageKind::Param:
+    d.operation = "param " + std::to_string(stage.paramIndex);
+    d.sharded = stage.sharded;
+    break;
+  case StageKind::Reduction:
+    d.operation = "reduction " + reductionKindName(stage.reduction).str();
+    if (stage.dim >= 0)
+      d.keywords.push_back("dim=" + std::to_string(stage.dim));
+    break;
+  case StageKind::Elementwise:
+  case StageKind::MatMul:
+  case StageKind::Transpose:
+  case StageKind::LayerNorm:
+  case StageKind::RmsNorm:
+    break;
+  case StageKind::AllReduce:
+    d.leading.push_back(op);
+    overAxis();
+    break;
+  case StageKind::ReduceScatter:
+    d.leading.push_back(op);
+    d.keywords.push_back("dim=" + std::to_string(stage.dim));
+    overAxis();
+    break;
+  case StageKind::AllGather:
+    overAxis();
+    break;
+  case StageKind::Broadcast:
+    d.keywords.push_back("root=" + std::to_string(stage.root));
+    overAxis();
+    break;
+  case StageKind::Reduce:
+    d.leading.push_back(op);
+    d.keywords.push_back("root=" + std::to_string(stage.root));
+    overAxis();
+    break;
+  case StageKind::SendRecv:
+    d.keywords.push_back("offset=" + std::to_string(stage.offset));
+    overAxis();
+    break;
+  }
+  return d;
+}
+
+std::string operationText(const StageDescription &d) {
+  std::string out = d.operation;
+  std::string attributes = d.attributes();
+  if (!attributes.empty())
+    out += "(" + attributes + ")";
+  if (!d.axis.empty())
+    out += " over " + d.axis;
+  return out;
+}
+
+std::string describeKind(const Stage &stage) {
+  std::string text = stageKindDescription(stage.kind).str();
+  if (stage.kind == StageKind::Reduction)
+    text += " (" + reductionKindName(stage.reduction).str() + ")";
+  return text;
+}
+
+} // namespace coconet::ir
