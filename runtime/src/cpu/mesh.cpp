@@ -1,9 +1,7 @@
 //===- mesh.cpp - the CPU target's world, mesh and allocator --------------===//
 //
-// A Mesh splits the world once per axis with MPI_Comm_split: color = the
-// row-major index of the coordinates on the other axes, key = the
-// coordinate on the axis, so that rank i of an axis communicator is the
-// member at coordinate i.
+// A Mesh splits the world once per axis with MPI_Comm_split, as its
+// MeshShape says (coconet/mesh_shape.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,40 +29,16 @@ Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
 Status Mesh::create(const Communicator &world,
                     const std::vector<int64_t> &axisSizes,
                     std::unique_ptr<Mesh> *out) {
-  int64_t product = 1;
-  for (int64_t s : axisSizes) {
-    if (s <= 0 || s > world.size())
-      return Status::error(StatusCode::InvalidArgument,
-                           "a mesh axis has size " + std::to_string(s));
-    product *= s;
-  }
-  if (product != world.size())
-    return Status::error(StatusCode::InvalidArgument,
-                         "the mesh has " + std::to_string(product) +
-                             " ranks, the world " +
-                             std::to_string(world.size()));
   std::unique_ptr<Mesh> mesh(new Mesh());
+  COCONET_RETURN_IF_ERROR(
+      mesh->initShape(axisSizes, world.size(), world.rank()));
   mesh->world_ = world.comm();
-  mesh->rank_ = world.rank();
-  mesh->size_ = world.size();
-  mesh->sizes_ = axisSizes;
-  mesh->coords_.resize(axisSizes.size());
-  int64_t rest = world.rank();
-  for (size_t a = axisSizes.size(); a-- > 0;) {
-    mesh->coords_[a] = rest % axisSizes[a];
-    rest /= axisSizes[a];
-  }
-  for (size_t axis = 0; axis < axisSizes.size(); ++axis) {
-    int64_t color = 0;
-    for (size_t a = 0; a < axisSizes.size(); ++a)
-      if (a != axis)
-        color = color * axisSizes[a] + mesh->coords_[a];
+  for (unsigned axis = 0; axis < mesh->numAxes(); ++axis) {
     MPI_Comm comm = MPI_COMM_NULL;
     // The Mesh owns the communicators made so far: on failure its
     // destructor frees them.
-    COCONET_MPI_CHECK(MPI_Comm_split(world.comm(), static_cast<int>(color),
-                                     static_cast<int>(mesh->coords_[axis]),
-                                     &comm));
+    COCONET_MPI_CHECK(MPI_Comm_split(world.comm(), mesh->splitColor(axis),
+                                     mesh->splitKey(axis), &comm));
     mesh->axes_.push_back(comm);
     // Errors on the Mesh's own communicators come back as a Status.
     COCONET_MPI_CHECK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));

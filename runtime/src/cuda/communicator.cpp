@@ -51,45 +51,21 @@ Communicator::Communicator(Communicator &&other) noexcept
 Status Mesh::create(const Communicator &world,
                     const std::vector<int64_t> &axisSizes,
                     std::unique_ptr<Mesh> *out) {
-  int64_t product = 1;
-  for (int64_t s : axisSizes) {
-    if (s <= 0 || s > world.size())
-      return Status::error(StatusCode::InvalidArgument,
-                           "a mesh axis has size " + std::to_string(s));
-    product *= s;
-  }
-  if (product != world.size())
-    return Status::error(StatusCode::InvalidArgument,
-                         "the mesh has " + std::to_string(product) +
-                             " ranks, the world " +
-                             std::to_string(world.size()));
   std::unique_ptr<Mesh> mesh(new Mesh());
+  COCONET_RETURN_IF_ERROR(
+      mesh->initShape(axisSizes, world.size(), world.rank()));
   mesh->world_ = world.comm();
-  mesh->rank_ = world.rank();
-  mesh->size_ = world.size();
-  mesh->sizes_ = axisSizes;
-  mesh->coords_.resize(axisSizes.size());
-  int64_t rest = world.rank();
-  for (size_t a = axisSizes.size(); a-- > 0;) {
-    mesh->coords_[a] = rest % axisSizes[a];
-    rest /= axisSizes[a];
-  }
-  for (size_t axis = 0; axis < axisSizes.size(); ++axis) {
-    if (axisSizes[axis] == world.size()) {
+  for (unsigned axis = 0; axis < mesh->numAxes(); ++axis) {
+    if (mesh->axisSize(axis) == world.size()) {
       mesh->axes_.push_back(world.comm());
       mesh->ownsAxis_.push_back(false);
       continue;
     }
-    int64_t color = 0;
-    for (size_t a = 0; a < axisSizes.size(); ++a)
-      if (a != axis)
-        color = color * axisSizes[a] + mesh->coords_[a];
     ncclComm_t comm = nullptr;
     // The Mesh owns the communicators made so far: on failure its
     // destructor destroys them.
-    COCONET_NCCL_CHECK(ncclCommSplit(world.comm(), static_cast<int>(color),
-                                     static_cast<int>(mesh->coords_[axis]),
-                                     &comm, nullptr));
+    COCONET_NCCL_CHECK(ncclCommSplit(world.comm(), mesh->splitColor(axis),
+                                     mesh->splitKey(axis), &comm, nullptr));
     mesh->axes_.push_back(comm);
     mesh->ownsAxis_.push_back(true);
   }

@@ -16,6 +16,7 @@
 #ifndef COCONET_RUNTIME_CPU_RUNTIME_H
 #define COCONET_RUNTIME_CPU_RUNTIME_H
 
+#include "coconet/mesh_shape.h"
 #include "coconet/status.h"
 #include "coconet/types.h"
 
@@ -70,7 +71,7 @@ private:
 /// coordinate; axis -1 means every rank (the world, in rank order). Counts
 /// are elements of `dtype`; `in` and `out` are this rank's host buffers and
 /// may not overlap unless stated.
-class Mesh {
+class Mesh : public MeshShape {
 public:
   /// Splits `world` into the axes of `axisSizes`, whose product must be
   /// the world's size. Collective over the world.
@@ -80,14 +81,6 @@ public:
   ~Mesh();
   Mesh(const Mesh &) = delete;
   Mesh &operator=(const Mesh &) = delete;
-
-  unsigned numAxes() const { return static_cast<unsigned>(sizes_.size()); }
-  int64_t axisSize(unsigned axis) const { return sizes_[axis]; }
-  /// This rank's coordinate along `axis`.
-  int64_t coord(unsigned axis) const { return coords_[axis]; }
-  /// This rank in the world.
-  int rank() const { return rank_; }
-  int size() const { return size_; }
 
   /// Every member gets the combination of all members' `count` elements.
   /// `in == out` is allowed.
@@ -122,10 +115,6 @@ private:
 
   MPI_Comm world_ = MPI_COMM_NULL;
   std::vector<MPI_Comm> axes_; ///< owned
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> coords_;
-  int rank_ = 0;
-  int size_ = 1;
   std::vector<uint8_t> scratch_[2];
 };
 

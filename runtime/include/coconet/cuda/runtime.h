@@ -15,6 +15,7 @@
 #ifndef COCONET_RUNTIME_CUDA_RUNTIME_H
 #define COCONET_RUNTIME_CUDA_RUNTIME_H
 
+#include "coconet/mesh_shape.h"
 #include "coconet/status.h"
 #include "coconet/types.h"
 
@@ -109,7 +110,7 @@ private:
 /// axis varies slowest), one communicator per axis split with
 /// ncclCommSplit (color = coordinates on the other axes, key = coordinate
 /// on the axis), owned by the Mesh.
-class Mesh {
+class Mesh : public MeshShape {
 public:
   /// Collective over the world; the product of `axisSizes` must be its size.
   static Status create(const Communicator &world,
@@ -119,23 +120,14 @@ public:
   Mesh(const Mesh &) = delete;
   Mesh &operator=(const Mesh &) = delete;
 
-  unsigned numAxes() const { return static_cast<unsigned>(sizes_.size()); }
-  int64_t axisSize(unsigned axis) const { return sizes_[axis]; }
-  int64_t coord(unsigned axis) const { return coords_[axis]; }
   /// The communicator of `axis`; -1: the world's.
   ncclComm_t axisComm(int axis) const;
-  int rank() const { return rank_; }
-  int size() const { return size_; }
 
 private:
   Mesh() = default;
   ncclComm_t world_ = nullptr;
   std::vector<ncclComm_t> axes_; ///< owned; the world's when an axis is all of it
   std::vector<bool> ownsAxis_;
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> coords_;
-  int rank_ = 0;
-  int size_ = 1;
 };
 
 /// Device memory for a generated program's scratch, allocated when the
