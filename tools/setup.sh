@@ -9,6 +9,7 @@ PACKAGES=(
   llvm-19-dev llvm-19-tools libzstd-dev # ADT/Support; FileCheck, not, lit
   catch2                                # Catch2 v2 unit tests
   clang-19 libclang-rt-19-dev           # the libFuzzer target
+  clang-format-19                       # the code style (CTest format)
   graphviz                              # dot: renders --emit=dot (docs, lit)
   libopenmpi-dev openmpi-bin            # the CPU target's runtime and its MPI tests
 )

@@ -35,8 +35,8 @@ struct Ident {
 /// One factor of a dimension: an integer literal or a size name.
 struct DimFactor {
   bool isLiteral = false;
-  int64_t value = 0;   ///< The literal, when isLiteral.
-  std::string name;    ///< The size name, otherwise.
+  int64_t value = 0; ///< The literal, when isLiteral.
+  std::string name;  ///< The size name, otherwise.
   llvm::SMRange range;
 };
 
@@ -51,7 +51,7 @@ enum class LayoutKind { Local, Replicated, Sliced };
 /// One term of a layout, e.g. `sliced(0, tp)` or `replicated`.
 struct LayoutTerm {
   LayoutKind kind = LayoutKind::Replicated;
-  std::optional<int64_t> sliceDim; ///< Only for sliced; absent means 0.
+  std::optional<int64_t> sliceDim;  ///< Only for sliced; absent means 0.
   llvm::SmallVector<Ident, 2> axes; ///< Empty: every axis not named elsewhere.
   llvm::SMRange range;
 };

@@ -127,8 +127,7 @@ std::string emitHeader(const lower::Plan &plan, const EmitOptions &options);
 std::string emitDriver(const lower::Plan &plan, const EmitOptions &options);
 /// The kernels (Kernels.cpp): one function per kernel step, and the code
 /// of one step inside `operator()`.
-void emitKernels(CodeWriter &w, const Target &target,
-                 const lower::Plan &plan);
+void emitKernels(CodeWriter &w, const Target &target, const lower::Plan &plan);
 void emitStep(CodeWriter &w, const Target &target, const lower::Plan &plan,
               unsigned index);
 
@@ -140,7 +139,7 @@ struct KernelArg {
 /// The buffers a kernel step reads and writes, then the scalar parameters
 /// it reads by value (ScalarParam buffers), each once, in a stable order.
 llvm::SmallVector<unsigned, 8> kernelArgBuffers(const lower::Plan &plan,
-                                               const lower::Step &step);
+                                                const lower::Step &step);
 /// Those as kernel parameters (pointers, const when only read; scalars by
 /// value) and the arguments `operator()` passes.
 std::vector<KernelArg> kernelArgs(const lower::Plan &plan,
@@ -162,9 +161,9 @@ enum class ElementForm {
 /// (geometry `cc_g`): loads, member computations, stores. Reads the
 /// subexpressions in `uniform` from their variables.
 void emitElementBody(CodeWriter &w, const lower::Plan &plan,
-                     const lower::Step &step,
-                     const lower::ElementwiseKernel &k, const Target &target,
-                     ElementForm form, const UniformValues &uniform);
+                     const lower::Step &step, const lower::ElementwiseKernel &k,
+                     const Target &target, ElementForm form,
+                     const UniformValues &uniform);
 /// `const T cc_in<i> = ...;` for every scalar input, then the members'
 /// subexpressions that depend on no element (before a kernel's loop, so
 /// that e.g. Adam's `1 - pow(beta1, step)` is computed once, not once per

@@ -125,8 +125,7 @@ public:
 
   void beginCollectiveGroup(CodeWriter &) const override {}
   void endCollectiveGroup(CodeWriter &) const override {}
-  void emitCollective(CodeWriter &w, const Plan &plan,
-                      const CollectiveCall &c,
+  void emitCollective(CodeWriter &w, const Plan &plan, const CollectiveCall &c,
                       llvm::StringRef g) const override {
     const std::string in = bufferName(plan, c.input);
     const std::string out = bufferName(plan, c.output);
@@ -166,8 +165,9 @@ public:
   void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
                   llvm::StringRef gRef) const override {
     const std::string g = gRef.str();
-    w.line("coconet::rt::cpu::matmul(" + runtimeDType(plan.buffers[mm.c].dtype) +
-           ", " + g + ".batch, " + g + ".m, " + g + ".n, " + g + ".k,");
+    w.line("coconet::rt::cpu::matmul(" +
+           runtimeDType(plan.buffers[mm.c].dtype) + ", " + g + ".batch, " + g +
+           ".m, " + g + ".n, " + g + ".k,");
     w.line("    " + bufferName(plan, mm.a) + ", " + g + ".m * " + g + ".k, " +
            bufferName(plan, mm.b) + ", " +
            (mm.batchedB ? g + ".k * " + g + ".n" : std::string("0")) + ", " +
@@ -209,8 +209,9 @@ public:
 
   void emitDriverPreamble(CodeWriter &w) const override {
     w.comment("The CPU target always runs under MPI.");
-    w.line("#ifndef COCONET_WITH_MPI").line("#define COCONET_WITH_MPI 1").line(
-        "#endif");
+    w.line("#ifndef COCONET_WITH_MPI")
+        .line("#define COCONET_WITH_MPI 1")
+        .line("#endif");
   }
   void emitMpiOrElse(CodeWriter &w, llvm::ArrayRef<std::string> mpi,
                      llvm::ArrayRef<std::string>) const override {

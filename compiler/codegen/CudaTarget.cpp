@@ -104,8 +104,8 @@ public:
   }
   std::string arith(llvm::StringRef printed, llvm::StringRef, bool isDouble,
                     llvm::StringRef a, llvm::StringRef b) const override {
-    return std::string("__") + (isDouble ? "d" : "f") + printed.str() +
-           "_rn(" + a.str() + ", " + b.str() + ")";
+    return std::string("__") + (isDouble ? "d" : "f") + printed.str() + "_rn(" +
+           a.str() + ", " + b.str() + ")";
   }
   std::string mathCall(llvm::StringRef fn, bool isDouble,
                        llvm::StringRef args) const override {
@@ -138,9 +138,10 @@ public:
                     llvm::StringRef count) const override {
     w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
            "gridDim.x;");
-    w.open("for (int64_t " + var + " = static_cast<int64_t>(blockIdx.x) * "
-           "blockDim.x + threadIdx.x; " + var + " < " + count + "; " + var +
-           " += cc_stride)");
+    w.open("for (int64_t " + var +
+           " = static_cast<int64_t>(blockIdx.x) * "
+           "blockDim.x + threadIdx.x; " +
+           var + " < " + count + "; " + var + " += cc_stride)");
   }
   void emitElementwisePrologue(CodeWriter &w) const override {
     w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
@@ -207,8 +208,7 @@ public:
   void endCollectiveGroup(CodeWriter &w) const override {
     w.line("COCONET_NCCL_CHECK(ncclGroupEnd());");
   }
-  void emitCollective(CodeWriter &w, const Plan &plan,
-                      const CollectiveCall &s,
+  void emitCollective(CodeWriter &w, const Plan &plan, const CollectiveCall &s,
                       llvm::StringRef gRef) const override;
   void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
                   llvm::StringRef gRef) const override {
@@ -308,8 +308,8 @@ public:
     const std::string n = name.str();
     w.line("if (cc_st.ok())");
     w.line("  cc_st = " +
-           asStatus("cudaMemcpy(" + n + ".device, " + n + ".host.data(), " +
-                    n + ".host.size(), cudaMemcpyHostToDevice)") +
+           asStatus("cudaMemcpy(" + n + ".device, " + n + ".host.data(), " + n +
+                    ".host.size(), cudaMemcpyHostToDevice)") +
            ";");
   }
   std::string blockPointer(llvm::StringRef name) const override {
@@ -452,17 +452,17 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &plan,
            ", " + comm + ", cc_s.stream));");
     break;
   case Collective::SendRecv: {
-    std::string me = s.axis < 0 ? "cc_s.mesh->rank()"
-                                : "cc_s.mesh->coord(" +
-                                      std::to_string(s.axis) + ")";
-    std::string size = s.axis < 0 ? "cc_s.mesh->size()"
-                                  : "cc_s.mesh->axisSize(" +
-                                        std::to_string(s.axis) + ")";
+    std::string me = s.axis < 0
+                         ? "cc_s.mesh->rank()"
+                         : "cc_s.mesh->coord(" + std::to_string(s.axis) + ")";
+    std::string size =
+        s.axis < 0 ? "cc_s.mesh->size()"
+                   : "cc_s.mesh->axisSize(" + std::to_string(s.axis) + ")";
     std::string off = std::to_string(s.offset);
     w.line("{");
     w.indent();
-    w.line("const int64_t cc_to = " + me + " + (" + off + "), cc_from = " +
-           me + " - (" + off + ");");
+    w.line("const int64_t cc_to = " + me + " + (" + off + "), cc_from = " + me +
+           " - (" + off + ");");
     w.line("const bool cc_send = cc_to >= 0 && cc_to < " + size +
            ", cc_recv = cc_from >= 0 && cc_from < " + size + ";");
     w.comment("A rank with no one to receive from gets zeros.");
@@ -501,16 +501,15 @@ void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
       const KernelInput &in = k->inputs[i];
       const Buffer &buf = plan.buffers[in.buffer];
       if (!in.isScalar())
-        check(buf, in.shifted ? buf.name + " + " + g + ".o" +
-                                    std::to_string(i)
+        check(buf, in.shifted ? buf.name + " + " + g + ".o" + std::to_string(i)
                               : buf.name);
     }
     for (const auto &m : k->members)
       if (m.output >= 0)
         check(plan.buffers[m.output], bufferName(plan, m.output));
     const std::string flag = "cc_" + step.name + "_vector";
-    w.line("const bool " + flag + " = " + g + ".n >= " +
-           std::to_string(width) + aligned + ";");
+    w.line("const bool " + flag + " = " + g + ".n >= " + std::to_string(width) +
+           aligned + ";");
     w.line("if (" + flag + ")");
     w.line("  cc_" + step.name + "<true>" + launch);
     w.line("else");

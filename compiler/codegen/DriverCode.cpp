@@ -1,4 +1,4 @@
-//===- DriverCode.cpp - the generated driver (--emit=driver) ---------------===//
+//===- DriverCode.cpp - the generated driver (--emit=driver) --------------===//
 //
 // A `main` that runs one step of one program on every rank, exactly as the
 // simulator would for the same sizes and seed, and writes the results as
@@ -72,10 +72,13 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("#include \"" + plan.name + ".h\"").line();
   w.line("#include \"coconet/driver.h\"").line();
   t.emitMpiOrElse(w, {"#include <mpi.h>"}, {});
-  w.line().line("#include <chrono>").line("#include <cstdio>").line(
-      "#include <cstring>");
-  w.line("#include <memory>").line("#include <string>").line(
-      "#include <vector>");
+  w.line()
+      .line("#include <chrono>")
+      .line("#include <cstdio>")
+      .line("#include <cstring>");
+  w.line("#include <memory>")
+      .line("#include <string>")
+      .line("#include <vector>");
   w.line();
   w.comment("The driver's own names start with cc_, as no user name does; "
             "the\nprogram's class is cc_Program.");
@@ -165,8 +168,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   for (const std::string &s : plan.allSizeNames()) {
     bool world = mesh.isImplicit && s == mesh.axes[0].size;
     w.line("cc_st = cc_sizeOf(cc_options, \"" + s + "\", " +
-           (world ? "cc_transport.size()" : std::string("0")) +
-           ", &cc_sizes." + s + ");");
+           (world ? "cc_transport.size()" : std::string("0")) + ", &cc_sizes." +
+           s + ");");
     w.line("if (!cc_st.ok())");
     w.line("  return cc_fail(cc_st);");
   }
@@ -227,9 +230,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   }
   for (unsigned o : plan.outputs()) {
     const Buffer &b = plan.buffers[o];
-    args += (args.empty() ? "" : ",\n        ") +
-            std::string("static_cast<") + t.storageType(b.dtype) + " *>(" +
-            t.blockPointer(b.name) + ")";
+    args += (args.empty() ? "" : ",\n        ") + std::string("static_cast<") +
+            t.storageType(b.dtype) + " *>(" + t.blockPointer(b.name) + ")";
   }
   w.line("auto cc_runStep = [&]() -> cc_rt::Status {");
   w.line("  return (*cc_program)(" + args + ");");

@@ -34,9 +34,7 @@ public:
   std::string count(llvm::ArrayRef<Extent> e) {
     return printCount(e, mesh, sizeVar);
   }
-  std::string extent(const Extent &e) {
-    return printExtent(e, mesh, sizeVar);
-  }
+  std::string extent(const Extent &e) { return printExtent(e, mesh, sizeVar); }
   std::string offset(const Extent &e) {
     return printOffset(e, mesh, sizeVar, coordVar);
   }
@@ -59,9 +57,8 @@ public:
           a.operandAxes.empty()
               ? offset(domain[0])
               : "(" + offset(domain[0]) + " - (" + offset(a.extent) + "))";
-      add("o" + std::to_string(i), unitStride(in, 0)
-                                      ? shift
-                                      : shift + " * (" + count(after) + ")");
+      add("o" + std::to_string(i),
+          unitStride(in, 0) ? shift : shift + " * (" + count(after) + ")");
       return;
     }
     for (unsigned k = 0; k < in.dims.size(); ++k) {

@@ -94,16 +94,15 @@ std::string apiOutputs(const Plan &plan, const Target &target) {
   std::string out;
   for (unsigned o : plan.outputs()) {
     const Buffer &b = plan.buffers[o];
-    out += (out.empty() ? "" : ", ") + target.storageType(b.dtype) + " *" +
-           b.name;
+    out +=
+        (out.empty() ? "" : ", ") + target.storageType(b.dtype) + " *" + b.name;
   }
   return out;
 }
 
 std::string banner(const Plan &plan, const EmitOptions &options,
                    llvm::StringRef what) {
-  std::string s = "// " + what.str() + " of program '" + plan.programName +
-                  "'";
+  std::string s = "// " + what.str() + " of program '" + plan.programName + "'";
   if (!plan.schedule.empty())
     s += ", schedule '" + plan.schedule + "'";
   s += ", for the " + Target::get(options.target).displayName().str() +
@@ -158,8 +157,10 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
   for (const Plan::Result &r : plan.results)
     if (!r.updates.empty() &&
         plan.buffers[r.buffer].kind == Buffer::Kind::Output)
-      w.line("/// `" + bufferName(plan, r.buffer) + "` receives the new value "
-             "of the scalar `" + r.updates + "`.");
+      w.line("/// `" + bufferName(plan, r.buffer) +
+             "` receives the new value "
+             "of the scalar `" +
+             r.updates + "`.");
   t.emitStepDoc(w);
   w.open("class " + plan.name);
   w.dedent();
@@ -172,8 +173,10 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
   for (const std::string &s : plan.allSizeNames())
     w.line("int64_t " + s + " = 0;");
   w.close(";").line();
-  std::string createArgs = "const " + ns + "::Communicator &world, "
-                           "const Sizes &sizes" + t.createParams().str();
+  std::string createArgs = "const " + ns +
+                           "::Communicator &world, "
+                           "const Sizes &sizes" +
+                           t.createParams().str();
   w.line("/// Checks the sizes, splits the communicator per mesh axis "
          "(collective over");
   w.line("/// all ranks), computes the geometry and allocates the scratch "
@@ -274,9 +277,11 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     w.open("if ((" + global + ") % (" + divisor + ") != 0)");
     w.line("return Status::error(StatusCode::InvalidArgument, \"" + plan.name +
            ": " + c.what + " has size " +
-           printExtent({c.global, {}}, mesh, docSize) + " = \" + "
-           "std::to_string(" + global + ") + \", which is not a multiple of " +
-           names + " = \" + std::to_string(" + divisor + "));");
+           printExtent({c.global, {}}, mesh, docSize) +
+           " = \" + "
+           "std::to_string(" +
+           global + ") + \", which is not a multiple of " + names +
+           " = \" + std::to_string(" + divisor + "));");
     w.close();
   }
   w.line("auto state = std::make_unique<State>();");
@@ -310,8 +315,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
       std::string slot = std::to_string(b.slot);
       w.line("cc_bytes[" + slot + "] = std::max<size_t>(cc_bytes[" + slot +
              "], static_cast<size_t>(" + printCount(b.shape, mesh, sizeVar) +
-             ") * sizeof(" + t.storageType(b.dtype) +
-             ")); // " + b.name);
+             ") * sizeof(" + t.storageType(b.dtype) + ")); // " + b.name);
     }
     w.open("for (unsigned cc_i = 0; cc_i < " + std::to_string(plan.numSlots) +
            "; ++cc_i)");
@@ -383,8 +387,7 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
     if (b.kind == Buffer::Kind::Scratch && b.slot >= 0)
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
-             " *>(cc_s.arena + cc_s.slot[" +
-             std::to_string(b.slot) + "]);");
+             " *>(cc_s.arena + cc_s.slot[" + std::to_string(b.slot) + "]);");
   for (unsigned i = 0; i < plan.steps.size(); ++i) {
     w.line();
     w.comment("Step " + std::to_string(i) + ": " + plan.steps[i].summary + ".");
@@ -414,8 +417,9 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   w.line("#include \"coconet/numeric.h\"");
   t.emitSourceIncludes(w);
   w.line();
-  w.line("#include <algorithm>").line("#include <cmath>").line(
-      "#include <cstdint>");
+  w.line("#include <algorithm>")
+      .line("#include <cmath>")
+      .line("#include <cstdint>");
   w.line("#include <cstring>").line("#include <string>").line();
   w.open("namespace coconet::generated");
   w.dedent();

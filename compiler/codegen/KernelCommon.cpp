@@ -16,7 +16,7 @@ namespace coconet::codegen {
 using namespace lower;
 
 llvm::SmallVector<unsigned, 8> kernelArgBuffers(const Plan &plan,
-                                               const Step &step) {
+                                                const Step &step) {
   llvm::SmallVector<unsigned, 8> buffers;
   for (unsigned b : step.reads)
     if (!llvm::is_contained(buffers, b))
@@ -102,7 +102,7 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     std::vector<std::string> operands;
     for (const Source &src : m.operands)
       operands.push_back(src.kind == Source::Kind::Input ? inputs[src.index]
-                                                          : members[src.index]);
+                                                         : members[src.index]);
     std::string name = memberName(plan, step, m);
     emitBody(w, m.body, operands, global, name, target, temp, &uniform);
     members.push_back(name);
@@ -112,8 +112,8 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     if (m.output < 0)
       continue;
     const Buffer &b = plan.buffers[m.output];
-    std::string to = lanes ? "cc_s" + std::to_string(i) + ".v[cc_j]"
-                           : b.name + "[cc_i]";
+    std::string to =
+        lanes ? "cc_s" + std::to_string(i) + ".v[cc_j]" : b.name + "[cc_i]";
     w.line(to + " = " + target.store(b.dtype, members[i]) + ";");
   }
 }

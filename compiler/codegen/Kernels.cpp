@@ -62,18 +62,19 @@ void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
   std::string identity, combine;
   if (isF) {
     identity = maxMin ? "static_cast<double>(NAN)" : "0.0";
-    combine = maxMin ? std::string("coconet::rt::") +
-                           (max ? "maxNumber(cc_a, cc_b)" : "minNumber(cc_a, cc_b)")
-                     : "cc_a + cc_b";
+    combine =
+        maxMin ? std::string("coconet::rt::") +
+                     (max ? "maxNumber(cc_a, cc_b)" : "minNumber(cc_a, cc_b)")
+               : "cc_a + cc_b";
   } else if (maxMin) {
     bool u = r.inType == ir::DType::U64;
     identity = u ? (max ? "UINT64_C(0)" : "~UINT64_C(0)")
                  : (max ? "static_cast<uint64_t>(INT64_MIN)"
                         : "static_cast<uint64_t>(INT64_MAX)");
-    combine = u ? std::string("(cc_a ") + (max ? ">" : "<") + " cc_b ? cc_a : cc_b)"
-                : std::string("(static_cast<int64_t>(cc_a) ") +
-                      (max ? ">" : "<") +
-                      " static_cast<int64_t>(cc_b) ? cc_a : cc_b)";
+    combine =
+        u ? std::string("(cc_a ") + (max ? ">" : "<") + " cc_b ? cc_a : cc_b)"
+          : std::string("(static_cast<int64_t>(cc_a) ") + (max ? ">" : "<") +
+                " static_cast<int64_t>(cc_b) ? cc_a : cc_b)";
   } else {
     identity = "UINT64_C(0)";
     combine = "cc_a + cc_b";
@@ -109,10 +110,11 @@ void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
                            ? t.mathCall("sqrt", true, "cc_acc")
                            : "cc_acc";
   if (ir::isFloat(out.dtype))
-    w.line(out.name + "[cc_o] = " +
-           storeFromDouble(t, out.dtype,
-                           isF ? result : "static_cast<double>(" + result + ")") +
-           ";");
+    w.line(
+        out.name + "[cc_o] = " +
+        storeFromDouble(t, out.dtype,
+                        isF ? result : "static_cast<double>(" + result + ")") +
+        ";");
   else
     w.line(out.name + "[cc_o] = static_cast<" + t.storageType(out.dtype) +
            ">(" + result + ");");
@@ -160,7 +162,8 @@ void emitNorm(CodeWriter &w, const Target &t, const Plan &plan,
   w.close();
   t.emitGroupCombine(w, "cc_sq", "cc_add");
   t.shareFromLeader(w, "double", "cc_row_scale",
-                    "1.0 / " + t.mathCall("sqrt", true, "cc_sq / cc_h + cc_eps"),
+                    "1.0 / " +
+                        t.mathCall("sqrt", true, "cc_sq / cc_h + cc_eps"),
                     "const double cc_scale");
   w.open(t.groupElementLoop("cc_j", "cc_g.h"));
   w.line("const int64_t cc_i = cc_base + cc_j;");
@@ -172,7 +175,8 @@ void emitNorm(CodeWriter &w, const Target &t, const Plan &plan,
     emitCoordinates(w, used, "cc_i", "cc_g");
   }
   std::string gi = inputIndex(nullptr, k.gamma, 0, domain, "cc_i", "cc_g");
-  w.line("double cc_v = (" + xAt("cc_i") + centred + ") * cc_scale * "
+  w.line("double cc_v = (" + xAt("cc_i") + centred +
+         ") * cc_scale * "
          "static_cast<double>(" +
          t.load(gamma.dtype, gamma.name + "[" + gi + "]") + ");");
   if (k.beta) {
@@ -211,8 +215,9 @@ void emitTranspose(CodeWriter &w, const Target &t, const Plan &plan,
                  {"const int64_t cc_col = cc_i % cc_g.cols;",
                   "const int64_t cc_row = (cc_i / cc_g.cols) % cc_g.rows;",
                   "const int64_t cc_b = cc_i / (cc_g.cols * cc_g.rows);"},
-                 out.name + "[(cc_b * cc_g.cols + cc_col) * cc_g.rows + "
-                            "cc_row] = " +
+                 out.name +
+                     "[(cc_b * cc_g.cols + cc_col) * cc_g.rows + "
+                     "cc_row] = " +
                      in.name + "[cc_i];");
 }
 
@@ -264,10 +269,10 @@ void emitStep(CodeWriter &w, const Target &t, const Plan &plan,
   const Step &step = plan.steps[index];
   const std::string g = "cc_s." + geometryMember(step);
   auto name = [&](unsigned b) { return bufferName(plan, b); };
-  const bool groupStart =
-      step.groupWithNext && (index == 0 || !plan.steps[index - 1].groupWithNext);
-  const bool groupEnd = !step.groupWithNext && index > 0 &&
-                        plan.steps[index - 1].groupWithNext;
+  const bool groupStart = step.groupWithNext &&
+                          (index == 0 || !plan.steps[index - 1].groupWithNext);
+  const bool groupEnd =
+      !step.groupWithNext && index > 0 && plan.steps[index - 1].groupWithNext;
   if (groupStart)
     t.beginCollectiveGroup(w);
   std::visit(

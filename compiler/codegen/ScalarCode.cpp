@@ -71,14 +71,12 @@ std::string computeType(DType dtype) {
 std::string runtimeDType(DType dtype) {
   static const char *const kNames[] = {"F16", "BF16", "F32", "F64",
                                        "I32", "I64",  "U64", "Bool"};
-  return std::string("coconet::rt::DType::") +
-         kNames[static_cast<int>(dtype)];
+  return std::string("coconet::rt::DType::") + kNames[static_cast<int>(dtype)];
 }
 
 std::string runtimeReduceOp(ir::ReduceOp op) {
   static const char *const kNames[] = {"Sum", "Prod", "Max", "Min", "Avg"};
-  return std::string("coconet::rt::ReduceOp::") +
-         kNames[static_cast<int>(op)];
+  return std::string("coconet::rt::ReduceOp::") + kNames[static_cast<int>(op)];
 }
 
 std::string storeFromDouble(const Target &t, DType dtype,
@@ -108,8 +106,7 @@ std::string shortestDecimal(double v, bool asFloat) {
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
     double back = std::strtod(buf, nullptr);
-    if (asFloat ? static_cast<float>(back) == static_cast<float>(v)
-                : back == v)
+    if (asFloat ? static_cast<float>(back) == static_cast<float>(v) : back == v)
       break;
   }
   std::string s = buf;
@@ -186,8 +183,8 @@ public:
   /// operands with `uniformOperand` set (dropout depends on the element's
   /// index). Records their names in `out`; returns the root's name when
   /// the root itself is uniform and not a leaf, else "".
-  std::string hoist(const ScalarExpr *root,
-                    llvm::ArrayRef<bool> uniformOperand, UniformValues &out);
+  std::string hoist(const ScalarExpr *root, llvm::ArrayRef<bool> uniformOperand,
+                    UniformValues &out);
 
 private:
   /// `x` converted to the compute type of `dtype` when it is not already.
@@ -242,13 +239,13 @@ std::string BodyPrinter::unaryFloat(ScalarOp op, bool isDouble,
 #define SCALAR_OP(Name, Printed, Arity, Class)                                 \
   case ScalarOp::Name:                                                         \
     break;
-  // The language's sqrt is correctly rounded on every target.
+    // The language's sqrt is correctly rounded on every target.
 #define MATH_OP(Name, Printed, Fn)                                             \
   case ScalarOp::Name:                                                         \
     if (ScalarOp::Name == ScalarOp::Sqrt)                                      \
       return target.sqrtRounded(isDouble, x);                                  \
     return target.mathCall(#Fn, isDouble, x);
-  // Formulas are coconet/numeric.h's, for both targets.
+    // Formulas are coconet/numeric.h's, for both targets.
 #define FORMULA_OP(Name, Printed, Fn)                                          \
   case ScalarOp::Name:                                                         \
     return "coconet::rt::ops::" #Fn "(" + x + ")";
@@ -286,7 +283,7 @@ static std::string intBinary(ScalarOp op, const std::string &a,
 #define ARITH_OP(Name, Printed, Operator, IntFn)                               \
   case ScalarOp::Name:                                                         \
     return "coconet::rt::" #IntFn "(" + a + ", " + b + ")";
-  // max(x, x) is x; written out, compilers warn of a self-comparison.
+    // max(x, x) is x; written out, compilers warn of a self-comparison.
 #define MINMAX_OP(Name, Printed, FloatFn, Operator)                            \
   case ScalarOp::Name:                                                         \
     if (a == b)                                                                \
@@ -388,8 +385,8 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
                                            "static_cast<double>(" + p + ")"))
                  : binaryFloat(ScalarOp::Div, false, as(e->args[0], d),
                                binaryFloat(ScalarOp::Sub, false, "1.0f", p));
-    return "(" + keep + " ? " + round(d, kept) + " : " +
-           floatLiteral(0.0, d) + ")";
+    return "(" + keep + " ? " + round(d, kept) + " : " + floatLiteral(0.0, d) +
+           ")";
   }
   }
   llvm_unreachable("unknown scalar op class");
@@ -397,9 +394,9 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
 
 void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {
   // A body computed entirely before the loop.
-  if (auto it = values.find(root);
-      it != values.end() && root->op != ScalarOp::Operand &&
-      root->op != ScalarOp::Const) {
+  if (auto it = values.find(root); it != values.end() &&
+                                   root->op != ScalarOp::Operand &&
+                                   root->op != ScalarOp::Const) {
     w.line("const " + computeType(root->dtype) + " " + out + " = " +
            it->second + ";");
     return;
@@ -412,10 +409,8 @@ void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {
       values[e] = value;
       continue;
     }
-    std::string name =
-        e == root ? out.str() : "cc_e" + std::to_string(temp++);
-    w.line("const " + computeType(e->dtype) + " " + name + " = " + value +
-           ";");
+    std::string name = e == root ? out.str() : "cc_e" + std::to_string(temp++);
+    w.line("const " + computeType(e->dtype) + " " + name + " = " + value + ";");
     values[e] = name;
   }
 }

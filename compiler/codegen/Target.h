@@ -1,4 +1,4 @@
-//===- Target.h - what differs between the code generation targets -*- C++ -*-===//
+//===- Target.h - what differs between code generation targets -*- C++ -*-===//
 //
 // The emitters of codegen/ (kernels, steps, the program object, the driver)
 // are written once; everything that a target spells its own way is asked
@@ -137,9 +137,8 @@ public:
   virtual void emitMatMul(CodeWriter &w, const lower::Plan &plan,
                           const lower::MatMulCall &call,
                           llvm::StringRef g) const = 0;
-  virtual void emitCopy(CodeWriter &w, llvm::StringRef to,
-                        llvm::StringRef from, llvm::StringRef count,
-                        ir::DType dtype) const = 0;
+  virtual void emitCopy(CodeWriter &w, llvm::StringRef to, llvm::StringRef from,
+                        llvm::StringRef count, ir::DType dtype) const = 0;
   virtual void emitStoreScalar(CodeWriter &w, llvm::StringRef to,
                                llvm::StringRef value) const = 0;
   /// Runs kernel step `step` with `args` (its geometry first).

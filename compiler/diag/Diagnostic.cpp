@@ -120,12 +120,12 @@ void DiagnosticEngine::emit(const InFlightDiagnostic &diag) {
     llvm::SMRange range = entry.range;
     llvm::SmallVector<llvm::SMRange, 1> ranges;
     // A single-character range is already shown by the caret.
-    if (range.isValid() && range.End.getPointer() >
-                               range.Start.getPointer() + 1)
+    if (range.isValid() &&
+        range.End.getPointer() > range.Start.getPointer() + 1)
       ranges.push_back(range);
     if (range.Start.isValid())
-      sourceMgr.PrintMessage(os, range.Start, toKind(sev), message, ranges,
-                             {}, showColors);
+      sourceMgr.PrintMessage(os, range.Start, toKind(sev), message, ranges, {},
+                             showColors);
     else
       sourceMgr.PrintMessage(os, llvm::SMLoc(), toKind(sev), message, {}, {},
                              showColors);

@@ -114,9 +114,8 @@ public:
   InFlightDiagnostic report(llvm::SMRange range, DiagId id, Args &&...args) {
     return InFlightDiagnostic(
         this, {range, id,
-               formatDiag(diagFormat(id),
-                          {InFlightDiagnostic::toDiagString(
-                              std::forward<Args>(args))...})});
+               formatDiag(diagFormat(id), {InFlightDiagnostic::toDiagString(
+                                              std::forward<Args>(args))...})});
   }
 
   /// Number of errors reported so far.

@@ -10,8 +10,8 @@
 
 #include "analysis/Report.h"
 #include "ast/Ast.h"
-#include "emit/Dot.h"
 #include "codegen/Codegen.h"
+#include "emit/Dot.h"
 #include "lower/Lower.h"
 #include "lower/Plan.h"
 #include "passes/PassManager.h"
@@ -50,20 +50,18 @@ static cl::OptionCategory &category() {
   return cat;
 }
 
-static cl::opt<std::string>
-    inputFile(cl::Positional, cl::desc("<input.coco>"),
-              cl::cat(category()));
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.coco>"),
+                                      cl::cat(category()));
 
 static cl::list<std::string>
     importDirs("I", cl::desc("Add a directory to the import search path"),
-               cl::value_desc("dir"), cl::Prefix,
-               cl::cat(category()));
+               cl::value_desc("dir"), cl::Prefix, cl::cat(category()));
 
 static cl::opt<std::string> stdlibDir(
     "stdlib-dir",
     cl::desc("The standard library directory (default: $COCONET_STDLIB, "
              "else the one built in)"),
-    cl::value_desc("dir"),     cl::cat(category()));
+    cl::value_desc("dir"), cl::cat(category()));
 
 enum class ColorMode { Auto, Always, Never };
 /// --color. LLVM's Support library registers a boolean `--color` of its own
@@ -76,10 +74,9 @@ static ColorMode colorMode() {
       it->second->removeArgument();
     return new cl::opt<ColorMode>(
         "color", cl::desc("Colour diagnostics"), cl::init(ColorMode::Auto),
-        cl::values(
-            clEnumValN(ColorMode::Auto, "auto", "when writing to a tty"),
-            clEnumValN(ColorMode::Always, "always", "always"),
-            clEnumValN(ColorMode::Never, "never", "never")),
+        cl::values(clEnumValN(ColorMode::Auto, "auto", "when writing to a tty"),
+                   clEnumValN(ColorMode::Always, "always", "always"),
+                   clEnumValN(ColorMode::Never, "never", "never")),
         cl::cat(category()));
   }();
   return *option;
@@ -88,17 +85,17 @@ static ColorMode colorMode() {
 static cl::opt<unsigned>
     errorLimit("error-limit",
                cl::desc("Stop after this many errors (0: no limit)"),
-               cl::init(20),                cl::cat(category()));
+               cl::init(20), cl::cat(category()));
 
 static cl::opt<bool> warningsAsErrors("Werror",
                                       cl::desc("Treat warnings as errors"),
-                                                                            cl::cat(category()));
+                                      cl::cat(category()));
 
 static cl::opt<std::string>
     programName("program",
                 cl::desc("The program to emit or run (default: all for "
                          "--emit, the only one for sim)"),
-                cl::value_desc("name"),                 cl::cat(category()));
+                cl::value_desc("name"), cl::cat(category()));
 
 enum class EmitKind { None, Ast, Ir, Dot, Report, Plan, Code, Driver };
 static cl::opt<EmitKind> emit(
@@ -140,13 +137,14 @@ static cl::opt<std::string> scheduleName(
     cl::desc("Apply this schedule (without it, programs run unscheduled)"),
     cl::value_desc("name"), cl::cat(category()));
 
-static cl::opt<bool> verifyEach(
-    "verify-each", cl::desc("Run the IR verifier after every pass"),
-    cl::cat(category()));
+static cl::opt<bool>
+    verifyEach("verify-each", cl::desc("Run the IR verifier after every pass"),
+               cl::cat(category()));
 
-static cl::opt<bool> printAfterAll(
-    "print-after-all", cl::desc("Print the IR after every pass (to stderr)"),
-    cl::cat(category()));
+static cl::opt<bool>
+    printAfterAll("print-after-all",
+                  cl::desc("Print the IR after every pass (to stderr)"),
+                  cl::cat(category()));
 
 /// --print-after's help, from the pass registry.
 static const std::string &printAfterHelp() {
@@ -156,13 +154,14 @@ static const std::string &printAfterHelp() {
   return help;
 }
 
-static cl::list<std::string> printAfter(
-    "print-after", cl::desc(printAfterHelp()),
-    cl::value_desc("pass"), cl::CommaSeparated, cl::cat(category()));
+static cl::list<std::string>
+    printAfter("print-after", cl::desc(printAfterHelp()),
+               cl::value_desc("pass"), cl::CommaSeparated, cl::cat(category()));
 
-static cl::opt<bool> timePasses(
-    "time-passes", cl::desc("Print the time each pass took (to stderr)"),
-    cl::cat(category()));
+static cl::opt<bool>
+    timePasses("time-passes",
+               cl::desc("Print the time each pass took (to stderr)"),
+               cl::cat(category()));
 
 static cl::opt<bool> noCleanup(
     "no-cleanup",
@@ -232,8 +231,7 @@ std::unique_ptr<Compilation> compile(const std::string &path) {
 }
 
 const ir::Program *selectProgram(const ir::Module &module,
-                                 const std::string &name,
-                                 bool requireUnique) {
+                                 const std::string &name, bool requireUnique) {
   if (!name.empty()) {
     if (const ir::Program *p = module.findProgram(name))
       return p;
@@ -324,8 +322,8 @@ static int writeFiles(const std::vector<codegen::File> &files,
 static int runEmit() {
   if (emit == EmitKind::Ast) {
     auto c = newCompilation();
-    auto modules = sema::loadModules(c->sourceMgr, *c->diags, inputFile,
-                                     semaOptions());
+    auto modules =
+        sema::loadModules(c->sourceMgr, *c->diags, inputFile, semaOptions());
     if (modules.empty())
       return 1;
     std::error_code ec;
@@ -439,8 +437,7 @@ static int runEmit() {
   }
   if (emit == EmitKind::None)
     return 0;
-  if ((emit == EmitKind::Code || emit == EmitKind::Driver) &&
-      outputFile != "-")
+  if ((emit == EmitKind::Code || emit == EmitKind::Driver) && outputFile != "-")
     return writeFiles(files, outputFile);
   for (const codegen::File &f : files)
     os << "// ===== " << f.name << " =====\n" << f.text;

@@ -45,12 +45,13 @@ static cl::opt<int64_t> defaultSize(
              "number of ranks, so every slice divides evenly)"),
     cl::init(0), cl::cat(simCategory()));
 
-static cl::opt<uint64_t> seed("seed",
-                              cl::desc("Seed of the generated inputs"),
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
                               cl::init(1), cl::cat(simCategory()));
 
 static cl::list<std::string>
-    scalarSets("set", cl::desc("Give a parameter a value, e.g. --set lr=0.01 (a tensor gets it in every element)"),
+    scalarSets("set",
+               cl::desc("Give a parameter a value, e.g. --set lr=0.01 (a "
+                        "tensor gets it in every element)"),
                cl::value_desc("NAME=VALUE"), cl::cat(simCategory()));
 
 static cl::list<std::string>
@@ -60,8 +61,7 @@ static cl::list<std::string>
            cl::value_desc("NAME=FILE"), cl::cat(simCategory()));
 
 static cl::opt<std::string>
-    outputDir("output-dir",
-              cl::desc("Write every result to DIR/<name>.npy"),
+    outputDir("output-dir", cl::desc("Write every result to DIR/<name>.npy"),
               cl::value_desc("dir"), cl::cat(simCategory()));
 
 static cl::opt<bool> compareUnscheduled(
@@ -88,7 +88,8 @@ static cl::opt<double> checkUlps(
 bool simOptionGiven(std::string &which) {
   for (const auto &entry : cl::getRegisteredOptions()) {
     const cl::Option *o = entry.second;
-    if (o->getNumOccurrences() && llvm::is_contained(o->Categories, &simCategory())) {
+    if (o->getNumOccurrences() &&
+        llvm::is_contained(o->Categories, &simCategory())) {
       which = o->ArgStr.str();
       return true;
     }
@@ -125,8 +126,7 @@ static bool parseSizes(const ir::Program *program, ir::DimEnv &out) {
       return false;
     }
     if (program && !llvm::is_contained(program->sizeNames, name)) {
-      fail("program '" + program->name + "' has no size named '" + name +
-           "'");
+      fail("program '" + program->name + "' has no size named '" + name + "'");
       return false;
     }
     out[name] = v;
@@ -192,8 +192,9 @@ int runSim(const std::string &path, const std::string &programName) {
     worldSize *= it->second;
   }
   if (!program->mesh.isImplicit && ranks > 0 && ranks != worldSize) {
-    fail("--ranks=" + llvm::Twine(ranks) + " disagrees with the mesh, which has " +
-         llvm::Twine(worldSize) + " ranks");
+    fail("--ranks=" + llvm::Twine(ranks) +
+         " disagrees with the mesh, which has " + llvm::Twine(worldSize) +
+         " ranks");
     return 2;
   }
   int64_t fallback = defaultSize > 0 ? int64_t(defaultSize) : 4 * worldSize;
@@ -221,8 +222,8 @@ int runSim(const std::string &path, const std::string &programName) {
     }
     llvm::outs() << "schedule " << schedule->name << " of " << program->name
                  << " against the unscheduled program on " << worldSize
-                 << (worldSize == 1 ? " rank" : " ranks") << ", seed "
-                 << seed << ":\n";
+                 << (worldSize == 1 ? " rank" : " ranks") << ", seed " << seed
+                 << ":\n";
     cmp->print(llvm::outs());
     llvm::outs() << (cmp->ok() ? "same results\n" : "DIFFERENT results\n");
     return cmp->ok() ? 0 : 1;
@@ -237,9 +238,8 @@ int runSim(const std::string &path, const std::string &programName) {
   llvm::outs() << "program " << program->name;
   if (schedule)
     llvm::outs() << " (schedule " << schedule->name << ")";
-  llvm::outs() << " on " << worldSize
-               << (worldSize == 1 ? " rank" : " ranks") << ", seed " << seed
-               << ", sizes";
+  llvm::outs() << " on " << worldSize << (worldSize == 1 ? " rank" : " ranks")
+               << ", seed " << seed << ", sizes";
   for (const auto &[name, value] : options.sizes)
     llvm::outs() << ' ' << name << '=' << value;
   llvm::outs() << '\n';
@@ -251,8 +251,8 @@ int runSim(const std::string &path, const std::string &programName) {
     }
   }
   if (!checkOutputs.empty()) {
-    auto cmp = verify::compareWithFiles(*program, *result, checkOutputs,
-                                        checkUlps);
+    auto cmp =
+        verify::compareWithFiles(*program, *result, checkOutputs, checkUlps);
     if (!cmp) {
       fail(llvm::toString(cmp.takeError()));
       return 1;
@@ -266,8 +266,8 @@ int runSim(const std::string &path, const std::string &programName) {
       maxUlps = std::max(maxUlps, d.maxUlps);
     }
     llvm::outs() << llvm::formatv(
-        "max difference from the simulator: {0:e} ({1:f2} ulp): {2}\n",
-        maxAbs, maxUlps, cmp->ok() ? "ok" : "FAILED");
+        "max difference from the simulator: {0:e} ({1:f2} ulp): {2}\n", maxAbs,
+        maxUlps, cmp->ok() ? "ok" : "FAILED");
     return cmp->ok() ? 0 : 1;
   }
   return 0;

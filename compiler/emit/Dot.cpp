@@ -64,8 +64,7 @@ void printNode(const ir::Program &program, const Stage &stage,
                llvm::StringRef indent, llvm::raw_ostream &os) {
   std::string label = stage.name + "\n" +
                       ir::operationText(ir::describeStage(program, stage)) +
-                      "\n" +
-                      stage.type.str(program.mesh);
+                      "\n" + stage.type.str(program.mesh);
   if (stage.sharded)
     label += "\nsharded";
   llvm::SmallVector<std::string, 2> results = resultLines(program, stage);

@@ -1,4 +1,4 @@
-//===- Describe.h - what a stage is, in words --------------------*- C++ -*-===//
+//===- Describe.h - what a stage is, in words -------------------*- C++ -*-===//
 //
 // The one place that knows which attributes each kind of stage has and how
 // they are written: the IR printer, the Graphviz drawing, the cost report

@@ -84,8 +84,7 @@ std::optional<Layout> matmulLayout(const Layout &a, unsigned ra,
     const AxisLayout &x = a[i], &y = b[i];
     bool xs = x.state == AxisState::Sliced, ys = y.state == AxisState::Sliced;
     if (!xs && !ys) {
-      bool local =
-          x.state == AxisState::Local || y.state == AxisState::Local;
+      bool local = x.state == AxisState::Local || y.state == AxisState::Local;
       out[i] = {local ? AxisState::Local : AxisState::Replicated, 0};
       continue;
     }

@@ -21,15 +21,14 @@ namespace coconet::ir {
 
 /// Renumbers sliced dimensions of a rank-`fromRank` value broadcast into a
 /// rank-`toRank` result (trailing alignment).
-Layout alignLayout(const Layout &layout, unsigned fromRank,
-                       unsigned toRank);
+Layout alignLayout(const Layout &layout, unsigned fromRank, unsigned toRank);
 
 /// The elementwise join, axis by axis: R+X = X, L+L = L, S(d)+S(d) = S(d);
 /// L+S and S(d)+S(e) are refused. Both layouts in result dimensions. A
 /// dimension sliced over several axes in the result must be sliced in each
 /// operand over a prefix (in mesh order) of those axes.
 std::optional<Layout> joinLayouts(const Layout &a, const Layout &b,
-                                      std::string &hint);
+                                  std::string &hint);
 
 /// A reduction over all elements (dim < 0) or along `dim` of a rank-`rank`
 /// value: slices of a reduced dimension become local partial values.
@@ -38,20 +37,20 @@ Layout reductionLayout(const Layout &in, unsigned rank, int dim);
 /// matmul of a (rank ra, [..., M, K]) by b (rank rb, [K, N] or [..., K, N]);
 /// result rank is ra.
 std::optional<Layout> matmulLayout(const Layout &a, unsigned ra,
-                                       const Layout &b, unsigned rb,
-                                       std::string &hint);
+                                   const Layout &b, unsigned rb,
+                                   std::string &hint);
 
 /// Swaps the last two dimensions.
 Layout transposeLayout(const Layout &in, unsigned rank);
 
 /// The result layout of a communication stage of `kind` over `axis` (-1:
 /// every axis; an allgather over one axis of a dimension sliced over
-/// several must gather the innermost), or nullopt with the requirement that failed in `need`
+/// several must gather the innermost), or nullopt with the requirement that
+/// failed in `need`
 /// ("a local or replicated input") and the offending state in `got`.
-std::optional<Layout> communicationLayout(StageKind kind,
-                                              const Layout &in, int axis,
-                                              int dim, std::string &need,
-                                              unsigned &badAxis);
+std::optional<Layout> communicationLayout(StageKind kind, const Layout &in,
+                                          int axis, int dim, std::string &need,
+                                          unsigned &badAxis);
 
 } // namespace coconet::ir
 

@@ -37,8 +37,7 @@ static std::string formatDouble(double v) {
 }
 
 /// Prints a body iteratively: a stack of (node, next child) frames.
-static void printBody(const Stage &stage,
-                      llvm::raw_ostream &os) {
+static void printBody(const Stage &stage, llvm::raw_ostream &os) {
   struct Frame {
     const ScalarExpr *expr;
     unsigned next;
@@ -159,15 +158,14 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
   for (size_t i = 0; i < program.kernels.size(); ++i) {
     const Kernel &k = program.kernels[i];
     os << "  kernel k" << i << " ("
-       << (k.isFusedCollective() ? "fused collective" : "elementwise")
-       << "):";
+       << (k.isFusedCollective() ? "fused collective" : "elementwise") << "):";
     for (const Stage *s : k.stages)
       os << " %" << s->id;
     os << '\n';
   }
   for (const Overlap &o : program.overlaps)
-    os << "  overlap %" << o.producer->id << " with %" << o.consumer->id
-       << ": " << o.chunks << " chunks along dim " << o.dim << '\n';
+    os << "  overlap %" << o.producer->id << " with %" << o.consumer->id << ": "
+       << o.chunks << " chunks along dim " << o.dim << '\n';
   for (const std::string &r : program.reassociations)
     os << "  reassociates: " << r << '\n';
   os << "}\n";

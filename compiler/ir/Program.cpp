@@ -169,9 +169,8 @@ void Program::renumber() {
 }
 
 Stage *Program::insertStage(unsigned index, StageKind kind,
-                             llvm::StringRef stageName, TensorType type,
-                             llvm::ArrayRef<Stage *> ops,
-                             llvm::SMRange range) {
+                            llvm::StringRef stageName, TensorType type,
+                            llvm::ArrayRef<Stage *> ops, llvm::SMRange range) {
   assert(kind != StageKind::Param && "parameters are created by sema");
   assert(index <= stages.size());
   auto stage = std::make_unique<Stage>();
@@ -196,8 +195,9 @@ void Program::eraseStage(Stage *stage) {
   llvm::erase_if(overlaps, [&](const Overlap &o) {
     return o.producer == stage || o.consumer == stage;
   });
-  auto it = llvm::find_if(
-      stages, [&](const std::unique_ptr<Stage> &s) { return s.get() == stage; });
+  auto it = llvm::find_if(stages, [&](const std::unique_ptr<Stage> &s) {
+    return s.get() == stage;
+  });
   assert(it != stages.end());
   stages.erase(it);
   renumber();
@@ -279,9 +279,8 @@ std::unique_ptr<Program> Program::clone() const {
   // Bodies are trees whose nodes the program owns; copy them children
   // first.
   auto cloneExpr = [&](const ScalarExpr *root) {
-    for (const ScalarExpr *e : postOrder(root, [&](const ScalarExpr *e) {
-           return exprMap.count(e);
-         })) {
+    for (const ScalarExpr *e : postOrder(
+             root, [&](const ScalarExpr *e) { return exprMap.count(e); })) {
       ScalarExpr node = *e;
       for (const ScalarExpr *&a : node.args)
         a = exprMap.lookup(a);

@@ -86,11 +86,11 @@ public:
   llvm::SMRange loc;
 
   // Attributes.
-  unsigned paramIndex = 0;                 ///< Param
-  const ScalarExpr *body = nullptr;        ///< Elementwise
+  unsigned paramIndex = 0;                      ///< Param
+  const ScalarExpr *body = nullptr;             ///< Elementwise
   ReductionKind reduction = ReductionKind::Sum; ///< Reduction
-  int dim = -1;       ///< Reduction (-1: all); ReduceScatter (scattered dim)
-  ReduceOp reduceOp = ReduceOp::Sum;       ///< AllReduce, ReduceScatter, Reduce
+  int dim = -1; ///< Reduction (-1: all); ReduceScatter (scattered dim)
+  ReduceOp reduceOp = ReduceOp::Sum; ///< AllReduce, ReduceScatter, Reduce
   int axis = 0;       ///< communication: mesh axis, -1 for all axes
   int64_t root = 0;   ///< Broadcast, Reduce: coordinate along the axis
   int64_t offset = 0; ///< SendRecv

@@ -157,7 +157,7 @@ uint64_t intBinary(ScalarOp op, uint64_t a, uint64_t b, DType d) {
 #define SCALAR_OP(Name, Printed, Arity, Class)                                 \
   case ScalarOp::Name:                                                         \
     break;
-  // + - * wrap in 64 bits; the caller wraps to d's width.
+    // + - * wrap in 64 bits; the caller wraps to d's width.
 #define ARITH_OP(Name, Printed, Operator, IntFn)                               \
   case ScalarOp::Name:                                                         \
     return a Operator b;

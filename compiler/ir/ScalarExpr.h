@@ -76,10 +76,9 @@ struct ScalarExpr {
 /// use them (without recursion: bodies can be deep). A node for which
 /// `known` holds (e.g. already handled while walking another body) is left
 /// out, with the operands only it reaches.
-llvm::SmallVector<const ScalarExpr *, 16>
-postOrder(const ScalarExpr *root,
-          llvm::function_ref<bool(const ScalarExpr *)> known =
-              [](const ScalarExpr *) { return false; });
+llvm::SmallVector<const ScalarExpr *, 16> postOrder(
+    const ScalarExpr *root, llvm::function_ref<bool(const ScalarExpr *)> known =
+                                [](const ScalarExpr *) { return false; });
 
 } // namespace coconet::ir
 

@@ -193,10 +193,9 @@ static std::string axisTerm(const AxisLayout &a, llvm::StringRef axisNames) {
   case AxisState::Local:
     return axisNames.empty() ? "local" : "local(" + axisNames.str() + ")";
   case AxisState::Sliced:
-    return axisNames.empty()
-               ? "sliced(" + std::to_string(a.dim) + ")"
-               : "sliced(" + std::to_string(a.dim) + ", " + axisNames.str() +
-                     ")";
+    return axisNames.empty() ? "sliced(" + std::to_string(a.dim) + ")"
+                             : "sliced(" + std::to_string(a.dim) + ", " +
+                                   axisNames.str() + ")";
   }
   return "?";
 }

@@ -113,8 +113,7 @@ struct Mesh {
 class Layout {
 public:
   Layout() = default;
-  explicit Layout(unsigned numAxes, AxisLayout all = {})
-      : axes(numAxes, all) {}
+  explicit Layout(unsigned numAxes, AxisLayout all = {}) : axes(numAxes, all) {}
   static Layout replicated(unsigned numAxes) { return Layout(numAxes); }
   static Layout local(unsigned numAxes) {
     return Layout(numAxes, {AxisState::Local, 0});

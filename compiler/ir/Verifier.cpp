@@ -39,10 +39,9 @@ static std::string checkBody(const Stage &stage) {
     const ScalarExpr *e = work.pop_back_val();
     if (!e)
       return "null body node";
-    if (e->op == ScalarOp::Operand &&
-        e->operandIndex >= stage.operands.size())
-      return "body reads operand " + std::to_string(e->operandIndex) +
-             " of " + std::to_string(stage.operands.size());
+    if (e->op == ScalarOp::Operand && e->operandIndex >= stage.operands.size())
+      return "body reads operand " + std::to_string(e->operandIndex) + " of " +
+             std::to_string(stage.operands.size());
     work.append(e->args.begin(), e->args.end());
   }
   return "";
@@ -78,8 +77,8 @@ static std::optional<Layout> ruleLayout(const Program &program,
   case StageKind::Reduction:
     return reductionLayout(in(0).layout, in(0).rank(), stage.dim);
   case StageKind::MatMul:
-    return matmulLayout(in(0).layout, in(0).rank(), in(1).layout,
-                        in(1).rank(), why);
+    return matmulLayout(in(0).layout, in(0).rank(), in(1).layout, in(1).rank(),
+                        why);
   case StageKind::Transpose:
     return transposeLayout(in(0).layout, in(0).rank());
   case StageKind::LayerNorm:
@@ -113,8 +112,7 @@ static std::string checkKind(const Program &program, const Stage &stage) {
   auto axisOk = [&](bool allowAll) -> std::string {
     if (stage.axis == -1 && allowAll)
       return "";
-    if (stage.axis < 0 ||
-        stage.axis >= static_cast<int>(program.mesh.size()))
+    if (stage.axis < 0 || stage.axis >= static_cast<int>(program.mesh.size()))
       return "axis " + std::to_string(stage.axis) + " out of range";
     return "";
   };
@@ -157,8 +155,7 @@ static std::string checkKind(const Program &program, const Stage &stage) {
 }
 
 /// The stage's layout is the one the layout rules give it.
-static std::string checkLayoutRule(const Program &program,
-                                   const Stage &stage) {
+static std::string checkLayoutRule(const Program &program, const Stage &stage) {
   std::string why;
   std::optional<Layout> expected = ruleLayout(program, stage, why);
   if (!expected)

@@ -36,11 +36,11 @@ bool isKeyword(llvm::StringRef name) {
       "delete", "do", "double", "else", "enum", "explicit", "export", "extern",
       "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
       "mutable", "namespace", "new", "not", "nullptr", "operator", "or",
-      "private", "protected", "public", "register", "return", "short",
-      "signed", "sizeof", "static", "struct", "switch", "template", "this",
-      "throw", "true", "try", "typedef", "typename", "union", "unsigned",
-      "using", "virtual", "void", "volatile", "while", "xor", "half", "main",
-      "status", "stream", "sizes", "comm", "mesh", "step", "create",
+      "private", "protected", "public", "register", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "template", "this", "throw",
+      "true", "try", "typedef", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "while", "xor", "half", "main", "status",
+      "stream", "sizes", "comm", "mesh", "step", "create",
       // Names generated code uses unqualified: namespaces, types, macros,
       // CUDA's built-in variables and the vector kernels' constants.
       "std", "coconet", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
@@ -187,10 +187,8 @@ namespace {
 template <typename Range>
 std::string firstFreeName(llvm::StringRef base, const Range &named) {
   std::string name = base.str();
-  for (unsigned i = 1; llvm::any_of(named, [&](const auto &n) {
-         return n.name == name;
-       });
-       ++i)
+  for (unsigned i = 1;
+       llvm::any_of(named, [&](const auto &n) { return n.name == name; }); ++i)
     name = base.str() + "_" + std::to_string(i);
   return name;
 }
@@ -247,10 +245,9 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
 
   // 1. Parameters, in declaration order.
   for (const Stage *p : program.getParams()) {
-    unsigned id = l.addValueBuffer(p->type.isScalar()
-                                       ? Buffer::Kind::ScalarParam
-                                       : Buffer::Kind::Param,
-                                   identifier(p->name), *p);
+    unsigned id = l.addValueBuffer(
+        p->type.isScalar() ? Buffer::Kind::ScalarParam : Buffer::Kind::Param,
+        identifier(p->name), *p);
     plan->buffers[id].paramIndex = p->paramIndex;
     plan->buffers[id].sharded = p->sharded;
     l.bufferOf[p] = id;

@@ -78,15 +78,13 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const ir::Stage *> members);
 void lowerStage(Lowering &l, const ir::Stage &stage);
 /// The access pattern of operand `type` read over a domain of `domain`.
 KernelInput accessOf(const Lowering &l, unsigned buffer,
-                     const ir::TensorType &type,
-                     const ir::TensorType &domain);
+                     const ir::TensorType &type, const ir::TensorType &domain);
 
 /// Buffers (Buffers.cpp): decides where every value lives (in place in a
 /// parameter, in an output, in scratch) given the order of the units, and
 /// adds the copies results still need after the last step.
-void assignValueBuffers(Lowering &l,
-                        llvm::ArrayRef<llvm::SmallVector<const ir::Stage *, 8>>
-                            units);
+void assignValueBuffers(
+    Lowering &l, llvm::ArrayRef<llvm::SmallVector<const ir::Stage *, 8>> units);
 void addResultCopies(Lowering &l);
 /// Shares scratch slots between buffers whose lifetimes do not overlap.
 void assignSlots(Plan &plan);

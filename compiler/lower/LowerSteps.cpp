@@ -144,8 +144,8 @@ void lowerCollective(Lowering &l, const Stage &s) {
     const Extents out = plan.buffers[output].shape;
     Extents outer = slice(out, 0, dim);
     if (!llvm::all_of(outer, [](const Extent &e) { return e.isOne(); })) {
-      unsigned g = l.addValueBuffer(
-          Buffer::Kind::Scratch, "t_" + identifier(s.name) + "_gathered", s);
+      unsigned g = l.addValueBuffer(Buffer::Kind::Scratch,
+                                    "t_" + identifier(s.name) + "_gathered", s);
       PackKernel k;
       k.unpack = true;
       k.input = g;
@@ -213,8 +213,7 @@ void lowerMatMul(Lowering &l, const Stage &s) {
 } // namespace
 
 KernelInput accessOf(const Lowering &l, unsigned buffer,
-                     const ir::TensorType &type,
-                     const ir::TensorType &domain) {
+                     const ir::TensorType &type, const ir::TensorType &domain) {
   (void)l;
   KernelInput in;
   in.buffer = buffer;
@@ -285,9 +284,8 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
     for (const Stage *o : s->operands) {
       if (auto it = llvm::find(members.take_front(i), o);
           it != members.take_front(i).end()) {
-        m.operands.push_back(
-            {Source::Kind::Member,
-             static_cast<unsigned>(it - members.begin())});
+        m.operands.push_back({Source::Kind::Member,
+                              static_cast<unsigned>(it - members.begin())});
         continue;
       }
       KernelInput in = accessOf(l, l.bufferOf.lookup(o), o->type, domain);
@@ -330,8 +328,8 @@ void lowerStage(Lowering &l, const Stage &s) {
   auto kernelStep = [&](llvm::StringRef what, Step::Body body,
                         llvm::ArrayRef<unsigned> reads) {
     Step step;
-    step.name = "k" + std::to_string(kernelCount(plan)) + "_" +
-                identifier(s.name);
+    step.name =
+        "k" + std::to_string(kernelCount(plan)) + "_" + identifier(s.name);
     step.summary = what.str() + " " + s.name;
     step.body = std::move(body);
     step.reads.assign(reads.begin(), reads.end());

@@ -47,8 +47,7 @@ private:
   llvm::raw_ostream &os;
 };
 
-std::string Printer::input(const KernelInput &in,
-                           const Extents &domain) const {
+std::string Printer::input(const KernelInput &in, const Extents &domain) const {
   std::string out = name(in.buffer);
   if (in.isScalar())
     return out + " scalar";
@@ -107,8 +106,8 @@ void Printer::printStep(unsigned index, const Step &step) {
              << (body.flat ? " flat" : "")
              << (body.needsGlobalIndex ? " global-index" : "") << '\n';
           for (size_t i = 0; i < body.inputs.size(); ++i)
-            os << "        in" << i << " "
-               << input(body.inputs[i], body.domain) << '\n';
+            os << "        in" << i << " " << input(body.inputs[i], body.domain)
+               << '\n';
           for (const auto &m : body.members) {
             os << "        " << m.name << "(";
             for (size_t i = 0; i < m.operands.size(); ++i) {

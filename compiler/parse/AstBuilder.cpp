@@ -119,8 +119,8 @@ llvm::SMRange SourceMap::rangeOf(const antlr4::Token &token) const {
   size_t start = startOffset(token);
   size_t end = start;
   size_t stop = token.getStopIndex();
-  if (token.getType() != antlr4::Token::EOF &&
-      stop != INVALID_INDEX && stop >= token.getStartIndex())
+  if (token.getType() != antlr4::Token::EOF && stop != INVALID_INDEX &&
+      stop >= token.getStartIndex())
     end = std::max(start, offsetOf(stop + 1));
   return {llvm::SMLoc::getFromPointer(buffer.data() + start),
           llvm::SMLoc::getFromPointer(buffer.data() + end)};
@@ -286,7 +286,8 @@ ast::DimExpr AstBuilder::buildDim(P::DimExprContext &ctx) {
     factor.range = rangeOf(*factorCtx);
     if (const antlr4::Token *literal = symbol(factorCtx->INT())) {
       factor.isLiteral = true;
-      factor.value = static_cast<int64_t>(intValue(literal, kInt64Max).value_or(0));
+      factor.value =
+          static_cast<int64_t>(intValue(literal, kInt64Max).value_or(0));
     } else {
       factor.name = ident(symbol(factorCtx->IDENT())).name;
     }
@@ -309,8 +310,8 @@ ast::LayoutTerm AstBuilder::buildLayout(P::LayoutTermContext &ctx) {
   } else if (auto *sliced = dynamic_cast<P::SlicedLayoutContext *>(&ctx)) {
     term.kind = ast::LayoutKind::Sliced;
     if (sliced->sliceDim)
-      term.sliceDim =
-          static_cast<int64_t>(intValue(sliced->sliceDim, kInt64Max).value_or(0));
+      term.sliceDim = static_cast<int64_t>(
+          intValue(sliced->sliceDim, kInt64Max).value_or(0));
     axes = sliced->axisList();
   }
   if (axes)
@@ -555,9 +556,9 @@ ast::Directive AstBuilder::buildDirective(P::DirectiveContext &ctx) {
       directive.chunks = static_cast<int64_t>(
           intValue(transform->chunks, kInt64Max).value_or(0));
       const antlr4::Token *keyword = symbol(transform->CHUNKS());
-      directive.chunksRange =
-          keyword ? map.rangeOf(*keyword, *transform->chunks)
-                  : map.rangeOf(*transform->chunks);
+      directive.chunksRange = keyword
+                                  ? map.rangeOf(*keyword, *transform->chunks)
+                                  : map.rangeOf(*transform->chunks);
     }
   }
   if (names)

@@ -106,8 +106,9 @@ std::string badCharMessage(const SourceMap &map, size_t offset) {
   char32_t cp = 0;
   char buf[64];
   if (decodeUtf8(text, offset, cp) == 0) {
-    std::snprintf(buf, sizeof(buf), "invalid UTF-8 byte 0x%02X",
-                  static_cast<unsigned>(static_cast<unsigned char>(text[offset])));
+    std::snprintf(
+        buf, sizeof(buf), "invalid UTF-8 byte 0x%02X",
+        static_cast<unsigned>(static_cast<unsigned char>(text[offset])));
     return buf;
   }
   if (cp > 0x20 && cp < 0x7F)
@@ -222,8 +223,9 @@ public:
       : sink(sink), map(map) {}
 
 protected:
-  void reportNoViableAlternative(antlr4::Parser *parser,
-                                 const antlr4::NoViableAltException &e) override {
+  void
+  reportNoViableAlternative(antlr4::Parser *parser,
+                            const antlr4::NoViableAltException &e) override {
     antlr4::Token *offending = e.getOffendingToken();
     antlr4::Token *start = e.getStartToken();
     if (offending && start &&
@@ -243,8 +245,9 @@ protected:
     wrongToken(parser, e.getOffendingToken(), expected);
   }
 
-  void reportFailedPredicate(antlr4::Parser *,
-                             const antlr4::FailedPredicateException &e) override {
+  void
+  reportFailedPredicate(antlr4::Parser *,
+                        const antlr4::FailedPredicateException &e) override {
     fail(e.getOffendingToken(),
          "unexpected " + describeToken(map, e.getOffendingToken()));
   }
@@ -264,7 +267,8 @@ protected:
       fail(current, "unexpected " + describeToken(map, current));
     if (!current || current->getType() == antlr4::Token::EOF)
       fail(current, "expected " + *what + " at end of file");
-    fail(current, "expected " + *what + " before " + describeToken(map, current));
+    fail(current,
+         "expected " + *what + " before " + describeToken(map, current));
   }
 
 private:
@@ -308,7 +312,8 @@ private:
     std::optional<std::string> what =
         describeExpected(expected, ruleOf(parser), parser->getVocabulary());
     if (what)
-      fail(current, "expected " + *what + ", found " + describeToken(map, current));
+      fail(current,
+           "expected " + *what + ", found " + describeToken(map, current));
     fail(current, "unexpected " + describeToken(map, current));
   }
 
@@ -412,7 +417,8 @@ std::string rewriteAntlrMessage(llvm::StringRef msg,
   while (!out.empty() && out.back() == '.')
     out.pop_back();
   if (!out.empty())
-    out[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[0])));
+    out[0] =
+        static_cast<char>(std::tolower(static_cast<unsigned char>(out[0])));
   return out;
 }
 

@@ -62,8 +62,8 @@ private:
           c.constValue = v.f;
         else
           c.constInt = static_cast<int64_t>(v.i);
-        c.constValue = ir::isFloat(e->dtype) ? v.f
-                                              : static_cast<double>(c.constInt);
+        c.constValue =
+            ir::isFloat(e->dtype) ? v.f : static_cast<double>(c.constInt);
         result = program.addExpr(c);
       }
       folded[e] = result;

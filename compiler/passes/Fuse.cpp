@@ -23,8 +23,7 @@ using ir::Stage;
 using ir::StageKind;
 
 bool isReducing(const Stage *s) {
-  return s->kind == StageKind::AllReduce ||
-         s->kind == StageKind::ReduceScatter;
+  return s->kind == StageKind::AllReduce || s->kind == StageKind::ReduceScatter;
 }
 
 class FusePass : public DirectivePass {
@@ -64,8 +63,7 @@ public:
       if (!fusable || (isCommunication(s->kind) && s->axis < 0 &&
                        program.mesh.size() > 1)) {
         refuse(diags, arg, DiagId::FuseNotFusable, s->name,
-               fusable ? "a collective over every mesh axis"
-                       : describeKind(*s))
+               fusable ? "a collective over every mesh axis" : describeKind(*s))
             .note(s->loc, DiagId::StageDefinedHere, s->name);
         return failure();
       }
@@ -83,7 +81,8 @@ public:
       refuse(diags, argOf[reducing], DiagId::FuseCollectivePlace,
              reducing->name,
              "a reducescatter or allreduce must start the kernel, but it "
-             "reads '" + reducing->operands[0]->name + "' of the group");
+             "reads '" +
+                 reducing->operands[0]->name + "' of the group");
       return failure();
     }
     if (gather)

@@ -121,7 +121,9 @@ std::string passNameList() {
   llvm::ArrayRef<PassInfo> all = passRegistry();
   std::string out;
   for (size_t i = 0; i < all.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == all.size() ? " and " : ", ") +
+    out += (i == 0                ? ""
+            : i + 1 == all.size() ? " and "
+                                  : ", ") +
            all[i].name.str();
   return out;
 }

@@ -185,8 +185,8 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
       // Only a reduction whose input becomes sliced here is completed: of
       // an input already sliced on the axis, it was a per-rank partial
       // value before and stays one.
-      bool wasSliced = s->operands[0]->type.layout[axis].state ==
-                       AxisState::Sliced;
+      bool wasSliced =
+          s->operands[0]->type.layout[axis].state == AxisState::Sliced;
       if (!wasSliced && in.layout[axis].state == AxisState::Sliced &&
           l[axis].state == AxisState::Local)
         completes.insert(s); // keeps its type once completed
@@ -203,8 +203,8 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
       std::string need;
       unsigned bad = 0;
       auto l = ir::communicationLayout(StageKind::SendRecv,
-                                         typeOf(s->operands[0]).layout,
-                                         s->axis, 0, need, bad);
+                                       typeOf(s->operands[0]).layout, s->axis,
+                                       0, need, bad);
       if (!l) {
         refuse(diags, arg, DiagId::ReorderLayoutMismatch, ag->name, s->name,
                "send a value that is not " + need);
@@ -230,7 +230,7 @@ void ReorderPass::completeReduction(ir::Program &program, Stage *s) {
   // The partial value: per-rank, in f64 for float sums.
   ir::TensorType partial = type;
   partial.layout = ir::reductionLayout(s->operands[0]->type.layout,
-                                         s->operands[0]->type.rank(), s->dim);
+                                       s->operands[0]->type.rank(), s->dim);
   if (isF && sumLike)
     partial.dtype = ir::DType::F64;
   ir::ReductionKind kind = s->reduction;
@@ -246,8 +246,7 @@ void ReorderPass::completeReduction(ir::Program &program, Stage *s) {
                 partial.dtype != type.dtype;
   Stage *ar = program.insertStage(
       s->id + 1, StageKind::AllReduce,
-      finish ? program.uniqueName(name + ".sum") : name, combined, {s},
-      s->loc);
+      finish ? program.uniqueName(name + ".sum") : name, combined, {s}, s->loc);
   ar->axis = axis;
   ar->reduceOp = kind == ir::ReductionKind::Max   ? ir::ReduceOp::Max
                  : kind == ir::ReductionKind::Min ? ir::ReduceOp::Min
@@ -272,11 +271,12 @@ void ReorderPass::completeReduction(ir::Program &program, Stage *s) {
       cast.args.push_back(body);
       body = program.addExpr(cast);
     }
-    result = program.insertStage(ar->id + 1, StageKind::Elementwise, name,
-                                 type, {ar}, s->loc);
+    result = program.insertStage(ar->id + 1, StageKind::Elementwise, name, type,
+                                 {ar}, s->loc);
     result->body = body;
   }
-  program.replaceUses(s, result, [&](const Stage &user) { return &user != ar; });
+  program.replaceUses(s, result,
+                      [&](const Stage &user) { return &user != ar; });
   program.replaceResult(s, result);
   result->updates = s->updates;
   s->updates = nullptr;
@@ -326,15 +326,14 @@ LogicalResult ReorderPass::run(ir::Program &program, DiagnosticEngine &diags) {
         s->type.layout[axis].state != AxisState::Sliced ||
         oldType[s].layout[axis].state == AxisState::Sliced)
       continue;
-    bool outside = llvm::any_of(program.getUsers(s), [&](Stage *u) {
-      return !inList.contains(u);
-    });
+    bool outside = llvm::any_of(program.getUsers(s),
+                                [&](Stage *u) { return !inList.contains(u); });
     if (outside || program.isResult(s) || s->updates)
       leaving.push_back(s);
   }
   const std::string agName = ag->name;
-  bool agFree = program.getUsers(ag).empty() && !program.isResult(ag) &&
-                !ag->updates;
+  bool agFree =
+      program.getUsers(ag).empty() && !program.isResult(ag) && !ag->updates;
   if (agFree) {
     program.eraseStage(ag);
     ag = nullptr;

@@ -96,14 +96,13 @@ private:
       auto l = sliceRead(mesh, *p, *u);
       if (!l) {
         std::string who = "'" + u->name + "' ";
-        std::string why =
-            u->kind != StageKind::Elementwise
-                ? who + "is " + describeKind(*u) +
-                      ", which needs the whole tensor"
-            : u->type.layout.isSlicedAnywhere()
-                ? who + "broadcasts '" + p->name +
-                      "' along its sliced dimension"
-                : who + "is " + u->type.layout.str(mesh);
+        std::string why = u->kind != StageKind::Elementwise
+                              ? who + "is " + describeKind(*u) +
+                                    ", which needs the whole tensor"
+                          : u->type.layout.isSlicedAnywhere()
+                              ? who + "broadcasts '" + p->name +
+                                    "' along its sliced dimension"
+                              : who + "is " + u->type.layout.str(mesh);
         refuse(diags, arg, DiagId::ShardFullUse, p->name, u->name, why)
             .note(u->loc, DiagId::StageDefinedHere, u->name);
         return std::nullopt;
@@ -144,8 +143,7 @@ private:
                llvm::count(program.getResults(), update) != 1)
         why = "is also a result of the program";
       if (!why.empty()) {
-        refuse(diags, arg, DiagId::ShardUpdateShared, p->name, slice->name,
-               why)
+        refuse(diags, arg, DiagId::ShardUpdateShared, p->name, slice->name, why)
             .note(slice->loc, DiagId::StageDefinedHere, slice->name);
         return std::nullopt;
       }
@@ -161,8 +159,8 @@ private:
     if (u.kind != StageKind::Elementwise || !u.type.layout.isSlicedAnywhere())
       return std::nullopt;
     ir::Layout out = ir::Layout::replicated(mesh.size());
-    const int lead = static_cast<int>(u.type.rank()) -
-                     static_cast<int>(p.type.rank());
+    const int lead =
+        static_cast<int>(u.type.rank()) - static_cast<int>(p.type.rank());
     for (unsigned a = 0; a < mesh.size(); ++a) {
       const ir::AxisLayout &x = u.type.layout[a];
       if (x.state != AxisState::Sliced)

@@ -59,8 +59,8 @@ public:
     }
     std::string need;
     unsigned badAxis = 0;
-    auto rsLayout = ir::communicationLayout(ir::StageKind::ReduceScatter,
-                                              in, axis, dim, need, badAxis);
+    auto rsLayout = ir::communicationLayout(ir::StageKind::ReduceScatter, in,
+                                            axis, dim, need, badAxis);
     if (!rsLayout) {
       // Sema accepted the allreduce, so its input is local on the axis.
       refuse(diags, 0, DiagId::SplitNotAllReduce, s->name,

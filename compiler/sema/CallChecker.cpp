@@ -162,8 +162,8 @@ struct CallChecker {
           return false;
         }
         if (positional >= sig.params.size()) {
-          diags().report(call.range, DiagId::WrongArgCount, name,
-                         argCount(sig), call.operands.size());
+          diags().report(call.range, DiagId::WrongArgCount, name, argCount(sig),
+                         call.operands.size());
           return false;
         }
         args[positional++] = call.operands[i].get();
@@ -198,8 +198,7 @@ struct CallChecker {
   }
 
   /// An integer literal argument, possibly signed.
-  std::optional<int64_t> constantInt(const ast::Expr *e,
-                                     llvm::StringRef what) {
+  std::optional<int64_t> constantInt(const ast::Expr *e, llvm::StringRef what) {
     const ast::Expr *inner = e;
     bool negate = false;
     while (inner->kind == ast::Expr::Kind::Unary) {
@@ -284,8 +283,7 @@ struct CallChecker {
   bool requireFloat(const ast::Expr *e, DType dtype) {
     if (ir::isFloat(dtype))
       return true;
-    diags().report(e->range, DiagId::ExpectedFloat, name,
-                   ir::dtypeName(dtype));
+    diags().report(e->range, DiagId::ExpectedFloat, name, ir::dtypeName(dtype));
     return false;
   }
 
@@ -367,7 +365,7 @@ Value CallChecker::checkElementwiseCall(const Builtin &b) {
     Value &x = vals[0];
     if (x.isLiteral())
       x = typeLiteral(c, x,
-                      x.lit == Value::LitKind::Float ? DType::F32
+                      x.lit == Value::LitKind::Float  ? DType::F32
                       : b.family == Family::FloatMath ? DType::F32
                                                       : DType::I32);
     if (x.isError())
@@ -425,8 +423,8 @@ Value CallChecker::checkElementwiseCall(const Builtin &b) {
       DType d = vals[1].lit == Value::LitKind::Float ||
                         vals[2].lit == Value::LitKind::Float
                     ? DType::F32
-                    : vals[1].lit == Value::LitKind::Bool ? DType::Bool
-                                                          : DType::I32;
+                : vals[1].lit == Value::LitKind::Bool ? DType::Bool
+                                                      : DType::I32;
       for (unsigned i = 1; i < 3; ++i)
         if ((vals[i] = typeLiteral(c, vals[i], d)).isError())
           return vals[i];
@@ -550,9 +548,9 @@ Value CallChecker::checkMatMul() {
   if (!requireFloat(args[0], ta.dtype))
     return Value::error();
   unsigned ra = ta.rank(), rb = tb.rank();
-  if (rb > 2 && (rb != ra || !std::equal(ta.shape.begin(),
-                                         ta.shape.begin() + ra - 2,
-                                         tb.shape.begin()))) {
+  if (rb > 2 &&
+      (rb != ra || !std::equal(ta.shape.begin(), ta.shape.begin() + ra - 2,
+                               tb.shape.begin()))) {
     diags().report(call.range, DiagId::ShapeMismatch, name,
                    ir::shapeStr(ta.shape), ir::shapeStr(tb.shape));
     return Value::error();
@@ -566,8 +564,8 @@ Value CallChecker::checkMatMul() {
   auto layout = ir::matmulLayout(ta.layout, ra, tb.layout, rb, hint);
   if (!layout) {
     diags().report(call.range, DiagId::MatmulLayout,
-                   ta.layout.str(c.program.mesh),
-                   tb.layout.str(c.program.mesh), hint);
+                   ta.layout.str(c.program.mesh), tb.layout.str(c.program.mesh),
+                   hint);
     return Value::error();
   }
   TensorType out;
@@ -616,8 +614,8 @@ Value CallChecker::checkNorm(bool layer) {
       return Value::error();
     }
     std::string hint;
-    auto joined = ir::joinLayouts(out.layout,
-                              ir::alignLayout(p->type.layout, 1, t.rank()), hint);
+    auto joined = ir::joinLayouts(
+        out.layout, ir::alignLayout(p->type.layout, 1, t.rank()), hint);
     if (!joined) {
       diags().report(call.range, DiagId::LayoutMismatch, name,
                      out.layout.str(c.program.mesh),
@@ -638,7 +636,8 @@ Value CallChecker::checkNorm(bool layer) {
 Value CallChecker::checkCollective() {
   // A collective's builtin is its stage kind's printed name.
   StageKind kind = *ir::parseStageKind(name);
-  Signature sig = lookupBuiltin(name, call.operands.size(), hasDimKeyword())->sig;
+  Signature sig =
+      lookupBuiltin(name, call.operands.size(), hasDimKeyword())->sig;
   ir::ReduceOp op = ir::ReduceOp::Sum;
   if (const ast::Expr *e = arg("op", sig)) {
     auto parsed = reduceOpArg(e);
@@ -647,8 +646,7 @@ Value CallChecker::checkCollective() {
     op = *parsed;
   }
   bool needsAxis = kind == StageKind::ReduceScatter ||
-                   kind == StageKind::AllGather ||
-                   kind == StageKind::SendRecv;
+                   kind == StageKind::AllGather || kind == StageKind::SendRecv;
   auto axis = axisArg(arg("axis", sig), needsAxis);
   if (!axis)
     return Value::error();
@@ -702,7 +700,8 @@ Value CallChecker::checkCollective() {
   }
   std::string need;
   unsigned badAxis = 0;
-  auto layout = ir::communicationLayout(kind, t.layout, *axis, dim, need, badAxis);
+  auto layout =
+      ir::communicationLayout(kind, t.layout, *axis, dim, need, badAxis);
   if (!layout) {
     std::string got = t.layout.str(c.program.mesh);
     std::string what = need;
@@ -749,8 +748,8 @@ Value CallChecker::run() {
       diags().report(call.calleeRange, DiagId::ProgramCall, name);
       return Value::error();
     }
-    auto diag = diags().report(call.calleeRange, DiagId::UnknownOperation,
-                               name);
+    auto diag =
+        diags().report(call.calleeRange, DiagId::UnknownOperation, name);
     std::optional<std::string> best;
     unsigned bestDist = 3;
     for (llvm::StringRef candidate : builtinNames()) {

@@ -90,8 +90,8 @@ static bool intFits(__int128 v, DType dtype) {
     return v >= std::numeric_limits<int64_t>::min() &&
            v <= std::numeric_limits<int64_t>::max();
   case DType::U64:
-    return v >= 0 && v <= static_cast<__int128>(
-                              std::numeric_limits<uint64_t>::max());
+    return v >= 0 &&
+           v <= static_cast<__int128>(std::numeric_limits<uint64_t>::max());
   case DType::F16:
   case DType::BF16:
   case DType::F32:
@@ -204,8 +204,8 @@ static std::optional<ir::Shape> broadcastShapes(const ir::Shape &a,
 /// Combines typed (non-literal) operands of an elementwise operation into a
 /// node. Checks shapes and layouts; the dtype rule is the caller's.
 Value combine(ProgramChecker &c, ScalarOp op, DType dtype,
-                     llvm::ArrayRef<Value> args, llvm::SMRange range,
-                     llvm::StringRef opName) {
+              llvm::ArrayRef<Value> args, llvm::SMRange range,
+              llvm::StringRef opName) {
   TensorType type;
   type.dtype = dtype;
   type.layout = ir::Layout::replicated(c.program.mesh.size());
@@ -230,7 +230,8 @@ Value combine(ProgramChecker &c, ScalarOp op, DType dtype,
     }
     std::string hint;
     auto lhs = ir::alignLayout(type.layout, type.shape.size(), shape->size());
-    auto rhs = ir::alignLayout(a.type.layout, a.type.shape.size(), shape->size());
+    auto rhs =
+        ir::alignLayout(a.type.layout, a.type.shape.size(), shape->size());
     auto layout = ir::joinLayouts(lhs, rhs, hint);
     if (!layout) {
       c.diags.report(range, DiagId::LayoutMismatch, opName,
@@ -279,8 +280,8 @@ unifyDTypes(ProgramChecker &c, llvm::MutableArrayRef<Value> args,
       continue;
     }
     if (*common != a.type.dtype) {
-      c.diags.report(range, DiagId::MixedTypes, opName,
-                     ir::dtypeName(*common), ir::dtypeName(a.type.dtype),
+      c.diags.report(range, DiagId::MixedTypes, opName, ir::dtypeName(*common),
+                     ir::dtypeName(a.type.dtype),
                      ir::dtypeName(preferredType(*common, a.type.dtype)));
       return std::nullopt;
     }
@@ -297,8 +298,7 @@ unifyDTypes(ProgramChecker &c, llvm::MutableArrayRef<Value> args,
   return common;
 }
 
-ir::Stage *ProgramChecker::materialize(const Value &value,
-                                       llvm::StringRef name,
+ir::Stage *ProgramChecker::materialize(const Value &value, llvm::StringRef name,
                                        bool copyExisting) {
   Value v = value;
   if (v.isLiteral())
@@ -358,8 +358,8 @@ ir::Stage *ProgramChecker::materialize(const Value &value,
       e.args.push_back(done.lookup(a));
     done[f.node] = program.addExpr(std::move(e));
   }
-  ir::Stage *stage = program.addStage(StageKind::Elementwise, name, v.type,
-                                      operands, v.range);
+  ir::Stage *stage =
+      program.addStage(StageKind::Elementwise, name, v.type, operands, v.range);
   stage->body = done.lookup(v.body);
   return stage;
 }
@@ -491,10 +491,10 @@ static Value foldLiterals(ProgramChecker &c, ast::BinaryOp op, Value a,
   }
   bool ints = a.lit == Value::LitKind::Int && b.lit == Value::LitKind::Int &&
               op != ast::BinaryOp::Div;
-  double x = a.lit == Value::LitKind::Int ? static_cast<double>(a.litInt)
-                                          : a.litFloat;
-  double y = b.lit == Value::LitKind::Int ? static_cast<double>(b.litInt)
-                                          : b.litFloat;
+  double x =
+      a.lit == Value::LitKind::Int ? static_cast<double>(a.litInt) : a.litFloat;
+  double y =
+      b.lit == Value::LitKind::Int ? static_cast<double>(b.litInt) : b.litFloat;
   Value r;
   r.kind = Value::Kind::Literal;
   r.range = range;
@@ -565,8 +565,7 @@ static ScalarOp binaryScalarOp(ast::BinaryOp op) {
 }
 
 Value ProgramChecker::checkBinary(const ast::Expr &expr) {
-  Value args[2] = {checkExpr(*expr.operands[0]),
-                   checkExpr(*expr.operands[1])};
+  Value args[2] = {checkExpr(*expr.operands[0]), checkExpr(*expr.operands[1])};
   if (args[0].isError() || args[1].isError())
     return Value::error();
   llvm::StringRef opName = ast::spelling(expr.binaryOp);
@@ -576,8 +575,8 @@ Value ProgramChecker::checkBinary(const ast::Expr &expr) {
   if (!dtype)
     return Value::error();
   bool isCompare = expr.binaryOp >= ast::BinaryOp::Lt;
-  bool eqOp = expr.binaryOp == ast::BinaryOp::Eq ||
-              expr.binaryOp == ast::BinaryOp::Ne;
+  bool eqOp =
+      expr.binaryOp == ast::BinaryOp::Eq || expr.binaryOp == ast::BinaryOp::Ne;
   if (**dtype == DType::Bool && !eqOp) {
     diags.report(expr.range, DiagId::BoolArithmetic, opName);
     return Value::error();

@@ -25,9 +25,10 @@ struct Pending {
 };
 } // namespace
 
-static std::optional<std::string>
-resolveImport(const ast::Import &import, llvm::StringRef importerDir,
-              const SemaOptions &options, std::string &searched) {
+static std::optional<std::string> resolveImport(const ast::Import &import,
+                                                llvm::StringRef importerDir,
+                                                const SemaOptions &options,
+                                                std::string &searched) {
   llvm::SmallString<128> rel;
   for (const auto &part : import.path)
     llvm::sys::path::append(rel, part.name);
@@ -74,7 +75,8 @@ loadModules(llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags,
                    buffer.getError().message());
       return nullptr;
     }
-    unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    unsigned id =
+        sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
     return parse::parseBuffer(sourceMgr, id, diags);
   };
 

@@ -85,8 +85,7 @@ class ProgramChecker {
 public:
   ProgramChecker(const ast::Program &ast, DiagnosticEngine &diags,
                  ir::Program &program, const llvm::StringSet<> &programNames)
-      : ast(ast), diags(diags), program(program), programNames(programNames) {
-  }
+      : ast(ast), diags(diags), program(program), programNames(programNames) {}
 
   /// Checks the whole program; false if an error was reported.
   bool run();

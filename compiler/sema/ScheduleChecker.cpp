@@ -108,8 +108,7 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
         const ast::Schedule *other = it->second;
         if (other->program.name != s->program.name) {
           diags.report(d.transform.range, DiagId::ApplyOtherProgram,
-                       other->name.name, other->program.name,
-                       s->program.name);
+                       other->name.name, other->program.name, s->program.name);
           scheduleOk = false;
           continue;
         }
@@ -129,15 +128,15 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
             if (inner.kind != ast::Directive::Kind::Apply)
               continue;
             if (inner.transform.name == s->name.name) {
-              diags.report(d.transform.range, DiagId::ApplyCycle,
-                           s->name.name, "'" + path + "'");
+              diags.report(d.transform.range, DiagId::ApplyCycle, s->name.name,
+                           "'" + path + "'");
               cycle = true;
               break;
             }
             auto next = byName.find(inner.transform.name);
             if (next != byName.end())
-              work.push_back({next->second,
-                              path + "' -> '" + next->second->name.name});
+              work.push_back(
+                  {next->second, path + "' -> '" + next->second->name.name});
           }
         }
         if (cycle) {

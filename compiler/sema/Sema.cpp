@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sema/ProgramChecker.h"
 #include "sema/Sema.h"
+#include "sema/ProgramChecker.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -36,9 +36,8 @@ static bool checkNewName(ProgramChecker &c, const ast::Ident &id,
   return true;
 }
 
-static std::optional<ir::Layout> checkLayout(ProgramChecker &c,
-                                             const ast::Param &param,
-                                             unsigned rank) {
+static std::optional<ir::Layout>
+checkLayout(ProgramChecker &c, const ast::Param &param, unsigned rank) {
   const ir::Mesh &mesh = c.program.mesh;
   ir::Layout layout(mesh.size());
   llvm::SmallVector<bool, 4> named(mesh.size(), false);
@@ -57,8 +56,8 @@ static std::optional<ir::Layout> checkLayout(ProgramChecker &c,
       state.state = AxisState::Sliced;
       state.dim = static_cast<int>(term.sliceDim.value_or(0));
       if (term.sliceDim.value_or(0) >= static_cast<int64_t>(rank)) {
-        c.diags.report(term.range, DiagId::SliceDimOutOfRange,
-                       *term.sliceDim, rank);
+        c.diags.report(term.range, DiagId::SliceDimOutOfRange, *term.sliceDim,
+                       rank);
         ok = false;
         continue;
       }
@@ -170,8 +169,7 @@ bool ProgramChecker::checkParams() {
   return ok;
 }
 
-bool ProgramChecker::checkUpdate(const ast::Stmt &stmt,
-                                 const ast::Expr &call) {
+bool ProgramChecker::checkUpdate(const ast::Stmt &stmt, const ast::Expr &call) {
   if (call.operands.size() != 2) {
     diags.report(call.range, DiagId::WrongArgCount, "update", "2 arguments",
                  call.operands.size());
@@ -192,10 +190,9 @@ bool ProgramChecker::checkUpdate(const ast::Stmt &stmt,
       return false;
   }
   if (!param || !param->isParam() || param->type.isScalar()) {
-    auto diag = diags.report(target.range, DiagId::UpdateNotParam,
-                             target.kind == ast::Expr::Kind::Name
-                                 ? target.text
-                                 : "expression");
+    auto diag = diags.report(
+        target.range, DiagId::UpdateNotParam,
+        target.kind == ast::Expr::Kind::Name ? target.text : "expression");
     if (param)
       diag.note(param->loc, DiagId::ValueDefinedHere, param->name);
     return false;
@@ -213,9 +210,10 @@ bool ProgramChecker::checkUpdate(const ast::Stmt &stmt,
   if (value.isError())
     return false;
   if (value.type != param->type) {
-    diags.report(call.operands[1]->range, DiagId::UpdateTypeMismatch,
-                 param->name, param->type.str(program.mesh),
-                 value.type.str(program.mesh))
+    diags
+        .report(call.operands[1]->range, DiagId::UpdateTypeMismatch,
+                param->name, param->type.str(program.mesh),
+                value.type.str(program.mesh))
         .note(param->loc, DiagId::ValueDefinedHere, param->name);
     return false;
   }

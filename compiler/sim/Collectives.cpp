@@ -50,14 +50,16 @@ Scalar combine(ReduceOp op, DType dtype, llvm::ArrayRef<const Tensor *> blocks,
     case ReduceOp::Min: {
       bool max = op == ReduceOp::Max;
       if (isF)
-        acc.f = max ? support::maxNumber(acc.f, v.f) : support::minNumber(acc.f, v.f);
+        acc.f = max ? support::maxNumber(acc.f, v.f)
+                    : support::minNumber(acc.f, v.f);
       else if (isU)
         acc.i = max ? std::max(acc.i, v.i) : std::min(acc.i, v.i);
       else
-        acc.i = static_cast<uint64_t>(
-            max ? std::max(static_cast<int64_t>(acc.i), static_cast<int64_t>(v.i))
-                : std::min(static_cast<int64_t>(acc.i),
-                           static_cast<int64_t>(v.i)));
+        acc.i =
+            static_cast<uint64_t>(max ? std::max(static_cast<int64_t>(acc.i),
+                                                 static_cast<int64_t>(v.i))
+                                      : std::min(static_cast<int64_t>(acc.i),
+                                                 static_cast<int64_t>(v.i)));
       break;
     }
     }
@@ -136,11 +138,13 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
     case StageKind::Broadcast:
     case StageKind::Reduce: {
       if (stage.root >= groupSize)
-        return llvm::createStringError(llvm::formatv(
-            "{0} '{1}': root {2} is out of range; {3} has {4} ranks",
-            stage.kind == StageKind::Broadcast ? "broadcast" : "reduce",
-            stage.name, stage.root, axisName(program, stage.axis), groupSize)
-                                           .str());
+        return llvm::createStringError(
+            llvm::formatv(
+                "{0} '{1}': root {2} is out of range; {3} has {4} ranks",
+                stage.kind == StageKind::Broadcast ? "broadcast" : "reduce",
+                stage.name, stage.root, axisName(program, stage.axis),
+                groupSize)
+                .str());
       if (stage.kind == StageKind::Broadcast) {
         out = *blocks[stage.root];
       } else if (pos == stage.root) {

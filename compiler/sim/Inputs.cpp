@@ -1,4 +1,4 @@
-//===- Inputs.cpp - the simulator's parameters -----------------------------===//
+//===- Inputs.cpp - the simulator's parameters ----------------------------===//
 
 #include "sim/Inputs.h"
 
@@ -22,12 +22,13 @@ int64_t localGroup(const ir::Layout &layout, const RankGrid &grid,
   return group;
 }
 
-Tensor generateInput(const ir::Stage &param, llvm::ArrayRef<int64_t> globalShape,
-                     uint64_t seed, int64_t group) {
+Tensor generateInput(const ir::Stage &param,
+                     llvm::ArrayRef<int64_t> globalShape, uint64_t seed,
+                     int64_t group) {
   const DType dtype = param.type.dtype;
   Tensor t(dtype, globalShape);
-  const uint64_t stream =
-      (static_cast<uint64_t>(param.paramIndex) << 32) | static_cast<uint64_t>(group);
+  const uint64_t stream = (static_cast<uint64_t>(param.paramIndex) << 32) |
+                          static_cast<uint64_t>(group);
   const bool scalar = param.type.isScalar();
   for (int64_t i = 0; i < t.size(); ++i) {
     double u = support::uniformInput(seed, stream, i);
@@ -47,7 +48,8 @@ Tensor generateInput(const ir::Stage &param, llvm::ArrayRef<int64_t> globalShape
   return t;
 }
 
-llvm::Expected<Tensor> parseScalar(const ir::Stage &param, llvm::StringRef text) {
+llvm::Expected<Tensor> parseScalar(const ir::Stage &param,
+                                   llvm::StringRef text) {
   const DType dtype = param.type.dtype;
   auto bad = [&](llvm::StringRef expected) {
     return llvm::createStringError(
@@ -102,15 +104,16 @@ llvm::Expected<Tensor> readInputFile(const ir::Stage &param,
         (path + ": input '" + param.name + "': " + why).str());
   };
   if (llvm::ArrayRef<int64_t>(array->shape) != assembledShape)
-    return fail("expected shape " + shapeText(assembledShape) + ", the file has " +
-                shapeText(array->shape));
+    return fail("expected shape " + shapeText(assembledShape) +
+                ", the file has " + shapeText(array->shape));
   const DType dtype = param.type.dtype;
   using support::NpyType;
   bool fileFloat = array->type == NpyType::F16 || array->type == NpyType::F32 ||
                    array->type == NpyType::F64;
   bool fileBool = array->type == NpyType::Bool;
   if (ir::isFloat(dtype) != fileFloat || (dtype == DType::Bool) != fileBool)
-    return fail("a " + ir::dtypeName(dtype) + " parameter cannot be read from '" +
+    return fail("a " + ir::dtypeName(dtype) +
+                " parameter cannot be read from '" +
                 support::npyDescr(array->type) + "' data");
   Tensor t(dtype, assembledShape);
   for (int64_t i = 0; i < t.size(); ++i) {
@@ -131,7 +134,8 @@ Tensor extractBlock(const Tensor &global, const Placement &placement) {
     Tensor::coordsOf(i, placement.localShape, c);
     for (size_t d = 0; d < c.size(); ++d)
       c[d] += placement.offset[d];
-    block.setScalar(i, global.getScalar(Tensor::linearIndex(c, global.shape())));
+    block.setScalar(i,
+                    global.getScalar(Tensor::linearIndex(c, global.shape())));
   }
   return block;
 }

@@ -1,4 +1,4 @@
-//===- Inputs.h - the simulator's parameters ----------------------*- C++ -*-===//
+//===- Inputs.h - the simulator's parameters --------------------*- C++ -*-===//
 //
 // Every parameter is a block of one *assembled* tensor:
 //   - a value replicated or sliced on every axis has the global tensor as
@@ -41,11 +41,13 @@ int64_t localGroup(const ir::Layout &layout, const RankGrid &grid,
                    llvm::ArrayRef<int64_t> coords);
 
 /// The generated global tensor of `param` for local group `group`.
-Tensor generateInput(const ir::Stage &param, llvm::ArrayRef<int64_t> globalShape,
-                     uint64_t seed, int64_t group);
+Tensor generateInput(const ir::Stage &param,
+                     llvm::ArrayRef<int64_t> globalShape, uint64_t seed,
+                     int64_t group);
 
 /// Parses a scalar parameter's value given as text.
-llvm::Expected<Tensor> parseScalar(const ir::Stage &param, llvm::StringRef text);
+llvm::Expected<Tensor> parseScalar(const ir::Stage &param,
+                                   llvm::StringRef text);
 
 /// Converts a .npy file's array to `dtype` and checks its shape.
 llvm::Expected<Tensor> readInputFile(const ir::Stage &param,

@@ -120,14 +120,28 @@ static support::NpyArray toNpy(const Tensor &t) {
   };
   using support::NpyType;
   switch (t.dtype()) {
-  case DType::F16: a.type = NpyType::F16; break;
+  case DType::F16:
+    a.type = NpyType::F16;
+    break;
   case DType::BF16:
-  case DType::F32: a.type = NpyType::F32; break;
-  case DType::F64: a.type = NpyType::F64; break;
-  case DType::I32: a.type = NpyType::I32; break;
-  case DType::I64: a.type = NpyType::I64; break;
-  case DType::U64: a.type = NpyType::U64; break;
-  case DType::Bool: a.type = NpyType::Bool; break;
+  case DType::F32:
+    a.type = NpyType::F32;
+    break;
+  case DType::F64:
+    a.type = NpyType::F64;
+    break;
+  case DType::I32:
+    a.type = NpyType::I32;
+    break;
+  case DType::I64:
+    a.type = NpyType::I64;
+    break;
+  case DType::U64:
+    a.type = NpyType::U64;
+    break;
+  case DType::Bool:
+    a.type = NpyType::Bool;
+    break;
   }
   for (int64_t i = 0; i < t.size(); ++i) {
     Scalar s = t.getScalar(i);
@@ -173,7 +187,8 @@ llvm::Error writeResults(const ir::Program &program, const SimResult &result,
     const ir::Stage *r = program.getResults()[i];
     llvm::SmallString<128> path(dir);
     llvm::sys::path::append(path, resultName(program, i) + ".npy");
-    if (auto err = support::writeNpyFile(path, toNpy(result.assembled(program, *r))))
+    if (auto err =
+            support::writeNpyFile(path, toNpy(result.assembled(program, *r))))
       return err;
   }
   return llvm::Error::success();

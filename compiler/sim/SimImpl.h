@@ -1,4 +1,4 @@
-//===- SimImpl.h - internals shared by the simulator's files ------*- C++ -*-===//
+//===- SimImpl.h - internals shared by the simulator's files ----*- C++ -*-===//
 
 #ifndef COCONET_SIM_SIMIMPL_H
 #define COCONET_SIM_SIMIMPL_H

@@ -1,4 +1,4 @@
-//===- Simulator.cpp - the reference simulator -----------------------------===//
+//===- Simulator.cpp - the reference simulator ----------------------------===//
 //
 // Runs the stages in program order; each stage is computed for every rank
 // before the next one starts. Computation stages work on one rank's blocks
@@ -10,10 +10,10 @@
 
 #include "sim/Simulator.h"
 
-#include "sim/Inputs.h"
 #include "ir/ScalarEval.h"
-#include "support/FloatOrder.h"
+#include "sim/Inputs.h"
 #include "sim/SimImpl.h"
+#include "support/FloatOrder.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -43,10 +43,10 @@ int64_t operandIndex(const Placement &operand, llvm::ArrayRef<int64_t> global) {
 }
 
 llvm::Error internalError(const Stage &stage, const llvm::Twine &what) {
-  return llvm::createStringError(
-      ("internal error in the simulator at stage '" + stage.name + "': " + what +
-       " (this is a compiler bug; please report it)")
-          .str());
+  return llvm::createStringError(("internal error in the simulator at stage '" +
+                                  stage.name + "': " + what +
+                                  " (this is a compiler bug; please report it)")
+                                     .str());
 }
 
 } // namespace detail
@@ -203,10 +203,13 @@ llvm::Error Run::loadParams() {
                   localGroup(layout, grid, grid.coordsOf(r)) &&
               at(*param, q).offset == at(*param, r).offset &&
               !(in(*param, q) == in(*param, r)))
-            return llvm::createStringError(llvm::formatv(
-                "input '{0}': entries {1} and {2} must be equal: the "
-                "parameter is {3}, so ranks {1} and {2} hold the same block",
-                param->name, q, r, layout.str(program.mesh)).str());
+            return llvm::createStringError(
+                llvm::formatv(
+                    "input '{0}': entries {1} and {2} must be equal: the "
+                    "parameter is {3}, so ranks {1} and {2} hold the same "
+                    "block",
+                    param->name, q, r, layout.str(program.mesh))
+                    .str());
     }
   }
   return llvm::Error::success();
@@ -230,7 +233,8 @@ llvm::Error Run::elementwise(const Stage &stage, int64_t rank) {
                                         llvm::Twine(rank));
       operands[j] = in(op, rank).getScalar(index);
     }
-    uint64_t globalIndex = static_cast<uint64_t>(Tensor::linearIndex(c, p.globalShape));
+    uint64_t globalIndex =
+        static_cast<uint64_t>(Tensor::linearIndex(c, p.globalShape));
     out.setScalar(i, ir::evalScalar(*stage.body, operands, globalIndex));
   }
   result.values[stage.id][rank] = std::move(out);
@@ -420,8 +424,8 @@ llvm::Error Run::norm(const Stage &stage, int64_t rank) {
       int64_t bi = beta ? operandIndex(at(*beta, rank), c) : 0;
       if (gi < 0 || bi < 0)
         return internalError(stage, "gamma or beta misses an element");
-      double v = (tx.get(i) - (layer ? mean : 0.0)) * scale *
-                 in(gamma, rank).get(gi);
+      double v =
+          (tx.get(i) - (layer ? mean : 0.0)) * scale * in(gamma, rank).get(gi);
       if (beta)
         v += in(*beta, rank).get(bi);
       out.set(i, v);
@@ -469,8 +473,8 @@ static llvm::Error checkOverlaps(const ir::Program &program,
     int64_t size = p.localShape[o.dim];
     int64_t blocks = 1;
     if (o.consumer->kind == StageKind::ReduceScatter)
-      blocks = result.grid.axisSize(o.consumer->axis < 0 ? 0
-                                                         : o.consumer->axis);
+      blocks =
+          result.grid.axisSize(o.consumer->axis < 0 ? 0 : o.consumer->axis);
     if (size % (blocks * o.chunks) != 0)
       return llvm::createStringError(llvm::formatv(
           "'{0}' is overlapped with '{1}' in {2} chunks along dimension {3}, "
@@ -479,7 +483,8 @@ static llvm::Error checkOverlaps(const ir::Program &program,
           o.producer->name, o.consumer->name, o.chunks, o.dim, size,
           blocks * o.chunks,
           blocks > 1 ? llvm::formatv(" for each of the {0} blocks the "
-                                     "reducescatter hands out", blocks)
+                                     "reducescatter hands out",
+                                     blocks)
                            .str()
                      : std::string()));
   }

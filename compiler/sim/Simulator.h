@@ -1,4 +1,4 @@
-//===- Simulator.h - the reference simulator ----------------------*- C++ -*-===//
+//===- Simulator.h - the reference simulator --------------------*- C++ -*-===//
 //
 // Executes a typed IR program for all ranks of its mesh in one process, with
 // the exact semantics of ir/Program.h. It is the oracle every transformation

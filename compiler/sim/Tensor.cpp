@@ -54,7 +54,8 @@ void Tensor::set(int64_t i, double value) {
   if (type == DType::U64)
     ints[i] = value <= 0 ? 0 : static_cast<uint64_t>(value);
   else
-    ints[i] = ir::wrapTo(type, static_cast<uint64_t>(static_cast<int64_t>(value)));
+    ints[i] =
+        ir::wrapTo(type, static_cast<uint64_t>(static_cast<int64_t>(value)));
 }
 
 void Tensor::setScalar(int64_t i, Scalar value) {

@@ -1,4 +1,4 @@
-//===- FloatOrder.h - max and min that do not depend on operand order -*- C++ -*-===//
+//===- FloatOrder.h - max and min independent of order ------*- C++ -*-===//
 //
 // std::fmax/std::fmin may return either zero for (+0, -0), so a maximum
 // computed in another order (per-rank partial maxima combined by an

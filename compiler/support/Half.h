@@ -1,4 +1,4 @@
-//===- Half.h - IEEE binary16 and bfloat16 with round-to-nearest-even -*- C++ -*-===//
+//===- Half.h - binary16 and bfloat16, round to nearest even -*- C++ -*-===//
 //
 // The simulator stores f16 and bf16 values as their bit patterns and
 // computes in f32 (or f64 for accumulations), rounding to nearest, ties to

@@ -1,4 +1,4 @@
-//===- Npy.h - reading and writing NumPy .npy files --------------*- C++ -*-===//
+//===- Npy.h - reading and writing NumPy .npy files -------------*- C++ -*-===//
 //
 // The interchange format of the simulator (and, later, of generated
 // drivers): NumPy's .npy format, version 1.0 (2.0/3.0 headers are read

@@ -1,4 +1,4 @@
-//===- Philox.h - Philox4x32-10 and the dropout mask -------------*- C++ -*-===//
+//===- Philox.h - Philox4x32-10 and the dropout mask ------------*- C++ -*-===//
 //
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
 // 3", SC'11) is a counter-based generator: its output is a pure function of

@@ -52,19 +52,19 @@ void Comparison::print(llvm::raw_ostream &os) const {
       os << "bitwise equal (" << r.elements
          << (r.elements == 1 ? " element)\n" : " elements)\n");
     else
-      os << llvm::formatv("{0} of {1} elements differ, max |diff| {2:e}, "
-                          "{3:f2} ulp{4}\n",
-                          r.differing, r.elements, r.maxAbs, r.maxUlps,
-                          r.failing ? llvm::formatv(
-                                          ", {0} outside the tolerance; first: {1}",
-                                          r.failing, r.firstFailure)
-                                          .str()
-                                    : std::string(""));
+      os << llvm::formatv(
+          "{0} of {1} elements differ, max |diff| {2:e}, "
+          "{3:f2} ulp{4}\n",
+          r.differing, r.elements, r.maxAbs, r.maxUlps,
+          r.failing ? llvm::formatv(", {0} outside the tolerance; first: {1}",
+                                    r.failing, r.firstFailure)
+                          .str()
+                    : std::string(""));
   }
   if (!bitwise)
     for (const std::string &why : reasons)
-      os << "  tolerance " << llvm::format("%g", toleranceUlps) << " ulp: "
-         << why << '\n';
+      os << "  tolerance " << llvm::format("%g", toleranceUlps)
+         << " ulp: " << why << '\n';
 }
 
 static bool sameBits(double a, double b) {
@@ -164,19 +164,18 @@ llvm::Expected<Comparison> compareWithFiles(const ir::Program &program,
     if (!file)
       return file.takeError();
     if (llvm::ArrayRef<int64_t>(file->shape) != expected.shape()) {
-      c.structural = "'" + std::string(path) + "' has shape [" +
-                     llvm::join(llvm::map_range(file->shape,
-                                                [](int64_t v) {
-                                                  return std::to_string(v);
-                                                }),
-                                ", ") +
-                     "], the simulator's '" + name + "' has [" +
-                     llvm::join(llvm::map_range(expected.shape(),
-                                                [](int64_t v) {
-                                                  return std::to_string(v);
-                                                }),
-                                ", ") +
-                     "]";
+      c.structural =
+          "'" + std::string(path) + "' has shape [" +
+          llvm::join(
+              llvm::map_range(file->shape,
+                              [](int64_t v) { return std::to_string(v); }),
+              ", ") +
+          "], the simulator's '" + name + "' has [" +
+          llvm::join(
+              llvm::map_range(expected.shape(),
+                              [](int64_t v) { return std::to_string(v); }),
+              ", ") +
+          "]";
       return c;
     }
     sim::Tensor actual(expected.dtype(), expected.shape());

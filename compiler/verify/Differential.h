@@ -1,4 +1,4 @@
-//===- Differential.h - a schedule against the unscheduled program -*- C++ -*-===//
+//===- Differential.h - a schedule against no schedule -------*- C++ -*-===//
 //
 // Differential verification, the project's guarantee that schedules
 // preserve meaning: run the unscheduled (reference) and the scheduled

@@ -1,4 +1,4 @@
-//===- mesh_shape.cpp - the shape of a process mesh ------------------------===//
+//===- mesh_shape.cpp - the shape of a process mesh -----------------------===//
 
 #include "coconet/mesh_shape.h"
 

@@ -1,4 +1,4 @@
-//===- compare.cpp - a generated program's results against the simulator's -===//
+//=== compare.cpp - a generated program's results against the simulator's -===//
 //
 // The GPU check's comparator (test/gpu/README.md). Host-only C++17, linked
 // with the runtime's .npy reader (coconet_rt); nothing else, so that it
@@ -62,7 +62,7 @@ namespace {
 
 bool kindFromName(const std::string &s, DType *out) {
   for (DType k : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32,
-                 DType::I64, DType::U64, DType::Bool})
+                  DType::I64, DType::U64, DType::Bool})
     if (s == dtypeName(k)) {
       *out = k;
       return true;
@@ -172,8 +172,9 @@ struct Result {
       setBits(i, doubleToHalfBits(v));
       return;
     case NpyType::F32: {
-      float f = kind == DType::BF16 ? bfloat16BitsToFloat(doubleToBFloat16Bits(v))
-                                   : static_cast<float>(v);
+      float f = kind == DType::BF16
+                    ? bfloat16BitsToFloat(doubleToBFloat16Bits(v))
+                    : static_cast<float>(v);
       setBits(i, floatBits(f));
       return;
     }
@@ -249,8 +250,8 @@ struct Diff {
   int64_t differing = 0;
   int64_t failing = 0;
   double maxAbs = 0;
-  double maxUlps = 0;  ///< the units of --tol
-  double maxRepr = 0;  ///< representable values apart (floats)
+  double maxUlps = 0; ///< the units of --tol
+  double maxRepr = 0; ///< representable values apart (floats)
   double tolerance = 0;
   std::string firstFailure;
   bool ok() const { return problem.empty() && failing == 0; }
@@ -332,10 +333,10 @@ Diff compareResults(const Result &expected, const Result &actual,
         d.firstFailure = "element " + std::to_string(i) + ": " + number(y) +
                          ", expected " + number(x);
       else
-        d.firstFailure =
-            "element " + std::to_string(i) + ": " +
-            std::to_string(actual.array.getAsInt(i)) + ", expected " +
-            std::to_string(expected.array.getAsInt(i));
+        d.firstFailure = "element " + std::to_string(i) + ": " +
+                         std::to_string(actual.array.getAsInt(i)) +
+                         ", expected " +
+                         std::to_string(expected.array.getAsInt(i));
     }
   }
   return d;
@@ -369,16 +370,16 @@ std::string diffLine(const std::string &name, const Result &expected,
       s += " (" + ulpText(d.maxRepr).substr(0, ulpText(d.maxRepr).find('.')) +
            " repr ulp)";
   }
-  s += ", tolerance " + ulpText(d.tolerance).substr(
-                            0, ulpText(d.tolerance).find(".00")) +
-       ": " + (d.ok() ? "ok" : "FAILED");
+  s += ", tolerance " +
+       ulpText(d.tolerance).substr(0, ulpText(d.tolerance).find(".00")) + ": " +
+       (d.ok() ? "ok" : "FAILED");
   if (d.failing)
     s += " (" + std::to_string(d.failing) + " outside; first " +
          d.firstFailure + ")";
   return s;
 }
 
-// --- Files -----------------------------------------------------------------------
+// --- Files -------------------------------------------------------------------
 
 using Spec = std::map<std::string, std::string>;
 
@@ -464,7 +465,8 @@ int compareDirs(const std::string &expectedDir, const std::string &actualDir,
   }
   for (const auto &[name, _] : tols)
     if (!std::binary_search(names.begin(), names.end(), name)) {
-      std::fprintf(stderr, "compare: --tol names '%s', which %s does not hold\n",
+      std::fprintf(stderr,
+                   "compare: --tol names '%s', which %s does not hold\n",
                    name.c_str(), expectedDir.c_str());
       return 2;
     }
@@ -522,7 +524,7 @@ int compareDirs(const std::string &expectedDir, const std::string &actualDir,
   return failed ? 1 : 0;
 }
 
-// --- Perturbing ------------------------------------------------------------------
+// --- Perturbing --------------------------------------------------------------
 
 /// Moves every finite float element `k` units in the last place toward zero
 /// (zero away from it, keeping its sign), adds `k` to integers (wrapping)
@@ -534,7 +536,7 @@ int64_t perturb(Result &r, uint64_t k) {
       FloatBits f = floatBitsOf(r, i);
       if (f.magnitude >= f.infinity)
         continue; // inf and NaN stay
-      const uint64_t m = f.magnitude == 0 ? k
+      const uint64_t m = f.magnitude == 0  ? k
                          : f.magnitude > k ? f.magnitude - k
                                            : 0;
       setFloatBits(r, i, f.negative, m);
@@ -576,7 +578,7 @@ int perturbDirs(const std::string &src, const std::string &dst, uint64_t k,
   return 0;
 }
 
-// --- Self-test -------------------------------------------------------------------
+// --- Self-test ---------------------------------------------------------------
 
 struct SelfTest {
   std::string file;
@@ -588,8 +590,7 @@ struct SelfTest {
     ++failures;
     std::printf("  FAILED: self-test %s: %s (differing %lld, failing %lld, "
                 "max %s ulp, %s repr ulp%s%s)\n",
-                file.c_str(), what.c_str(),
-                static_cast<long long>(d.differing),
+                file.c_str(), what.c_str(), static_cast<long long>(d.differing),
                 static_cast<long long>(d.failing), ulpText(d.maxUlps).c_str(),
                 ulpText(d.maxRepr).c_str(), d.problem.empty() ? "" : "; ",
                 d.problem.c_str());
@@ -659,7 +660,7 @@ void selfTest(const Result &e, SelfTest &t) {
   if (isF && e.size() > 0) {
     Result n1 = e, n2 = e;
     const FloatBits f = floatBitsOf(e, 0);
-    setFloatBits(n1, 0, false, f.infinity + 1);          // a signalling payload
+    setFloatBits(n1, 0, false, f.infinity + 1); // a signalling payload
     setFloatBits(n2, 0, true, f.infinity | (f.infinity >> 1)); // a quiet -NaN
     d = compareResults(n1, n2, 0);
     t.expect(d.ok() && d.differing == 0, "NaNs of other payloads are equal", d);

@@ -1,4 +1,4 @@
-//===- runtime_test.cu - the CUDA runtime's own checks on one GPU -----------===//
+//===- runtime_test.cu - the CUDA runtime's own checks on one GPU -----------=//
 //
 // Run by test/gpu/run.sh on a machine with a GPU (test/gpu/README.md);
 // compiled, not run, by the CTest gpu-build where there is none.
@@ -105,7 +105,7 @@ std::string fmt(const char *format, double v) {
   return buf;
 }
 
-// --- Device memory ---------------------------------------------------------------
+// --- Device memory -----------------------------------------------------------
 
 template <typename T> class DeviceArray {
 public:
@@ -123,8 +123,8 @@ public:
   }
   Status upload(const std::vector<T> &v) {
     COCONET_RETURN_IF_ERROR(init(v.size()));
-    COCONET_CUDA_CHECK(
-        cudaMemcpy(ptr, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    COCONET_CUDA_CHECK(cudaMemcpy(ptr, v.data(), v.size() * sizeof(T),
+                                  cudaMemcpyHostToDevice));
     return Status();
   }
   Status download(std::vector<T> *v) const {
@@ -142,8 +142,8 @@ private:
 
 unsigned gridFor(int64_t n) {
   const int64_t blocks = (n + 255) / 256;
-  return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1),
-                                                 4096));
+  return static_cast<unsigned>(
+      std::min<int64_t>(std::max<int64_t>(blocks, 1), 4096));
 }
 
 template <typename In, typename Out, typename F>
@@ -205,19 +205,20 @@ std::mt19937_64 &rng() {
   return r;
 }
 
-// --- Inputs ------------------------------------------------------------------------
+// --- Inputs ------------------------------------------------------------------
 
 std::vector<float> specialFloats() {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 2.0f, 3.0f, 0.1f,
-                          -0.1f, 1.0f / 3, 65504.0f, 65505.0f, 65519.0f,
-                          65520.0f, 65536.0f, -65520.0f, 1e-8f, 6e-8f, 3e-8f,
-                          1e30f, -1e30f, 1e-30f, 5.96046448e-8f, 2.98023224e-8f};
-  for (uint32_t bits : {0x00000001u, 0x007fffffu, 0x00800000u, 0x7f7fffffu,
-                        0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
-                        0x7f800001u, 0x7fbfffffu, 0xff812345u, 0x80000001u,
-                        0x33800000u, 0x33000000u, 0x33000001u, 0x387fe000u,
-                        0x38800000u, 0x477fe000u, 0x477ff000u, 0x477fefffu,
-                        0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f807fffu})
+  std::vector<float> v = {
+      0.0f,     -0.0f,    1.0f,     -1.0f,     0.5f,           2.0f,
+      3.0f,     0.1f,     -0.1f,    1.0f / 3,  65504.0f,       65505.0f,
+      65519.0f, 65520.0f, 65536.0f, -65520.0f, 1e-8f,          6e-8f,
+      3e-8f,    1e30f,    -1e30f,   1e-30f,    5.96046448e-8f, 2.98023224e-8f};
+  for (uint32_t bits :
+       {0x00000001u, 0x007fffffu, 0x00800000u, 0x7f7fffffu, 0x7f800000u,
+        0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7fbfffffu,
+        0xff812345u, 0x80000001u, 0x33800000u, 0x33000000u, 0x33000001u,
+        0x387fe000u, 0x38800000u, 0x477fe000u, 0x477ff000u, 0x477fefffu,
+        0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f807fffu})
     v.push_back(floatFromBits(bits));
   return v;
 }
@@ -250,15 +251,26 @@ std::vector<float> floatInputs(size_t randoms) {
 /// would round twice), random values in and beyond the narrow ranges, and
 /// random bit patterns.
 std::vector<double> doubleInputs(size_t randoms) {
-  std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 65504.0, 65519.999999,
-                           65520.0, 1e300, -1e300, 5e-324, -5e-324,
+  std::vector<double> v = {0.0,
+                           -0.0,
+                           1.0,
+                           -1.0,
+                           65504.0,
+                           65519.999999,
+                           65520.0,
+                           1e300,
+                           -1e300,
+                           5e-324,
+                           -5e-324,
                            std::numeric_limits<double>::infinity(),
                            -std::numeric_limits<double>::infinity(),
                            std::numeric_limits<double>::quiet_NaN(),
                            doubleFromBits(0x7ff0000000000001ull),
                            doubleFromBits(0xfff8000000abcdefull),
-                           std::ldexp(1.0, -25), std::ldexp(1.0, -24),
-                           std::ldexp(1.0, -134), std::ldexp(1.0, -133)};
+                           std::ldexp(1.0, -25),
+                           std::ldexp(1.0, -24),
+                           std::ldexp(1.0, -134),
+                           std::ldexp(1.0, -133)};
   for (uint32_t h = 0; h < 0x10000; h += 1) {
     for (int format = 0; format < 2; ++format) {
       const double a = format ? bfloat16BitsToFloat(uint16_t(h))
@@ -291,7 +303,7 @@ bool isNaN16(uint16_t h, bool bf16) {
               : (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
 }
 
-// --- numeric.h: rounding and widening --------------------------------------------
+// --- numeric.h: rounding and widening ----------------------------------------
 
 struct NarrowResults {
   uint16_t half, bf16;
@@ -385,10 +397,9 @@ __global__ void everyFloatToNarrow(bool bf16, Exhaustive *out) {
       continue;
     const bool nanMine = bf16 ? (mine & 0x7f80u) == 0x7f80u && (mine & 0x7fu)
                               : (mine & 0x7c00u) == 0x7c00u && (mine & 0x3ffu);
-    const bool nanTheirs = bf16
-                               ? (theirs & 0x7f80u) == 0x7f80u && (theirs & 0x7fu)
-                               : (theirs & 0x7c00u) == 0x7c00u &&
-                                     (theirs & 0x3ffu);
+    const bool nanTheirs =
+        bf16 ? (theirs & 0x7f80u) == 0x7f80u && (theirs & 0x7fu)
+             : (theirs & 0x7c00u) == 0x7c00u && (theirs & 0x3ffu);
     if (nanMine && nanTheirs) {
       atomicAdd(&out->nanPayloads, 1ull);
       continue;
@@ -400,7 +411,8 @@ __global__ void everyFloatToNarrow(bool bf16, Exhaustive *out) {
 
 void checkEveryFloat(bool bf16, int sms) {
   const std::string what = bf16 ? "bf16" : "f16";
-  check("numeric: f32 -> " + what + ", all 2^32 floats: numeric.h on the "
+  check("numeric: f32 -> " + what +
+            ", all 2^32 floats: numeric.h on the "
             "device against " +
             (bf16 ? "__float2bfloat16_rn" : "__float2half_rn"),
         [&](bool *ok, std::string *detail) -> Status {
@@ -413,16 +425,16 @@ void checkEveryFloat(bool bf16, int sms) {
           COCONET_RETURN_IF_ERROR(d.download(&h));
           *ok = h[0].mismatches == 0;
           *detail = std::to_string(h[0].mismatches) + " differ" +
-                    (h[0].mismatches ? " (first input " +
-                                           hex(uint32_t(h[0].first)) + ")"
-                                     : std::string()) +
+                    (h[0].mismatches
+                         ? " (first input " + hex(uint32_t(h[0].first)) + ")"
+                         : std::string()) +
                     ", " + std::to_string(h[0].nanPayloads) +
                     " NaNs with other payloads (allowed)";
           return Status();
         });
 }
 
-// --- IEEE arithmetic: the _rn intrinsics against the host ---------------------------
+// --- IEEE arithmetic: the _rn intrinsics against the host --------------------
 
 template <typename T> struct Pair {
   T a, b;
@@ -469,7 +481,7 @@ template <typename T, typename R> struct SameArith {
   }
 };
 
-// --- Math functions: ulp distance against glibc --------------------------------------
+// --- Math functions: ulp distance against glibc ------------------------------
 
 enum class MathFn { Exp, Log, Tanh, Erf, Pow };
 const char *mathName(MathFn f) {
@@ -552,8 +564,7 @@ template <typename T> double ulpDistance(T x, T y) {
   return std::fabs(ordered(x) - ordered(y));
 }
 
-template <typename T>
-std::vector<Pair<T>> mathInputs(MathFn fn, size_t n) {
+template <typename T> std::vector<Pair<T>> mathInputs(MathFn fn, size_t n) {
   std::vector<Pair<T>> v;
   std::uniform_real_distribution<double> u(0, 1);
   for (size_t i = 0; i < n; ++i) {
@@ -616,7 +627,7 @@ template <typename T> void checkMath(MathFn fn, double bound) {
   });
 }
 
-// --- maxNumber / minNumber ----------------------------------------------------------
+// --- maxNumber / minNumber ---------------------------------------------------
 
 template <typename T> struct MaxMin {
   T max, min;
@@ -651,7 +662,7 @@ template <typename T> std::vector<Pair<T>> maxMinInputs() {
   return v;
 }
 
-// --- Integers -------------------------------------------------------------------------
+// --- Integers ----------------------------------------------------------------
 
 template <typename T> struct IntResults {
   T add, sub, mul, div, pow, neg, abs, relu;
@@ -664,10 +675,12 @@ template <typename T> struct IntOps {
   }
 };
 template <typename T> std::vector<Pair<T>> intInputs() {
-  const T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-  std::vector<T> edges = {T(0), T(1), T(2), T(3), T(7), T(31), T(32), T(63),
-                          T(64), T(12345), lo, hi, T(lo + 1), T(hi - 1),
-                          T(hi / 2), T(hi / 2 + 1)};
+  const T lo = std::numeric_limits<T>::min(),
+          hi = std::numeric_limits<T>::max();
+  std::vector<T> edges = {T(0),      T(1),      T(2),      T(3),
+                          T(7),      T(31),     T(32),     T(63),
+                          T(64),     T(12345),  lo,        hi,
+                          T(lo + 1), T(hi - 1), T(hi / 2), T(hi / 2 + 1)};
   if constexpr (std::is_signed_v<T>) {
     for (T e : {T(-1), T(-2), T(-3), T(-7), T(-64), T(-12345)})
       edges.push_back(e);
@@ -700,13 +713,28 @@ struct FloatToIntsOf {
   }
 };
 std::vector<double> floatToIntInputs() {
-  std::vector<double> v = {0.0, -0.0, 0.5, -0.5, 0.999, -0.999, 1.0, -1.0,
-                           2147483647.0, 2147483647.5, 2147483648.0,
-                           -2147483648.0, -2147483648.5, -2147483649.0,
-                           9223372036854775807.0, 9223372036854775808.0,
-                           -9223372036854775808.0, -9223372036854777856.0,
-                           18446744073709551615.0, 18446744073709549568.0,
-                           1e300, -1e300,
+  std::vector<double> v = {0.0,
+                           -0.0,
+                           0.5,
+                           -0.5,
+                           0.999,
+                           -0.999,
+                           1.0,
+                           -1.0,
+                           2147483647.0,
+                           2147483647.5,
+                           2147483648.0,
+                           -2147483648.0,
+                           -2147483648.5,
+                           -2147483649.0,
+                           9223372036854775807.0,
+                           9223372036854775808.0,
+                           -9223372036854775808.0,
+                           -9223372036854777856.0,
+                           18446744073709551615.0,
+                           18446744073709549568.0,
+                           1e300,
+                           -1e300,
                            std::numeric_limits<double>::infinity(),
                            -std::numeric_limits<double>::infinity(),
                            std::numeric_limits<double>::quiet_NaN()};
@@ -717,7 +745,7 @@ std::vector<double> floatToIntInputs() {
   return v;
 }
 
-// --- Philox, dropout, generated inputs ---------------------------------------------------
+// --- Philox, dropout, generated inputs ---------------------------------------
 
 struct PhiloxIn {
   uint64_t seed, index, stream;
@@ -759,7 +787,7 @@ struct KatOf {
   }
 };
 
-// --- matmul ------------------------------------------------------------------------------
+// --- matmul ------------------------------------------------------------------
 
 const DType kAllTypes[] = {DType::F16, DType::BF16, DType::F32, DType::F64,
                            DType::I32, DType::I64,  DType::U64, DType::Bool};
@@ -889,8 +917,9 @@ Status checkMatmul(cublasHandle_t handle, cudaStream_t stream, DType t,
         } else {
           uint64_t sum = 0;
           for (int64_t kk = 0; kk < s.k; ++kk)
-            sum = wrapAdd(sum, wrapMul(loadInt(t, ra + kk * size),
-                                       loadInt(t, cb + size_t(kk * s.n) * size)));
+            sum =
+                wrapAdd(sum, wrapMul(loadInt(t, ra + kk * size),
+                                     loadInt(t, cb + size_t(kk * s.n) * size)));
           storeInt(t, out, sum);
         }
       }
@@ -919,8 +948,8 @@ Status checkMatmul(cublasHandle_t handle, cudaStream_t stream, DType t,
         continue;
       }
       const double x = loadFloat(t, &want[at]), y = loadFloat(t, &got[at]);
-      const double unit = eps * std::max({std::fabs(x), std::fabs(y), scale,
-                                          1e-300});
+      const double unit =
+          eps * std::max({std::fabs(x), std::fabs(y), scale, 1e-300});
       const double ulps = std::fabs(x - y) / unit;
       worst = std::max(worst, std::isnan(ulps) ? INFINITY : ulps);
       wrong += !(ulps <= bound);
@@ -938,7 +967,7 @@ Status checkMatmul(cublasHandle_t handle, cudaStream_t stream, DType t,
   return Status();
 }
 
-// --- NCCL on one rank ---------------------------------------------------------------------
+// --- NCCL on one rank --------------------------------------------------------
 
 const ReduceOp kAllOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max,
                             ReduceOp::Min, ReduceOp::Avg};
@@ -959,8 +988,8 @@ std::vector<uint8_t> randomElements(DType t, size_t count) {
   return v;
 }
 
-Status oneRankCollectives(const cuda::Mesh &mesh, cudaStream_t stream,
-                          DType t, bool *ok, std::string *detail) {
+Status oneRankCollectives(const cuda::Mesh &mesh, cudaStream_t stream, DType t,
+                          bool *ok, std::string *detail) {
   const size_t count = 1003, size = dtypeSize(t);
   const std::vector<uint8_t> in = randomElements(t, count);
   DeviceArray<uint8_t> din, dout, dinplace;
@@ -990,8 +1019,8 @@ Status oneRankCollectives(const cuda::Mesh &mesh, cudaStream_t stream,
     for (ReduceOp op : kAllOps) {
       if (op == ReduceOp::Avg && t == DType::Bool)
         continue; // bool is never averaged
-      const std::string name = std::string("allreduce(") + reduceOpName(op) +
-                               ") on " + where;
+      const std::string name =
+          std::string("allreduce(") + reduceOpName(op) + ") on " + where;
       COCONET_RETURN_IF_ERROR(reset(dout));
       COCONET_NCCL_CHECK(ncclAllReduce(din.get(), dout.get(), count, type,
                                        cuda::ncclOp(op), comm, stream));
@@ -1026,8 +1055,8 @@ Status oneRankCollectives(const cuda::Mesh &mesh, cudaStream_t stream,
     COCONET_NCCL_CHECK(ncclGroupStart());
     COCONET_NCCL_CHECK(ncclAllReduce(din.get(), dout.get(), count, type,
                                      ncclSum, comm, stream));
-    COCONET_NCCL_CHECK(ncclAllGather(din.get(), dinplace.get(), count, type,
-                                     comm, stream));
+    COCONET_NCCL_CHECK(
+        ncclAllGather(din.get(), dinplace.get(), count, type, comm, stream));
     COCONET_NCCL_CHECK(ncclGroupEnd());
     COCONET_RETURN_IF_ERROR(expectCopy("grouped allreduce on " + where, dout));
     COCONET_RETURN_IF_ERROR(
@@ -1042,7 +1071,7 @@ Status oneRankCollectives(const cuda::Mesh &mesh, cudaStream_t stream,
   return Status();
 }
 
-// --- The check macros ------------------------------------------------------------------------
+// --- The check macros --------------------------------------------------------
 
 __global__ void emptyKernel(int) {}
 
@@ -1064,7 +1093,9 @@ Status failingNccl() {
 Status failingCublas(cublasHandle_t handle) {
   const float one = 1, zero = 0;
   gCublasLine = __LINE__ + 1;
-  COCONET_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, -1, 1, 1, &one, nullptr, 1, nullptr, 1, &zero, nullptr, 1));
+  COCONET_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, -1, 1, 1,
+                                   &one, nullptr, 1, nullptr, 1, &zero, nullptr,
+                                   1));
   return Status();
 }
 Status failingLaunch() {
@@ -1089,14 +1120,14 @@ void expectFailure(const std::string &name, const Status &st, StatusCode code,
   const bool ok = st.code() == code && m.rfind(call + " failed: ", 0) == 0 &&
                   m.size() >= where.size() &&
                   m.compare(m.size() - where.size(), where.size(), where) == 0;
-  report(ok, name, "\"" + st.toString() + "\"" +
-                       (ok ? std::string()
-                           : " (expected " + std::string(statusCodeName(code)) +
-                                 ", \"" + call + " failed: ...(" + where +
-                                 "\")"));
+  report(ok, name,
+         "\"" + st.toString() + "\"" +
+             (ok ? std::string()
+                 : " (expected " + std::string(statusCodeName(code)) + ", \"" +
+                       call + " failed: ...(" + where + "\")"));
 }
 
-// --- Versions ----------------------------------------------------------------------------
+// --- Versions ----------------------------------------------------------------
 
 std::string versionText(int v, int majorScale) {
   return std::to_string(v / majorScale) + "." +
@@ -1197,8 +1228,8 @@ int main(int argc, char **argv) {
     std::uniform_real_distribution<double> u(-1, 1);
     std::uniform_int_distribution<int> e(-140, 130);
     for (int i = 0; i < (1 << 20); ++i) {
-      f.push_back({floatFromBits(uint32_t(rng()())),
-                   floatFromBits(uint32_t(rng()()))});
+      f.push_back(
+          {floatFromBits(uint32_t(rng()())), floatFromBits(uint32_t(rng()()))});
       f.push_back({float(std::ldexp(u(rng()), e(rng()))),
                    float(std::ldexp(u(rng()), e(rng())))});
       d.push_back({doubleFromBits(rng()()), doubleFromBits(rng()())});
@@ -1217,8 +1248,8 @@ int main(int argc, char **argv) {
   // The bounds the GPU check's tolerances assume (test/gpu/prepare.py:
   // "transcendental" 16 and "pow" 32 in f32, where pow's 32 also covers
   // the cancellation in 1 - beta^t).
-  for (MathFn fn : {MathFn::Exp, MathFn::Log, MathFn::Tanh, MathFn::Erf,
-                    MathFn::Pow}) {
+  for (MathFn fn :
+       {MathFn::Exp, MathFn::Log, MathFn::Tanh, MathFn::Erf, MathFn::Pow}) {
     checkMath<float>(fn, 16);
     checkMath<double>(fn, 16);
   }
@@ -1260,7 +1291,8 @@ int main(int argc, char **argv) {
     check("numeric: philox4x32_10 on the device: Random123's known answers",
           [&](bool *ok, std::string *detail) -> Status {
             std::vector<PhiloxCounter> got;
-            COCONET_RETURN_IF_ERROR(onDevice<PhiloxCounter>(kats, KatOf(), &got));
+            COCONET_RETURN_IF_ERROR(
+                onDevice<PhiloxCounter>(kats, KatOf(), &got));
             int right = 0;
             for (size_t i = 0; i < kats.size(); ++i)
               right += std::memcmp(&got[i], &want[i], sizeof want[i]) == 0;
@@ -1270,8 +1302,8 @@ int main(int argc, char **argv) {
           });
     std::vector<PhiloxIn> in;
     std::uniform_real_distribution<float> p(0, 1);
-    for (uint64_t seed : {0ull, 1ull, 7ull, 0xffffffffull, 0x100000000ull,
-                          ~0ull})
+    for (uint64_t seed :
+         {0ull, 1ull, 7ull, 0xffffffffull, 0x100000000ull, ~0ull})
       for (uint64_t index = 0; index < 4096; ++index)
         in.push_back({seed, index, index % 3, index % 5 ? p(rng()) : 0.5f, 0});
     for (int i = 0; i < (1 << 20); ++i) {
@@ -1289,19 +1321,21 @@ int main(int argc, char **argv) {
   check("cuda: Communicator::single", [&](bool *ok, std::string *detail) {
     COCONET_RETURN_IF_ERROR(cuda::Communicator::single(&world));
     *ok = world && world->rank() == 0 && world->size() == 1 && world->comm();
-    *detail = "rank " + std::to_string(world ? world->rank() : -1) +
-              " of " + std::to_string(world ? world->size() : -1);
+    *detail = "rank " + std::to_string(world ? world->rank() : -1) + " of " +
+              std::to_string(world ? world->size() : -1);
     return Status();
   });
   if (!world) {
     std::printf("runtime_test: %d checks, %d failed (no communicator: "
-                "stopped)\n", gChecks, gFailed);
+                "stopped)\n",
+                gChecks, gFailed);
     return 1;
   }
   check("cuda: Communicator::wrap of the world",
         [&](bool *ok, std::string *detail) -> Status {
           {
-            cuda::Communicator wrapped = cuda::Communicator::wrap(world->comm());
+            cuda::Communicator wrapped =
+                cuda::Communicator::wrap(world->comm());
             *ok = wrapped.rank() == 0 && wrapped.size() == 1 &&
                   wrapped.comm() == world->comm();
           }
@@ -1317,8 +1351,8 @@ int main(int argc, char **argv) {
         [&](bool *ok, std::string *detail) -> Status {
           COCONET_RETURN_IF_ERROR(cuda::Mesh::create(*world, {1}, &mesh));
           *ok = mesh->numAxes() == 1 && mesh->axisSize(0) == 1 &&
-                mesh->coord(0) == 0 && mesh->rank() == 0 &&
-                mesh->size() == 1 && mesh->axisComm(0) == world->comm() &&
+                mesh->coord(0) == 0 && mesh->rank() == 0 && mesh->size() == 1 &&
+                mesh->axisComm(0) == world->comm() &&
                 mesh->axisComm(-1) == world->comm();
           *detail = "1 axis, coordinate 0, the axis's communicator is the "
                     "world's";
@@ -1372,12 +1406,10 @@ int main(int argc, char **argv) {
               return oneRankCollectives(*mesh, stream, t, ok, detail);
             });
 
-  const MatmulShape shapes[] = {{1, 67, 33, 45, true, 0},
-                                {3, 5, 7, 129, false, 0},
-                                {2, 16, 16, 16, true, 0},
-                                {2, 9, 10, 11, true, 7},
-                                {2, 3, 4, 0, true, 5},
-                                {1, 1, 1, 1, true, 0}};
+  const MatmulShape shapes[] = {
+      {1, 67, 33, 45, true, 0}, {3, 5, 7, 129, false, 0},
+      {2, 16, 16, 16, true, 0}, {2, 9, 10, 11, true, 7},
+      {2, 3, 4, 0, true, 5},    {1, 1, 1, 1, true, 0}};
   for (DType t : kAllTypes)
     for (const MatmulShape &s : shapes)
       check(std::string("cuda: matmul ") + dtypeName(t) +
@@ -1387,16 +1419,16 @@ int main(int argc, char **argv) {
             });
   check("cuda: matmul refuses negative and too large extents",
         [&](bool *ok, std::string *detail) -> Status {
-          const Status negative = cuda::matmul(handle, stream, DType::F32, 1,
-                                               -1, 1, 1, nullptr, 0, nullptr,
-                                               0, nullptr, 0);
-          const Status large = cuda::matmul(
-              handle, stream, DType::F32, 1, int64_t(1) << 32, 1, 1, nullptr,
-              0, nullptr, 0, nullptr, 0);
+          const Status negative =
+              cuda::matmul(handle, stream, DType::F32, 1, -1, 1, 1, nullptr, 0,
+                           nullptr, 0, nullptr, 0);
+          const Status large =
+              cuda::matmul(handle, stream, DType::F32, 1, int64_t(1) << 32, 1,
+                           1, nullptr, 0, nullptr, 0, nullptr, 0);
           *ok = negative.code() == StatusCode::InvalidArgument &&
                 large.code() == StatusCode::InvalidArgument;
-          *detail = "\"" + negative.toString() + "\"; \"" + large.toString() +
-                    "\"";
+          *detail =
+              "\"" + negative.toString() + "\"; \"" + large.toString() + "\"";
           return Status();
         });
   check("cuda: defaultAllocator allocates, frees, and 0 bytes works",

@@ -203,8 +203,8 @@ std::string Runner::rerunArgs(const GeneratedFile &file) const {
 }
 
 void Runner::writeFile(const GeneratedFile &file) {
-  std::string text = "// coconet-random-programs " + rerunArgs(file) + "\n" +
-                     file.source();
+  std::string text =
+      "// coconet-random-programs " + rerunArgs(file) + "\n" + file.source();
   std::vector<std::string> names;
   for (const std::string &schedule : applied)
     for (const auto &[name, block] : scheduleBlocks(schedule))

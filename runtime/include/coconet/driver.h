@@ -1,4 +1,4 @@
-//===- driver.h - helpers of the generated drivers (--emit=driver) -*- C++ -*-===//
+//===- driver.h - helpers of the generated drivers -----------*- C++ -*-===//
 //
 // A generated driver runs one step of one program on every rank and writes
 // the results, so that any generated program can be checked against the
@@ -33,14 +33,14 @@ namespace coconet::rt::driver {
 
 /// The command line of a generated driver.
 struct Options {
-  std::map<std::string, int64_t> sizes; ///< --size N=1024,P=4 (repeatable)
-  uint64_t seed = 1;                    ///< --seed
+  std::map<std::string, int64_t> sizes;      ///< --size N=1024,P=4 (repeatable)
+  uint64_t seed = 1;                         ///< --seed
   std::map<std::string, std::string> values; ///< --set name=value
   std::map<std::string, std::string> inputs; ///< --input name=file.npy
-  std::string outputDir;                ///< --output-dir (none: no files)
-  int iterations = 1;                   ///< --iterations: steps to time
-  int warmup = 0;                       ///< --warmup: untimed steps first
-  bool quiet = false;                   ///< --quiet: no summary lines
+  std::string outputDir;                     ///< --output-dir (none: no files)
+  int iterations = 1;                        ///< --iterations: steps to time
+  int warmup = 0;                            ///< --warmup: untimed steps first
+  bool quiet = false;                        ///< --quiet: no summary lines
 };
 
 /// Parses the driver's command line; `program` names it in --help and in
@@ -97,8 +97,8 @@ Transport &singleProcess();
 /// else --input, else generated from the seed.
 Status fillInput(const TensorInfo &info, const Options &options,
                  const std::vector<int64_t> &axisSizes,
-                 const std::vector<int64_t> &coords,
-                 const Placement &placement, void *block);
+                 const std::vector<int64_t> &coords, const Placement &placement,
+                 void *block);
 
 /// Gathers every rank's block of a result to rank 0 and writes
 /// `<outputDir>/<name>.npy` in the simulator's assembled form (a value

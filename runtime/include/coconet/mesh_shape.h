@@ -39,9 +39,7 @@ protected:
   /// The split of the world into `axis`'s communicators: this rank's color
   /// and key.
   int splitColor(unsigned axis) const;
-  int splitKey(unsigned axis) const {
-    return static_cast<int>(coords_[axis]);
-  }
+  int splitKey(unsigned axis) const { return static_cast<int>(coords_[axis]); }
 
 private:
   std::vector<int64_t> sizes_;

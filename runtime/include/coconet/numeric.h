@@ -62,14 +62,14 @@ COCONET_HD double roundToHalf(double value);
 COCONET_HD float roundToBFloat16(float value);
 COCONET_HD double roundToBFloat16(double value);
 
-// --- max and min ---------------------------------------------------------------
+// --- max and min -------------------------------------------------------------
 
 COCONET_HD float maxNumber(float a, float b);
 COCONET_HD double maxNumber(double a, double b);
 COCONET_HD float minNumber(float a, float b);
 COCONET_HD double minNumber(double a, double b);
 
-// --- Integers --------------------------------------------------------------------
+// --- Integers ----------------------------------------------------------------
 // T is int32_t, int64_t or uint64_t. Arithmetic is done on the unsigned
 // type of T's width, so it wraps and is never undefined.
 
@@ -88,7 +88,7 @@ template <typename T> COCONET_HD T intRelu(T a);
 /// Truncates toward zero, saturates at T's range, NaN -> 0.
 template <typename T> COCONET_HD T floatToInt(double value);
 
-// --- Philox4x32-10 ------------------------------------------------------------------
+// --- Philox4x32-10 -----------------------------------------------------------
 
 struct PhiloxCounter {
   uint32_t v[4];
@@ -116,7 +116,7 @@ COCONET_HD double uniformInput(uint64_t seed, uint64_t stream, uint64_t index);
 COCONET_HD uint64_t uniformInputBits(uint64_t seed, uint64_t stream,
                                      uint64_t index);
 
-// --- Basic float operations ----------------------------------------------------
+// --- Basic float operations --------------------------------------------------
 // What the formulas below are written with. Arithmetic and sqrt round once,
 // to nearest even, and are never contracted into a fused multiply-add: on a
 // GPU they are the _rn intrinsics; host code that includes this header is
@@ -152,7 +152,7 @@ COCONET_HD bool isNaN(double x);
 
 namespace coconet::rt {
 
-// --- Elementwise formulas ------------------------------------------------------
+// --- Elementwise formulas ----------------------------------------------------
 // The operations of the language that are formulas over basic operations,
 // each defined once, here, for float (f16, bf16 and f32 values compute in
 // float) and double: ir/ScalarOps.def names them (FORMULA_OP, and the float

@@ -376,7 +376,7 @@ template <typename T> COCONET_HD T floatToInt(double value) {
   }
 }
 
-// --- Basic float operations ----------------------------------------------------
+// --- Basic float operations --------------------------------------------------
 // On a GPU the correctly rounded intrinsics (which nvcc never contracts) and
 // CUDA's math library; on the host the operators (compiled without
 // contraction) and the C library, as the simulator uses them.

@@ -1,4 +1,4 @@
-//===- status.h - the status every runtime and generated call returns -*- C++ -*-===//
+//===- status.h - what runtime and generated calls return ----*- C++ -*-===//
 //
 // Generated code and the runtime never throw and never abort: every call
 // that can fail returns a Status. A failed status carries a code and a

@@ -115,9 +115,9 @@ Status Mesh::allReduce(const void *in, void *out, int64_t count, DType dtype,
                                   recvOffsets.data(), MPI_BYTE, g.comm));
   uint8_t *combined = scratch(1, static_cast<size_t>(mine * size));
   combineBlocks(pieces, p, combined, mine, dtype, op);
-  COCONET_MPI_CHECK(MPI_Allgatherv(
-      combined, static_cast<int>(mine * size), MPI_BYTE, out,
-      pieceBytes.data(), pieceOffsets.data(), MPI_BYTE, g.comm));
+  COCONET_MPI_CHECK(MPI_Allgatherv(combined, static_cast<int>(mine * size),
+                                   MPI_BYTE, out, pieceBytes.data(),
+                                   pieceOffsets.data(), MPI_BYTE, g.comm));
   return Status::success();
 }
 
@@ -133,8 +133,8 @@ Status Mesh::reduceScatter(const void *in, void *out, int64_t countPerRank,
   COCONET_RETURN_IF_ERROR(
       byteCount(what, countPerRank, dtype, g.size, &allBytes));
   uint8_t *blocks = scratch(0, static_cast<size_t>(allBytes));
-  COCONET_MPI_CHECK(MPI_Alltoall(in, blockBytes, MPI_BYTE, blocks,
-                                 blockBytes, MPI_BYTE, g.comm));
+  COCONET_MPI_CHECK(MPI_Alltoall(in, blockBytes, MPI_BYTE, blocks, blockBytes,
+                                 MPI_BYTE, g.comm));
   combineBlocks(blocks, g.size, out, countPerRank, dtype, op);
   return Status::success();
 }
@@ -183,8 +183,8 @@ Status Mesh::reduce(const void *in, void *out, int64_t count, DType dtype,
   COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, g.size, &allBytes));
   const bool isRoot = g.position == root;
   uint8_t *blocks = scratch(0, isRoot ? static_cast<size_t>(allBytes) : 0);
-  COCONET_MPI_CHECK(MPI_Gather(in, bytes, MPI_BYTE, blocks, bytes,
-                               MPI_BYTE, static_cast<int>(root), g.comm));
+  COCONET_MPI_CHECK(MPI_Gather(in, bytes, MPI_BYTE, blocks, bytes, MPI_BYTE,
+                               static_cast<int>(root), g.comm));
   if (isRoot)
     combineBlocks(blocks, g.size, out, count, dtype, op);
   else if (bytes > 0)

@@ -33,8 +33,7 @@ TEST_CASE("diagnostics print location, caret, kind and notes", "[diag]") {
                   llvm::SMLoc::getFromPointer(start + 21));
   llvm::SMRange x(llvm::SMLoc::getFromPointer(start + 16),
                   llvm::SMLoc::getFromPointer(start + 17));
-  diags.report(y, DiagId::UnknownName, "y")
-      .note(x, DiagId::DidYouMean, "x");
+  diags.report(y, DiagId::UnknownName, "y").note(x, DiagId::DidYouMean, "x");
   os.flush();
   CHECK(out == "t.coco:2:7: error: use of undeclared name 'y' [unknown-name]\n"
                "  x = y;\n"
@@ -110,8 +109,7 @@ TEST_CASE("every diagnostic kind is exercised by a lit test",
       continue;
     // A compiler bug by definition: no input can trigger it. The pass
     // manager's unit tests break the IR on purpose to exercise it.
-    if (id == DiagId::InternalVerifierError ||
-        id == DiagId::InternalLowerError)
+    if (id == DiagId::InternalVerifierError || id == DiagId::InternalLowerError)
       continue;
     if (all.find("[" + diagName(id) + "]") == std::string::npos)
       missing.push_back(diagName(id));

@@ -54,8 +54,7 @@ TEST_CASE("elementwise join refuses slices of different dimensions",
   CHECK(hint.find("allgather") != std::string::npos);
 }
 
-TEST_CASE("broadcast alignment renumbers sliced dimensions",
-          "[ir][layout]") {
+TEST_CASE("broadcast alignment renumbers sliced dimensions", "[ir][layout]") {
   CHECK(ir::alignLayout(S(0), 1, 3).str(kWorld) == "sliced(2)");
   CHECK(ir::alignLayout(R(), 1, 3).str(kWorld) == "replicated");
 }
@@ -144,12 +143,12 @@ TEST_CASE("collectives over one axis leave the other axes alone",
   in[1] = {AxisState::Local, 0};
   std::string need;
   unsigned axis = 0;
-  auto out = ir::communicationLayout(StageKind::AllReduce, in, 1, 0, need,
-                                       axis);
+  auto out =
+      ir::communicationLayout(StageKind::AllReduce, in, 1, 0, need, axis);
   REQUIRE(out);
   CHECK(out->str(mesh) == "local(pp) replicated(tp)");
-  auto all = ir::communicationLayout(StageKind::AllReduce, in, -1, 0, need,
-                                       axis);
+  auto all =
+      ir::communicationLayout(StageKind::AllReduce, in, -1, 0, need, axis);
   REQUIRE(all);
   CHECK(all->str(mesh) == "replicated");
 }
@@ -170,8 +169,7 @@ TEST_CASE("a dimension sliced over two axes joins only its outer-axis "
           "slices",
           "[ir][layout]") {
   std::string hint;
-  Layout both = mesh2(kS0, kS0), outer = mesh2(kS0, kR),
-         inner = mesh2(kR, kS0);
+  Layout both = mesh2(kS0, kS0), outer = mesh2(kS0, kR), inner = mesh2(kR, kS0);
   CHECK(ir::joinLayouts(outer, both, hint) == both);
   CHECK(ir::joinLayouts(both, outer, hint) == both);
   CHECK(ir::joinLayouts(both, both, hint) == both);
@@ -193,14 +191,14 @@ TEST_CASE("an allgather of a dimension sliced over two axes gathers the "
   std::string need;
   unsigned bad = 0;
   Layout both = mesh2(kS0, kS0);
-  auto inner = ir::communicationLayout(StageKind::AllGather, both, 1, 0,
-                                         need, bad);
+  auto inner =
+      ir::communicationLayout(StageKind::AllGather, both, 1, 0, need, bad);
   CHECK(inner == mesh2(kS0, kR));
-  CHECK_FALSE(ir::communicationLayout(StageKind::AllGather, both, 0, 0, need,
-                                        bad));
+  CHECK_FALSE(
+      ir::communicationLayout(StageKind::AllGather, both, 0, 0, need, bad));
   CHECK(bad == 1);
   CHECK(need == "dimension 0 gathered over its inner axis first");
   // Over every axis at once, the blocks come in mesh order.
-  CHECK(ir::communicationLayout(StageKind::AllGather, both, -1, 0, need,
-                                  bad) == mesh2(kR, kR));
+  CHECK(ir::communicationLayout(StageKind::AllGather, both, -1, 0, need, bad) ==
+        mesh2(kR, kR));
 }

@@ -81,9 +81,9 @@ schedule rs_c_ag for adam {
 )");
   Scheduled keep;
   auto plan = planOf(c, "rs_c_ag", keep);
-  CHECK(stepNames(*plan) == std::vector<std::string>{
-                                "reducescatter_rs", "k0_g32_to_w1",
-                                "allgather_ag"});
+  CHECK(stepNames(*plan) == std::vector<std::string>{"reducescatter_rs",
+                                                     "k0_g32_to_w1",
+                                                     "allgather_ag"});
   // m and v (sharded) are updated in place by the kernel; w by the
   // allgather; g32 stays in registers; nothing is copied.
   CHECK(buffer(*plan, "m").written);
@@ -109,7 +109,8 @@ schedule rs_c_ag for adam {
 TEST_CASE("an update is copied at the end when a later step reads the old "
           "value",
           "[lower]") {
-  Compiled c = compile(R"(program p(w: f32[N] replicated, g: f32[N] replicated) {
+  Compiled c =
+      compile(R"(program p(w: f32[N] replicated, g: f32[N] replicated) {
     w1 = update(w, w * 2.0);
     y = w + g;
     return y;
@@ -127,7 +128,8 @@ TEST_CASE("an update is copied at the end when a later step reads the old "
 
 TEST_CASE("an update read later and also returned goes to its output first",
           "[lower]") {
-  Compiled c = compile(R"(program p(w: f32[N] replicated, g: f32[N] replicated) {
+  Compiled c =
+      compile(R"(program p(w: f32[N] replicated, g: f32[N] replicated) {
     w1 = update(w, w + g);
     w_old = w;
     return w_old, w1;
@@ -138,8 +140,8 @@ TEST_CASE("an update read later and also returned goes to its output first",
   // w_old reads the old w after w1 is computed, so w1 cannot overwrite w:
   // it is computed into its own output (it is returned too) and copied
   // into w after the last step.
-  CHECK(stepNames(*plan) == std::vector<std::string>{"k0_w1", "k1_w_old",
-                                                     "copy_w"});
+  CHECK(stepNames(*plan) ==
+        std::vector<std::string>{"k0_w1", "k1_w_old", "copy_w"});
   REQUIRE(plan->results.size() == 3);
   CHECK(plan->results[0].name == "w");
   CHECK(plan->results[1].name == "w_old");
@@ -243,8 +245,8 @@ schedule s for mlp {
   std::vector<std::string> fused;
   for (unsigned s : plan->fusedCollectives[0].steps)
     fused.push_back(plan->steps[s].name);
-  CHECK(fused == std::vector<std::string>{"reducescatter_rs", "k0_out",
-                                          "allgather_ag"});
+  CHECK(fused ==
+        std::vector<std::string>{"reducescatter_rs", "k0_out", "allgather_ag"});
   REQUIRE(plan->overlaps.size() == 1);
   CHECK(plan->steps[plan->overlaps[0].producer].name == "matmul_y");
   CHECK(plan->steps[plan->overlaps[0].consumer].name == "reducescatter_rs");

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ast/Ast.h"
 #include "parse/Parser.h"
+#include "ast/Ast.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -247,11 +247,12 @@ TEST_CASE("dimensions are products of integers and size names", "[parse]") {
 }
 
 TEST_CASE("layout terms with and without axes", "[parse]") {
-  Parsed p = parse("program p(mesh [dp: D, tp: T],\n"
-                   "          a: f32[N, M] sliced(1, tp) local(dp),\n"
-                   "          b: f32[N] sliced, c: f32[N] sliced(0),\n"
-                   "          d: f32[N] replicated(dp, tp), e: f32[N] local,\n"
-                   "          f: f32[N] replicated local(tp) sliced(0, dp, tp)) {}");
+  Parsed p =
+      parse("program p(mesh [dp: D, tp: T],\n"
+            "          a: f32[N, M] sliced(1, tp) local(dp),\n"
+            "          b: f32[N] sliced, c: f32[N] sliced(0),\n"
+            "          d: f32[N] replicated(dp, tp), e: f32[N] local,\n"
+            "          f: f32[N] replicated local(tp) sliced(0, dp, tp)) {}");
   INFO(p.diagnostics);
   const auto &params = p.program().params;
   REQUIRE(params.size() == 6);
@@ -272,7 +273,7 @@ TEST_CASE("layout terms with and without axes", "[parse]") {
   REQUIRE(b.size() == 1);
   CHECK(b[0].kind == LayoutKind::Sliced);
   CHECK_FALSE(b[0].sliceDim); // absent means dimension 0
-  CHECK(b[0].axes.empty());    // every axis not named elsewhere
+  CHECK(b[0].axes.empty());   // every axis not named elsewhere
 
   CHECK(params[2].type.layout[0].sliceDim == 0);
   CHECK(params[3].type.layout[0].kind == LayoutKind::Replicated);
@@ -281,14 +282,15 @@ TEST_CASE("layout terms with and without axes", "[parse]") {
   CHECK(params[5].type.layout.size() == 3);
   CHECK(params[5].type.layout[2].axes.size() == 2);
 
-  CHECK(p.ast() == "program p\n"
-                   "  mesh [dp: D, tp: T]\n"
-                   "  param a: f32[N, M] sliced(1, tp) local(dp)\n"
-                   "  param b: f32[N] sliced\n"
-                   "  param c: f32[N] sliced(0)\n"
-                   "  param d: f32[N] replicated(dp, tp)\n"
-                   "  param e: f32[N] local\n"
-                   "  param f: f32[N] replicated local(tp) sliced(0, dp, tp)\n");
+  CHECK(p.ast() ==
+        "program p\n"
+        "  mesh [dp: D, tp: T]\n"
+        "  param a: f32[N, M] sliced(1, tp) local(dp)\n"
+        "  param b: f32[N] sliced\n"
+        "  param c: f32[N] sliced(0)\n"
+        "  param d: f32[N] replicated(dp, tp)\n"
+        "  param e: f32[N] local\n"
+        "  param f: f32[N] replicated local(tp) sliced(0, dp, tp)\n");
 }
 
 TEST_CASE("layout syntax errors, a layout after a scalar parses", "[parse]") {
@@ -400,10 +402,8 @@ TEST_CASE("* and / bind tighter than + and -, which bind tighter than "
           "[parse][precedence]") {
   CHECK(stmtOf("a + b * c") == "(name a + (name b * name c))");
   CHECK(stmtOf("a * b + c") == "((name a * name b) + name c)");
-  CHECK(stmtOf("a - b / c + d") ==
-        "((name a - (name b / name c)) + name d)");
-  CHECK(stmtOf("a + 1 < b * 2") ==
-        "((name a + int 1) < (name b * int 2))");
+  CHECK(stmtOf("a - b / c + d") == "((name a - (name b / name c)) + name d)");
+  CHECK(stmtOf("a + 1 < b * 2") == "((name a + int 1) < (name b * int 2))");
   CHECK(stmtOf("a == b + c") == "(name a == (name b + name c))");
 
   Parsed p = parse("program p() { x = a + b * c; }");
@@ -510,11 +510,12 @@ TEST_CASE("calls: positional and keyword arguments", "[parse]") {
   CHECK(c.operands[0]->kind == Expr::Kind::Binary);
   CHECK(c.operands[1]->kind == Expr::Kind::Unary);
 
-  CHECK(p.ast() == "program p\n"
-                   "  stmt a = call f()\n"
-                   "  stmt b = call allreduce(name sum, name g, axis=name tp)\n"
-                   "  stmt c = call sum((name x * int 2), dim=(-int 1))\n"
-                   "  stmt d = call f(call g(call h(int 1)), k=call m(int 2))\n");
+  CHECK(p.ast() ==
+        "program p\n"
+        "  stmt a = call f()\n"
+        "  stmt b = call allreduce(name sum, name g, axis=name tp)\n"
+        "  stmt c = call sum((name x * int 2), dim=(-int 1))\n"
+        "  stmt d = call f(call g(call h(int 1)), k=call m(int 2))\n");
 }
 
 TEST_CASE("keyword argument order is sema's business, '=' is not an "
@@ -655,8 +656,8 @@ TEST_CASE("block comments do not nest", "[parse][lex]") {
   REQUIRE(p.module);
   CHECK(p.program().body.size() == 2);
   // ... and a second "*/" is left over as the tokens '*' and '/'.
-  expectSyntaxError("program p() { x = 1 /* a /* b */ */; return x; }",
-                    "1:35", "expected an expression, found '/'");
+  expectSyntaxError("program p() { x = 1 /* a /* b */ */; return x; }", "1:35",
+                    "expected an expression, found '/'");
 }
 
 TEST_CASE("keywords cannot be used as names", "[parse][lex]") {
@@ -871,8 +872,8 @@ TEST_CASE("a module is returned exactly when no error was reported",
       "schedule q for p { (a, b) = split(y); overlap(a, b) chunks 4; "
       "apply r; }\n";
   REQUIRE(parse(base).module);
-  const char replacements[] = {'(', ')', ';', '*', '/', '@', '9', 'x',
-                               ' ', '.', '=', '\0', '\xC3', ','};
+  const char replacements[] = {'(', ')', ';', '*', '/',  '@',    '9',
+                               'x', ' ', '.', '=', '\0', '\xC3', ','};
   uint64_t state = 12345;
   auto next = [&state] {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;

@@ -442,8 +442,7 @@ TEST_CASE("the pass registry names every pass the pipelines build",
     CHECK_FALSE(p.description.empty());
   }
   CHECK(made == registered);
-  CHECK(std::set<std::string>(made.begin(), made.end()).size() ==
-        made.size());
+  CHECK(std::set<std::string>(made.begin(), made.end()).size() == made.size());
   CHECK(passes::passNameList() ==
         "split, reorder, shard, fuse, overlap, constfold, cse and dse");
   CHECK_FALSE(passes::findPass("unknown"));

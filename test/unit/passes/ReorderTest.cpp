@@ -638,7 +638,8 @@ TEST_CASE("reorder adds no allgather for a stage that was already sliced",
           "[passes][reorder]") {
   // y reads x, which is sliced: y was sliced(0) before the reorder, so its
   // reader z still reads it sliced and needs no allgather.
-  Compiled c = compile(R"(program p(g: f32[B, H] local, x: f32[B, H] sliced(0)) {
+  Compiled c =
+      compile(R"(program p(g: f32[B, H] local, x: f32[B, H] sliced(0)) {
     gs = allreduce(sum, g);
     y = gs + x;
     z = y * 2.0;
@@ -654,8 +655,7 @@ schedule s for p {
   CHECK(s.operands("z") == std::vector<std::string>{"y"});
   for (const auto &st : s.program->getStages())
     CHECK(st->kind != StageKind::AllGather);
-  expectSameResults(c.program(), *s.program,
-                    worldRanks({{"B", 12}, {"H", 5}}));
+  expectSameResults(c.program(), *s.program, worldRanks({{"B", 12}, {"H", 5}}));
 }
 
 TEST_CASE("reorder twice over one axis gathers a stage once",

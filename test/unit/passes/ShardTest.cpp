@@ -363,7 +363,7 @@ schedule s for p {
   CHECK(hasLine(d, c.at("^a1 = update") + ": note: 'a1' is defined here"));
 }
 
-TEST_CASE("shard refuses an update that gathers a parameter", 
+TEST_CASE("shard refuses an update that gathers a parameter",
           "[passes][shard][refusal]") {
   Compiled c = compile(R"(program p(x: f32[N] sliced(0), w: f32[N] replicated) {
     w1 = update(w, allgather(x));

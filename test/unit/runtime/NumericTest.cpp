@@ -214,9 +214,8 @@ TEST_CASE("elementwise formulas are the documented formulas, rounded step "
   // erf(x*c), or one rounding fewer) shows in the last bit are among them.
   const float cf = 0.70710678118654752440f;
   const double cd = 0.70710678118654752440;
-  for (float x : {-3.5f, -1.0f, -0.0f, 0.0f, 1e-8f, 0.3f, 0.7071f, 1.0f,
-                  2.5f, 9.0f, 88.0f, -88.0f, 1e30f, INFINITY, -INFINITY,
-                  NAN}) {
+  for (float x : {-3.5f, -1.0f, -0.0f, 0.0f, 1e-8f, 0.3f, 0.7071f, 1.0f, 2.5f,
+                  9.0f, 88.0f, -88.0f, 1e30f, INFINITY, -INFINITY, NAN}) {
     INFO("x = " << x);
     CHECK(sameBits(ops::gelu(x), (0.5f * x) * (1.0f + std::erf(x * cf))));
     CHECK(sameBits(ops::silu(x), x / (1.0f + std::exp(-x))));

@@ -13,8 +13,7 @@
 using coconet::test::check;
 
 static bool hasError(const coconet::test::Checked &c, const char *kind) {
-  return c.diagnostics.find(std::string("[") + kind + "]") !=
-         std::string::npos;
+  return c.diagnostics.find(std::string("[") + kind + "]") != std::string::npos;
 }
 
 TEST_CASE("the sketch's adam step checks", "[sema]") {
@@ -150,8 +149,7 @@ TEST_CASE("elementwise layout refusals", "[sema][layout]") {
                  "layout-mismatch"));
 }
 
-TEST_CASE("reductions of sliced tensors are partial values",
-          "[sema][layout]") {
+TEST_CASE("reductions of sliced tensors are partial values", "[sema][layout]") {
   auto c = check(R"(
 program p(w: f32[N] sliced, x: f32[B, H] sliced(1)) {
     n = norm(w);
@@ -168,8 +166,7 @@ program p(w: f32[N] sliced, x: f32[B, H] sliced(1)) {
   CHECK(c.typeOf("g") == "f32");
 }
 
-TEST_CASE("megatron row-parallel matmul gives partial sums",
-          "[sema][layout]") {
+TEST_CASE("megatron row-parallel matmul gives partial sums", "[sema][layout]") {
   auto c = check(R"(
 program mlp(x: f16[B, S, 4*H] sliced(2), w: f16[4*H, H] sliced(0),
             b: f16[H] replicated, r: f16[B, S, H] replicated,
@@ -262,8 +259,8 @@ TEST_CASE("a top-level collective takes the statement's name",
   auto c = check("program p(g: f32[N] local) { gs = allreduce(sum, g);"
                  " return gs; }");
   REQUIRE(c.module);
-  CHECK(c.ir().find("gs : f32[N] replicated = allreduce(sum, %0) over world")
-        != std::string::npos);
+  CHECK(c.ir().find("gs : f32[N] replicated = allreduce(sum, %0) over world") !=
+        std::string::npos);
 }
 
 TEST_CASE("updates must keep the parameter's type", "[sema][update]") {
@@ -286,8 +283,8 @@ program p(w: f32[N] replicated, g: f32[N] local) {
 })");
   INFO(c.diagnostics);
   REQUIRE(c.module);
-  CHECK(c.ir().find("w1 : f32[N] replicated = elementwise %2 -> update %0")
-        != std::string::npos);
+  CHECK(c.ir().find("w1 : f32[N] replicated = elementwise %2 -> update %0") !=
+        std::string::npos);
 }
 
 TEST_CASE("dropout, layernorm and rmsnorm", "[sema]") {
@@ -336,9 +333,9 @@ schedule more for p { apply base; fuse(rs, w1, ag); shard(w); }
   INFO(ok.diagnostics);
   REQUIRE(ok.module);
   CHECK(ok.module->schedules.size() == 2);
-  CHECK(hasError(check(std::string(program) +
-                       "schedule s for p { fuse(rs, w1); }"),
-                 "schedule-unknown-stage"));
+  CHECK(hasError(
+      check(std::string(program) + "schedule s for p { fuse(rs, w1); }"),
+      "schedule-unknown-stage"));
   CHECK(hasError(check(std::string(program) +
                        "schedule s for p { (rs, gs) = split(gs); }"),
                  "schedule-name-clash"));
@@ -346,9 +343,9 @@ schedule more for p { apply base; fuse(rs, w1, ag); shard(w); }
                        "schedule s for p { overlap(gs, w1) chunks 0; }"),
                  "chunks-positive"));
   // A result name is bound once: by one directive, or across two.
-  CHECK(hasError(check(std::string(program) +
-                       "schedule s for p { (a, a) = split(gs); }"),
-                 "redefinition"));
+  CHECK(hasError(
+      check(std::string(program) + "schedule s for p { (a, a) = split(gs); }"),
+      "redefinition"));
   CHECK(hasError(check(std::string(program) +
                        "schedule s for p { (rs, ag) = split(gs); "
                        "(rs, ag2) = split(ag); }"),

@@ -141,9 +141,8 @@ TEST_CASE("allgather of a dimension other than the first",
           "[sim][collective]") {
   sim::SimOptions o;
   o.sizes["P"] = 2;
-  o.inputTensors["x"] = makeTensor(DType::F32, {2, 4}, [](int64_t k) {
-    return static_cast<double>(k);
-  });
+  o.inputTensors["x"] = makeTensor(
+      DType::F32, {2, 4}, [](int64_t k) { return static_cast<double>(k); });
   auto s = simulateSource(R"(
 program t(x: f32[2, 4] sliced(1)) { y = allgather(x); return y; })",
                           o);
@@ -216,8 +215,7 @@ TEST_CASE("sendrecv shifts blocks along the axis without wrapping",
   }
 }
 
-TEST_CASE("collectives over one axis of a two-axis mesh",
-          "[sim][collective]") {
+TEST_CASE("collectives over one axis of a two-axis mesh", "[sim][collective]") {
   // 2 x 3 mesh; rank = 3 * a + b. x[rank][i] = 10 rank + i.
   sim::SimOptions o;
   o.sizes["A"] = 2;
@@ -243,8 +241,7 @@ program t(mesh [a: A, b: B], x: f32[2] local) {
   CHECK(values(s.at("sa", 1)) == std::vector<double>{0, 0});
 }
 
-TEST_CASE("a slice that does not divide evenly is an error",
-          "[sim][uneven]") {
+TEST_CASE("a slice that does not divide evenly is an error", "[sim][uneven]") {
   sim::SimOptions o;
   o.sizes["P"] = 4;
   o.sizes["N"] = 10;

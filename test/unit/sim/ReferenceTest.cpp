@@ -36,7 +36,8 @@ struct Sample {
         sourceMgr, diags, COCONET_SOURCE_DIR "/samples/" + name.str(), options);
   }
   const ir::Program &program() const { return *module->programs.front(); }
-  std::vector<float> param(const sim::SimResult &r, llvm::StringRef name) const {
+  std::vector<float> param(const sim::SimResult &r,
+                           llvm::StringRef name) const {
     sim::Tensor t = r.assembled(program(), *program().findStage(name));
     std::vector<float> v;
     for (int64_t i = 0; i < t.size(); ++i)
@@ -44,7 +45,8 @@ struct Sample {
     return v;
   }
   /// The value of result `name` (an updated parameter) after the step.
-  std::vector<float> result(const sim::SimResult &r, llvm::StringRef name) const {
+  std::vector<float> result(const sim::SimResult &r,
+                            llvm::StringRef name) const {
     for (size_t i = 0; i < program().getResults().size(); ++i)
       if (sim::resultName(program(), i) == name) {
         const ir::Stage *s = program().getResults()[i];

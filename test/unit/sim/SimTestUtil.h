@@ -1,4 +1,4 @@
-//===- SimTestUtil.h - running programs given as text -------------*- C++ -*-===//
+//===- SimTestUtil.h - running programs given as text -----------*- C++ -*-===//
 
 #ifndef COCONET_TEST_UNIT_SIM_SIMTESTUTIL_H
 #define COCONET_TEST_UNIT_SIM_SIMTESTUTIL_H
@@ -19,7 +19,9 @@ struct Simulated {
   std::optional<sim::SimResult> result;
   std::string error;
 
-  const ir::Program &program() const { return *checked.module->programs.front(); }
+  const ir::Program &program() const {
+    return *checked.module->programs.front();
+  }
   const ir::Stage &stage(llvm::StringRef name) const {
     const ir::Stage *s = program().findStage(name);
     REQUIRE(s);
@@ -34,7 +36,8 @@ struct Simulated {
   }
 };
 
-inline Simulated simulateSource(llvm::StringRef source, sim::SimOptions options) {
+inline Simulated simulateSource(llvm::StringRef source,
+                                sim::SimOptions options) {
   Simulated s;
   s.checked = check(source);
   INFO(s.checked.diagnostics);

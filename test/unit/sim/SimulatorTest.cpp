@@ -27,7 +27,8 @@ TEST_CASE("f16 values are rounded to nearest even at every store",
   sim::SimOptions o = ranks(1);
   // 1 + 2^-11 is halfway between 1 and the next f16 (1 + 2^-10): ties go to
   // the even significand, 1. 1 + 3 * 2^-11 goes up to 1 + 2^-9.
-  o.inputTensors["a"] = makeTensor(DType::F16, {2}, [](int64_t) { return 1.0; });
+  o.inputTensors["a"] =
+      makeTensor(DType::F16, {2}, [](int64_t) { return 1.0; });
   o.inputTensors["b"] = makeTensor(DType::F32, {2}, [](int64_t i) {
     return i == 0 ? std::ldexp(1.0, -11) : 3 * std::ldexp(1.0, -11);
   });
@@ -48,7 +49,8 @@ program t(a: f16[2] replicated, b: f32[2] replicated) {
 
 TEST_CASE("bf16 arithmetic computes in f32 and rounds", "[sim][rounding]") {
   sim::SimOptions o = ranks(1);
-  o.inputTensors["a"] = makeTensor(DType::BF16, {1}, [](int64_t) { return 1.0; });
+  o.inputTensors["a"] =
+      makeTensor(DType::BF16, {1}, [](int64_t) { return 1.0; });
   auto s = simulateSource(R"(
 program t(a: bf16[1] replicated) {
   b = a + 0.00390625;  // 2^-8: halfway to the next bf16 after 1, ties to 1
@@ -63,7 +65,8 @@ program t(a: bf16[1] replicated) {
 
 TEST_CASE("f32 arithmetic is single precision", "[sim][rounding]") {
   sim::SimOptions o = ranks(1);
-  o.inputTensors["a"] = makeTensor(DType::F32, {1}, [](int64_t) { return 1.0; });
+  o.inputTensors["a"] =
+      makeTensor(DType::F32, {1}, [](int64_t) { return 1.0; });
   auto s = simulateSource(R"(
 program t(a: f32[1] replicated) { b = (a + 0.00000001) - a; return b; })",
                           o);
@@ -75,9 +78,8 @@ TEST_CASE("reductions accumulate in f64 and round once", "[sim][reduction]") {
   sim::SimOptions o = ranks(1);
   // 2048 + 1 + 1 in f16: adding one at a time would stay at 2048 (ulp 2);
   // f64 accumulation gives 2050, which is representable.
-  o.inputTensors["x"] = makeTensor(DType::F16, {3}, [](int64_t i) {
-    return i == 0 ? 2048.0 : 1.0;
-  });
+  o.inputTensors["x"] = makeTensor(
+      DType::F16, {3}, [](int64_t i) { return i == 0 ? 2048.0 : 1.0; });
   auto s = simulateSource(R"(
 program t(x: f16[3] replicated) { s = sum(x); m = max(x); n = norm(x);
   return s, m, n; })",
@@ -91,9 +93,8 @@ program t(x: f16[3] replicated) { s = sum(x); m = max(x); n = norm(x);
 
 TEST_CASE("a reduction along a dimension", "[sim][reduction]") {
   sim::SimOptions o = ranks(1);
-  o.inputTensors["x"] = makeTensor(DType::F32, {2, 3}, [](int64_t i) {
-    return static_cast<double>(i);
-  });
+  o.inputTensors["x"] = makeTensor(
+      DType::F32, {2, 3}, [](int64_t i) { return static_cast<double>(i); });
   auto s = simulateSource(R"(
 program t(x: f32[2, 3] replicated) { r = sum(x, dim=1); c = max(x, dim=0);
   return r, c; })",
@@ -107,9 +108,8 @@ TEST_CASE("a reduction of a sliced tensor is a per-rank partial value",
           "[sim][reduction]") {
   sim::SimOptions o = ranks(2);
   o.sizes["N"] = 4;
-  o.inputTensors["x"] = makeTensor(DType::F32, {4}, [](int64_t i) {
-    return static_cast<double>(i + 1);
-  });
+  o.inputTensors["x"] = makeTensor(
+      DType::F32, {4}, [](int64_t i) { return static_cast<double>(i + 1); });
   auto s = simulateSource(R"(
 program t(x: f32[N] sliced) { p = sum(x); t = allreduce(sum, p); return t; })",
                           o);
@@ -123,9 +123,8 @@ TEST_CASE("elementwise operands are read at the slice's offset",
           "[sim][elementwise]") {
   sim::SimOptions o = ranks(2);
   o.sizes["N"] = 4;
-  o.inputTensors["x"] = makeTensor(DType::F32, {4}, [](int64_t i) {
-    return static_cast<double>(i);
-  });
+  o.inputTensors["x"] = makeTensor(
+      DType::F32, {4}, [](int64_t i) { return static_cast<double>(i); });
   o.inputTensors["r"] = makeTensor(DType::F32, {4}, [](int64_t i) {
     return 100.0 * static_cast<double>(i);
   });
@@ -139,10 +138,10 @@ program t(x: f32[N] sliced, r: f32[N] replicated) { y = x + r; return y; })",
 TEST_CASE("broadcasting repeats trailing-aligned operands",
           "[sim][elementwise]") {
   sim::SimOptions o = ranks(1);
-  o.inputTensors["x"] = makeTensor(DType::F32, {2, 3}, [](int64_t) { return 0; });
-  o.inputTensors["b"] = makeTensor(DType::F32, {3}, [](int64_t i) {
-    return static_cast<double>(i + 1);
-  });
+  o.inputTensors["x"] =
+      makeTensor(DType::F32, {2, 3}, [](int64_t) { return 0; });
+  o.inputTensors["b"] = makeTensor(
+      DType::F32, {3}, [](int64_t i) { return static_cast<double>(i + 1); });
   auto s = simulateSource(R"(
 program t(x: f32[2, 3] replicated, b: f32[3] replicated) {
   y = x + b * 2; return y; })",
@@ -170,9 +169,8 @@ program t(x: i32[3] replicated) { a = x + 1; d = x / 2; z = x / 0;
 
 TEST_CASE("select and comparisons", "[sim][elementwise]") {
   sim::SimOptions o = ranks(1);
-  o.inputTensors["x"] = makeTensor(DType::F32, {3}, [](int64_t i) {
-    return static_cast<double>(i) - 1;
-  });
+  o.inputTensors["x"] = makeTensor(
+      DType::F32, {3}, [](int64_t i) { return static_cast<double>(i) - 1; });
   auto s = simulateSource(R"(
 program t(x: f32[3] replicated) { y = select(x > 0, x, 0 - x) + relu(x);
   return y; })",
@@ -207,8 +205,7 @@ program t(x: f32[N] sliced, r: f32[N] replicated, p: f32, seed: u64) {
   CHECK(kept < 64);
 }
 
-TEST_CASE("matmul: K-sliced partial sums, columns, rows",
-          "[sim][matmul]") {
+TEST_CASE("matmul: K-sliced partial sums, columns, rows", "[sim][matmul]") {
   sim::SimOptions o = ranks(2);
   o.sizes["M"] = 2;
   o.sizes["K"] = 4;
@@ -277,7 +274,8 @@ program t(x: f32[B, 4] sliced(0), g: f32[4] replicated, bt: f32[4] replicated) {
   auto y = values(s.at("y", 0));
   REQUIRE(y.size() == 4);
   for (int i = 0; i < 4; ++i)
-    CHECK(y[i] == static_cast<float>((i - 1.5) * (1.0 / std::sqrt(1.25)) * 2 + 1));
+    CHECK(y[i] ==
+          static_cast<float>((i - 1.5) * (1.0 / std::sqrt(1.25)) * 2 + 1));
   // Row [2 2 2 2] on rank 1: variance 0 -> (x - mean) / sqrt(0) = 0/0.
   CHECK(std::isnan(s.at("y", 1).get(0)));
   // rmsnorm of [2 2 2 2]: 2 / 2 * 2 = 2.
@@ -320,8 +318,8 @@ program t(r: f32[N] replicated, s: f32[N] sliced, l: f32[N] local,
   // The values are the documented function of (seed, parameter, index).
   CHECK(s.at("r", 0).get(3) ==
         static_cast<float>(support::uniformInput(7, 0, 3)));
-  CHECK(s.at("l", 2).get(0) ==
-        static_cast<float>(support::uniformInput(7, (uint64_t(2) << 32) | 2, 0)));
+  CHECK(s.at("l", 2).get(0) == static_cast<float>(support::uniformInput(
+                                   7, (uint64_t(2) << 32) | 2, 0)));
   // Another seed, other values.
   sim::SimOptions o2 = o;
   o2.seed = 8;

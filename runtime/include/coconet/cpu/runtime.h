@@ -1,4 +1,4 @@
-//===- cpu/runtime.h - what the CPU target's generated code links -*- C++ -*-===//
+//===- cpu/runtime.h - what generated CPU code links ---------*- C++ -*-===//
 //
 // The CPU target runs one process per rank (MPI) and computes with OpenMP
 // loops. Its collectives follow the simulator's semantics exactly, so
@@ -92,8 +92,8 @@ public:
                        DType dtype, ReduceOp op, int axis);
   /// Every member gets the members' `countPerRank`-element blocks
   /// concatenated in coordinate order.
-  Status allGather(const void *in, void *out, int64_t countPerRank,
-                   DType dtype, int axis);
+  Status allGather(const void *in, void *out, int64_t countPerRank, DType dtype,
+                   int axis);
   /// Every member gets the `count` elements of the member at coordinate
   /// `root`. `in == out` is allowed.
   Status broadcast(const void *in, void *out, int64_t count, DType dtype,

@@ -32,7 +32,9 @@ constexpr int kThreads = 256;
 /// Blocks for a grid-stride loop over `n` items (at least 1, at most 65535).
 inline unsigned cc_grid(int64_t n) {
   const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : blocks > 65535 ? 65535 : blocks);
+  return static_cast<unsigned>(blocks < 1       ? 1
+                               : blocks > 65535 ? 65535
+                                                : blocks);
 }
 
 /// `W` elements moved as one aligned load or store.

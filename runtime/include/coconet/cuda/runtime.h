@@ -1,4 +1,4 @@
-//===- cuda/runtime.h - what the CUDA target's generated code links -*- C++ -*-===//
+//===- cuda/runtime.h - what generated CUDA code links -------*- C++ -*-===//
 //
 // Check macros that turn CUDA, NCCL and cuBLAS failures into a Status
 // naming the call; the world communicator (an ncclComm_t the application
@@ -126,7 +126,8 @@ public:
 private:
   Mesh() = default;
   ncclComm_t world_ = nullptr;
-  std::vector<ncclComm_t> axes_; ///< owned; the world's when an axis is all of it
+  std::vector<ncclComm_t>
+      axes_; ///< owned; the world's when an axis is all of it
   std::vector<bool> ownsAxis_;
 };
 
