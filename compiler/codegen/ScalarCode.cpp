@@ -140,11 +140,16 @@ std::string intLiteral(int64_t value, DType dtype) {
     if (static_cast<int32_t>(value) == INT32_MIN)
       return "(-INT32_C(2147483647) - 1)";
     return "INT32_C(" + std::to_string(static_cast<int32_t>(value)) + ")";
-  default:
-    if (value == INT64_MIN)
-      return "(-INT64_C(9223372036854775807) - 1)";
-    return "INT64_C(" + std::to_string(value) + ")";
+  case DType::I64:
+  case DType::F16:
+  case DType::BF16:
+  case DType::F32:
+  case DType::F64:
+    break;
   }
+  if (value == INT64_MIN)
+    return "(-INT64_C(9223372036854775807) - 1)";
+  return "INT64_C(" + std::to_string(value) + ")";
 }
 
 namespace {
@@ -157,9 +162,14 @@ double roundConstant(double v, DType dtype) {
     return support::roundToBFloat16(v);
   case DType::F32:
     return support::roundToFloat(v);
-  default:
-    return v;
+  case DType::F64:
+  case DType::I32:
+  case DType::I64:
+  case DType::U64:
+  case DType::Bool:
+    break;
   }
+  return v;
 }
 
 /// Prints the nodes of one body; see the file comment.

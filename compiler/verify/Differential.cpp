@@ -27,9 +27,13 @@ double epsilonOf(ir::DType dtype) {
     return std::ldexp(1.0, -23);
   case ir::DType::F64:
     return std::ldexp(1.0, -52);
-  default:
-    return 0;
+  case ir::DType::I32:
+  case ir::DType::I64:
+  case ir::DType::U64:
+  case ir::DType::Bool:
+    break;
   }
+  return 0;
 }
 
 bool Comparison::ok() const {
