@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LayoutRules.h"
+#include "sema/Builtins.h"
 #include "sema/ProgramChecker.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -19,118 +20,6 @@ using ir::DType;
 using ir::ScalarOp;
 using ir::StageKind;
 using ir::TensorType;
-
-namespace {
-
-/// A signature: parameter names, how many are required.
-struct Signature {
-  llvm::SmallVector<llvm::StringRef, 5> params;
-  unsigned required;
-};
-
-/// The operation families, which decide how a call is checked.
-enum class Family {
-  Cast,
-  FloatMath,
-  NumMath,
-  Pow,
-  MinMax, // two arguments: elementwise; one: reduction
-  Select,
-  Dropout,
-  Reduction,
-  MatMul,
-  Transpose,
-  LayerNorm,
-  RmsNorm,
-  Collective,
-  Update,
-};
-
-struct Builtin {
-  Family family;
-  Signature sig;
-};
-
-/// The family that checks calls of an elementwise operation.
-Family familyOf(ir::ScalarOpClass c) {
-  switch (c) {
-  case ir::ScalarOpClass::FloatMath:
-    return Family::FloatMath;
-  case ir::ScalarOpClass::NumMath:
-    return Family::NumMath;
-  case ir::ScalarOpClass::Pow:
-    return Family::Pow;
-  case ir::ScalarOpClass::MinMax:
-    return Family::MinMax;
-  case ir::ScalarOpClass::Select:
-    return Family::Select;
-  case ir::ScalarOpClass::Dropout:
-    return Family::Dropout;
-  case ir::ScalarOpClass::Leaf:
-  case ir::ScalarOpClass::Cast:
-  case ir::ScalarOpClass::Neg:
-  case ir::ScalarOpClass::Arith:
-  case ir::ScalarOpClass::Compare:
-    break;
-  }
-  return Family::Cast; // not callable: lookupCallableScalarOp never gives it
-}
-
-/// The parameters of a call of an elementwise operation.
-Signature scalarSignature(ir::ScalarOp op) {
-  switch (ir::scalarOpClass(op)) {
-  case ir::ScalarOpClass::Select:
-    return {{"cond", "x", "y"}, 3};
-  case ir::ScalarOpClass::Dropout:
-    return {{"x", "p", "seed"}, 3};
-  case ir::ScalarOpClass::Leaf:
-  case ir::ScalarOpClass::Cast:
-  case ir::ScalarOpClass::Neg:
-  case ir::ScalarOpClass::Arith:
-  case ir::ScalarOpClass::Compare:
-  case ir::ScalarOpClass::FloatMath:
-  case ir::ScalarOpClass::NumMath:
-  case ir::ScalarOpClass::Pow:
-  case ir::ScalarOpClass::MinMax:
-    break;
-  }
-  if (ir::scalarOpArity(op) == 1)
-    return {{"x"}, 1};
-  return {{"x", "y"}, 2};
-}
-
-/// The builtin `name` called with `numArgs` arguments; `dimKeyword` says
-/// whether one of them is `dim=`, which makes max/min reductions.
-std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs,
-                                     bool dimKeyword) {
-  using F = Family;
-  if (ir::parseDType(name) && name != "bool")
-    return Builtin{F::Cast, {{"x"}, 1}};
-  if (auto op = ir::lookupCallableScalarOp(name)) {
-    if (ir::scalarOpClass(*op) == ir::ScalarOpClass::MinMax &&
-        (numArgs < 2 || dimKeyword))
-      return Builtin{F::Reduction, {{"x", "dim"}, 1}};
-    return Builtin{familyOf(ir::scalarOpClass(*op)), scalarSignature(*op)};
-  }
-  if (name == "sendrecv" && numArgs == 2)
-    return Builtin{F::Collective, {{"x", "offset"}, 2}};
-#define BUILTIN(Name, Fam, Required, ...)                                      \
-  if (name == Name)                                                            \
-    return Builtin{F::Fam, {{__VA_ARGS__}, Required}};
-#include "sema/Builtins.def"
-  return std::nullopt;
-}
-
-std::string argCount(const Signature &sig) {
-  auto plural = [](unsigned n) {
-    return std::to_string(n) + (n == 1 ? " argument" : " arguments");
-  };
-  if (sig.required == sig.params.size())
-    return plural(sig.required);
-  return std::to_string(sig.required) + " to " + plural(sig.params.size());
-}
-
-} // namespace
 
 /// Checking of one call: its bound arguments and the checker.
 struct CallChecker {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LayoutRules.h"
+#include "sema/Builtins.h"
 #include "sema/ProgramChecker.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -23,36 +24,6 @@ using ir::DType;
 using ir::ScalarOp;
 using ir::StageKind;
 using ir::TensorType;
-
-namespace {
-/// Casts (element type names), the callable elementwise operations
-/// (ir/ScalarOps.def) and the other builtins (sema/Builtins.def).
-std::vector<llvm::StringRef> makeBuiltinNames() {
-  std::vector<llvm::StringRef> names;
-  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32,
-                  DType::I64, DType::U64})
-    names.push_back(ir::dtypeName(d));
-  static const ScalarOp kOps[] = {
-#define SCALAR_OP(Name, Printed, Arity, Class) ScalarOp::Name,
-#include "ir/ScalarOps.def"
-  };
-  for (ScalarOp op : kOps)
-    if (ir::lookupCallableScalarOp(ir::scalarOpName(op)))
-      names.push_back(ir::scalarOpName(op));
-#define BUILTIN(Name, Family, Required, ...) names.push_back(Name);
-#include "sema/Builtins.def"
-  return names;
-}
-} // namespace
-
-bool isBuiltinName(llvm::StringRef name) {
-  return llvm::is_contained(builtinNames(), name);
-}
-
-llvm::ArrayRef<llvm::StringRef> builtinNames() {
-  static const std::vector<llvm::StringRef> names = makeBuiltinNames();
-  return names;
-}
 
 std::string ProgramChecker::nestedName() {
   return statementName + "." + std::to_string(++nestedCount);

@@ -57,11 +57,6 @@ struct Value {
   static Value error() { return Value(); }
 };
 
-/// Names of the built-in operations (they cannot name values).
-bool isBuiltinName(llvm::StringRef name);
-/// All built-in names, for "did you mean" suggestions.
-llvm::ArrayRef<llvm::StringRef> builtinNames();
-
 class ProgramChecker;
 
 /// Gives a literal the element type `dtype` (a constant body), or reports

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sema/Sema.h"
+#include "sema/Builtins.h"
 #include "sema/ProgramChecker.h"
 
 #include "llvm/ADT/STLExtras.h"
