@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Formats the project's C++ sources with clang-format-19 and .clang-format
-# (LLVM style): every tracked .cpp, .h and .cu file (the .def tables keep
-# their hand-aligned columns).
+# (LLVM style): every .cpp, .h and .cu file git tracks or would add (the
+# .def tables keep their hand-aligned columns).
 #
 #   tools/format.sh           # format in place
 #   tools/format.sh --check   # list unformatted files; exit 1 if any
@@ -14,7 +14,7 @@ if ! command -v "$format" >/dev/null 2>&1; then
   echo "skipped: $format is not installed (tools/setup.sh installs it)"
   exit 77
 fi
-mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.cu')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' '*.cu')
 if [[ ${1:-} == --check ]]; then
   bad=()
   for f in "${files[@]}"; do

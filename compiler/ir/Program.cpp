@@ -203,6 +203,28 @@ void Program::eraseStage(Stage *stage) {
   renumber();
 }
 
+void Program::eraseStages(llvm::function_ref<bool(const Stage *)> dead) {
+  for (Kernel &k : kernels)
+    llvm::erase_if(k.stages, [&](Stage *s) { return dead(s); });
+  llvm::erase_if(kernels, [](const Kernel &k) { return k.stages.empty(); });
+  llvm::erase_if(overlaps, [&](const Overlap &o) {
+    return dead(o.producer) || dead(o.consumer);
+  });
+  llvm::erase_if(stages, [&](const std::unique_ptr<Stage> &s) {
+    if (!dead(s.get()))
+      return false;
+    assert(!s->isParam() && "parameters are part of the interface");
+    assert(!isResult(s.get()) && "erasing a result");
+    return true;
+  });
+  renumber();
+#ifndef NDEBUG
+  for (const auto &s : stages)
+    for (const Stage *op : s->operands)
+      assert(!dead(op) && "erasing a stage that is still used");
+#endif
+}
+
 llvm::SmallVector<Stage *, 4> Program::getUsers(const Stage *stage) const {
   llvm::SmallVector<Stage *, 4> users;
   for (const auto &s : stages)

@@ -179,6 +179,10 @@ public:
   /// Removes a stage nothing reads and that is no result; it leaves its
   /// kernel and any overlap.
   void eraseStage(Stage *stage);
+  /// Removes every stage for which `dead` holds, in one pass over the
+  /// program (linear in its size): none may be a parameter or a result, or
+  /// be read by a stage that stays.
+  void eraseStages(llvm::function_ref<bool(const Stage *)> dead);
   /// The stages that read `stage`, in program order, each once.
   llvm::SmallVector<Stage *, 4> getUsers(const Stage *stage) const;
   bool isResult(const Stage *stage) const;

@@ -90,7 +90,6 @@ std::string argCount(const Signature &sig) {
   return std::to_string(sig.required) + " to " + plural(sig.params.size());
 }
 
-
 namespace {
 /// Casts (element type names), the callable elementwise operations
 /// (ir/ScalarOps.def) and the other builtins (sema/Builtins.def).
@@ -120,6 +119,5 @@ llvm::ArrayRef<llvm::StringRef> builtinNames() {
   static const std::vector<llvm::StringRef> names = makeBuiltinNames();
   return names;
 }
-
 
 } // namespace coconet::sema

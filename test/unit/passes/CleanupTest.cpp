@@ -118,6 +118,31 @@ TEST_CASE("CSE computes equal stages once", "[passes][cleanup]") {
   expectSameResults(c.program(), *p, worldRanks({{"N", 8}}));
 }
 
+TEST_CASE("CSE merges chains of duplicates, after a merge as well",
+          "[passes][cleanup]") {
+  // b duplicates a; d reads b, so once it reads a, d duplicates c; and so
+  // on down the chain: the duplicates go in one walk, whose readers read
+  // the survivors.
+  Compiled c = compile(R"(program p(x: f32[N] replicated, g: f32[N] local) {
+    a = allreduce(sum, g);
+    b = allreduce(sum, g);
+    c = sum(a, 0);
+    d = sum(b, 0);
+    e = allreduce(max, c * 1.0);
+    f = allreduce(max, d * 1.0);
+    y = x + e + f;
+    return y;
+}
+)");
+  auto p = runOne(c, passes::createCommonSubexpressionEliminationPass());
+  for (const char *gone : {"b", "d", "f", "f.1"})
+    CHECK(p->findStage(gone) == nullptr);
+  CHECK(p->findStage("e") != nullptr);
+  CHECK(stageLine(*p, "y") ==
+        "%6 y : f32[N] replicated = elementwise add(add(%0, %5), %5)");
+  expectSameResults(c.program(), *p, worldRanks({{"N", 8}}));
+}
+
 TEST_CASE("CSE distinguishes types, attributes and axes", "[passes][cleanup]") {
   Compiled c = compile(R"(program p(mesh [dp: D, tp: T], g: f32[N, M] local,
           x: f32[N, M] replicated) {
@@ -184,6 +209,25 @@ TEST_CASE("dead stage elimination removes dead chains", "[passes][cleanup]") {
   results %3
 }
 )");
+  expectSameResults(c.program(), *p, worldRanks({{"N", 8}}));
+}
+
+TEST_CASE("dead stage elimination counts an operand read twice twice",
+          "[passes][cleanup]") {
+  // t is read twice by the dead u and once by the live y: it stays; s is
+  // read twice by the dead u only: it goes with u.
+  Compiled c = compile(R"(program p(x: f32[N] replicated) {
+    t = exp(x);
+    s = sum(t, 0);
+    u = allreduce(sum, s * s + s);
+    y = t + t;
+    return y;
+}
+)");
+  auto p = runOne(c, passes::createDeadStageEliminationPass());
+  CHECK(p->findStage("t") != nullptr);
+  CHECK(p->findStage("s") == nullptr);
+  CHECK(p->findStage("u") == nullptr);
   expectSameResults(c.program(), *p, worldRanks({{"N", 8}}));
 }
 
