@@ -156,7 +156,12 @@ enum class ElementForm {
   Scalar,     ///< inputs loaded at their index, outputs stored at `cc_i`
   VectorLane, ///< flat inputs from `cc_l<i>.v[cc_j]`, outputs into
               ///< `cc_s<member>.v[cc_j]`
+  Tile,       ///< flat f16/bf16 inputs from the widened tile `cc_l<i>[cc_j]`,
+              ///< f16/bf16 outputs as floats into `cc_s<member>[cc_j]`
+              ///< (narrowed after the tile); the rest as Scalar
 };
+/// Is a tensor of `dtype` converted a tile at a time in ElementForm::Tile?
+bool isNarrow(ir::DType dtype);
 /// The body of one element of an elementwise kernel at flat index `cc_i`
 /// (geometry `cc_g`): loads, member computations, stores. Reads the
 /// subexpressions in `uniform` from their variables.

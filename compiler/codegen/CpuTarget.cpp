@@ -18,6 +18,10 @@ using namespace lower;
 
 namespace {
 
+/// Elements per tile of a flat elementwise kernel: the f16/bf16 tensors of
+/// a tile, widened, stay in the first-level cache.
+constexpr int kTile = 512;
+
 class CpuTarget final : public Target {
 public:
   llvm::StringRef displayName() const override { return "CPU"; }
@@ -81,7 +85,8 @@ public:
                   bool) const override {
     w.open("void " + name + "(" + params + ")");
   }
-  llvm::StringRef readOnlyPointer() const override { return ""; }
+  llvm::StringRef readOnlyPointer() const override { return "__restrict__ "; }
+  llvm::StringRef writtenPointer() const override { return "__restrict__ "; }
   void openItemLoop(CodeWriter &w, llvm::StringRef var,
                     llvm::StringRef count) const override {
     w.line("#pragma omp parallel for schedule(static)");
@@ -90,11 +95,7 @@ public:
   void emitElementwisePrologue(CodeWriter &) const override {}
   void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
                             const ElementwiseKernel &k,
-                            const UniformValues &uniform) const override {
-    openItemLoop(w, "cc_i", "cc_g.n");
-    emitElementBody(w, plan, step, k, *this, ElementForm::Scalar, uniform);
-    w.close();
-  }
+                            const UniformValues &uniform) const override;
   void openGroupLoop(CodeWriter &w, llvm::StringRef var,
                      llvm::StringRef count) const override {
     // One group is one thread's work: a parallel loop only pays for more.
@@ -192,7 +193,9 @@ public:
   void emitHeaderIncludes(CodeWriter &w) const override {
     w.line("#include \"coconet/cpu/runtime.h\"");
   }
-  void emitSourceIncludes(CodeWriter &) const override {}
+  void emitSourceIncludes(CodeWriter &w) const override {
+    w.line("#include \"coconet/cpu/convert.h\"");
+  }
   llvm::StringRef memorySpace() const override { return "host"; }
   llvm::StringRef scalarDoc() const override {
     return ", f16/bf16 ones as float and rounded.";
@@ -239,6 +242,61 @@ private:
            count.str() + "; ++" + var.str() + ")";
   }
 };
+
+/// An elementwise kernel's loops. One whose tensors are all read at the
+/// loop's index (flat) runs on vectors: OpenMP's threads share tiles of
+/// kTile elements, the f16/bf16 tensors of a tile are widened to floats
+/// before it and its f16/bf16 results narrowed after it (cpu/convert.h:
+/// F16C where the CPU has it), and the tile's elements are one `omp simd`
+/// loop of float arithmetic. Others loop over elements.
+void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
+                                     const Step &step,
+                                     const ElementwiseKernel &k,
+                                     const UniformValues &uniform) const {
+  if (!k.flat) {
+    openItemLoop(w, "cc_i", "cc_g.n");
+    emitElementBody(w, plan, step, k, *this, ElementForm::Scalar, uniform);
+    w.close();
+    return;
+  }
+  const std::string tileSize = std::to_string(kTile);
+  w.line("const int64_t cc_tiles = (cc_g.n + " + std::to_string(kTile - 1) +
+         ") / " + tileSize + ";");
+  w.line("#pragma omp parallel for schedule(static)");
+  w.open("for (int64_t cc_t = 0; cc_t < cc_tiles; ++cc_t)");
+  w.line("const int64_t cc_first = cc_t * " + tileSize + ";");
+  w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize +
+         ", cc_g.n - cc_first);");
+  for (unsigned i = 0; i < k.inputs.size(); ++i) {
+    const KernelInput &in = k.inputs[i];
+    const Buffer &b = plan.buffers[in.buffer];
+    if (in.isScalar() || !isNarrow(b.dtype))
+      continue;
+    const std::string tile = "cc_l" + std::to_string(i);
+    const std::string at = b.name +
+                           (in.shifted ? " + cc_g.o" + std::to_string(i) : "") +
+                           " + cc_first";
+    w.line("float " + tile + "[" + tileSize + "];");
+    w.line("coconet::rt::cpu::widen(" + at + ", " + tile + ", cc_len);");
+  }
+  for (size_t m = 0; m < k.members.size(); ++m)
+    if (k.members[m].output >= 0 &&
+        isNarrow(plan.buffers[k.members[m].output].dtype))
+      w.line("float cc_s" + std::to_string(m) + "[" + tileSize + "];");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
+  w.line("const int64_t cc_i = cc_first + cc_j;");
+  w.line("(void)cc_i;"); // unused when every tensor is in a tile
+  emitElementBody(w, plan, step, k, *this, ElementForm::Tile, uniform);
+  w.close();
+  for (size_t m = 0; m < k.members.size(); ++m) {
+    const int out = k.members[m].output;
+    if (out >= 0 && isNarrow(plan.buffers[out].dtype))
+      w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " +
+             bufferName(plan, out) + " + cc_first, cc_len);");
+  }
+  w.close();
+}
 
 } // namespace
 

@@ -134,6 +134,7 @@ public:
     w.open(name + "(" + params + ")");
   }
   llvm::StringRef readOnlyPointer() const override { return "__restrict__ "; }
+  llvm::StringRef writtenPointer() const override { return ""; }
   void openItemLoop(CodeWriter &w, llvm::StringRef var,
                     llvm::StringRef count) const override {
     w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "

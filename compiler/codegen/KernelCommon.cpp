@@ -57,6 +57,10 @@ std::vector<KernelArg> kernelArgs(const Plan &plan, const Step &step,
   return args;
 }
 
+bool isNarrow(ir::DType dtype) {
+  return dtype == ir::DType::F16 || dtype == ir::DType::BF16;
+}
+
 std::string memberName(const Plan &plan, const Step &step,
                        const ElementwiseKernel::Member &member) {
   const std::string &name = member.identifier;
@@ -75,6 +79,7 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
                            ? globalIndexExpr(k.domain.size(), geom)
                            : std::string("0");
   const bool lanes = form == ElementForm::VectorLane;
+  const bool tile = form == ElementForm::Tile;
   std::vector<std::string> inputs;
   for (unsigned i = 0; i < k.inputs.size(); ++i) {
     const KernelInput &in = k.inputs[i];
@@ -85,14 +90,15 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
       inputs.push_back(name);
       continue;
     }
+    const bool fromTile = tile && (in.flat || in.shifted) && isNarrow(b.dtype);
     std::string element =
         lanes && (in.flat || in.shifted)
             ? "cc_l" + std::to_string(i) + ".v[cc_j]"
             : b.name + "[" + inputIndex(&k, in, i, k.domain, "cc_i", geom) +
                   "]";
-    std::string value = b.kind == Buffer::Kind::ScalarParam
-                            ? b.name
-                            : target.load(b.dtype, element);
+    std::string value = b.kind == Buffer::Kind::ScalarParam ? b.name
+                        : fromTile ? "cc_l" + std::to_string(i) + "[cc_j]"
+                                   : target.load(b.dtype, element);
     w.line("const " + computeType(b.dtype) + " " + name + " = " + value + ";");
     inputs.push_back(name);
   }
@@ -112,6 +118,11 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     if (m.output < 0)
       continue;
     const Buffer &b = plan.buffers[m.output];
+    if (tile && isNarrow(b.dtype)) {
+      // Already rounded to the type: narrowed exactly after the tile.
+      w.line("cc_s" + std::to_string(i) + "[cc_j] = " + members[i] + ";");
+      continue;
+    }
     std::string to =
         lanes ? "cc_s" + std::to_string(i) + ".v[cc_j]" : b.name + "[cc_i]";
     w.line(to + " = " + target.store(b.dtype, members[i]) + ";");

@@ -27,10 +27,12 @@ std::string params(const Target &t, const Plan &plan, const Step &step) {
   std::string out = "const " + geometryType(step) + " cc_g";
   for (const KernelArg &a : kernelArgs(plan, step, t)) {
     std::string decl = a.decl;
-    // Read-only pointers do not alias anything the kernel writes.
-    if (llvm::StringRef(decl).starts_with("const ") &&
-        decl.find('*') != std::string::npos)
-      decl.insert(decl.find('*') + 1, t.readOnlyPointer().str());
+    // No two pointers of a kernel alias (Target.h).
+    if (decl.find('*') != std::string::npos)
+      decl.insert(decl.find('*') + 1,
+                  llvm::StringRef(decl).starts_with("const ")
+                      ? t.readOnlyPointer().str()
+                      : t.writtenPointer().str());
     out += ", " + decl;
   }
   return out;

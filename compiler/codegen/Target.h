@@ -82,8 +82,11 @@ public:
   /// is an elementwise kernel that may run on vectors.
   virtual void openKernel(CodeWriter &w, llvm::StringRef name,
                           llvm::StringRef params, bool flat) const = 0;
-  /// Written before the `*` of a pointer a kernel only reads.
+  /// Written after the `*` of a pointer a kernel only reads, and of one it
+  /// writes. (No two pointers of a kernel alias: distinct buffers, and the
+  /// API asks the caller for distinct tensors.)
   virtual llvm::StringRef readOnlyPointer() const = 0;
+  virtual llvm::StringRef writtenPointer() const = 0;
   /// A loop over `count` independent items, shared by every thread.
   virtual void openItemLoop(CodeWriter &w, llvm::StringRef var,
                             llvm::StringRef count) const = 0;

@@ -6,12 +6,11 @@
 // basic float operations), so the same code runs on the host and in CUDA
 // device code. Bit casts use memcpy.
 //
-// f16/bf16 narrowing goes through one routine, roundDoubleBits, that
-// rounds a finite non-zero double to a narrow binary format, directly and
-// once; a float widened to double is exact, so rounding a float through it
-// also rounds once. NaN is handled before any widening: it keeps its sign
-// and the top bits of its payload and gets the quiet bit, so it never
-// rounds into an infinity and never depends on how a platform widens NaNs.
+// f16/bf16 conversions are branch-free, so that loops of them vectorise:
+// every case is computed and one selected. Narrowing rounds to nearest
+// even, once (from double: through a float rounded to odd, which rounds
+// once too); a NaN keeps its sign and the top bits of its payload and gets
+// the quiet bit, so it never rounds into an infinity.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,31 +54,6 @@ COCONET_HD double doubleFromBits(uint64_t bits) {
 
 namespace detail {
 
-/// A binary floating-point format no wider than 16 bits: 1 sign bit,
-/// `expBits` exponent bits and `fracBits` fraction bits.
-struct NarrowFormat {
-  int expBits;
-  int fracBits;
-};
-
-COCONET_HD int narrowBias(NarrowFormat fmt) {
-  return (1 << (fmt.expBits - 1)) - 1;
-}
-COCONET_HD uint16_t narrowSignBit(NarrowFormat fmt) {
-  return uint16_t(1u << (fmt.expBits + fmt.fracBits));
-}
-COCONET_HD uint16_t narrowInfBits(NarrowFormat fmt) {
-  return uint16_t(((1u << fmt.expBits) - 1) << fmt.fracBits);
-}
-COCONET_HD uint16_t narrowQuietBit(NarrowFormat fmt) {
-  return uint16_t(1u << (fmt.fracBits - 1));
-}
-
-// Functions rather than constexpr objects: CUDA device code may only use
-// constexpr variables of scalar type.
-COCONET_HD NarrowFormat halfFormat() { return NarrowFormat{5, 10}; }
-COCONET_HD NarrowFormat bfloat16Format() { return NarrowFormat{8, 7}; }
-
 inline constexpr int kDoubleFracBits = 52;
 inline constexpr int kDoubleBias = 1023;
 inline constexpr uint64_t kDoubleFracMask =
@@ -90,77 +64,6 @@ inline constexpr int kFloatFracBits = 23;
 inline constexpr uint32_t kFloatFracMask = (uint32_t(1) << kFloatFracBits) - 1;
 inline constexpr uint32_t kFloatExpMask = 0x7f800000u;
 inline constexpr uint32_t kFloatQuietBit = 0x00400000u;
-
-/// The narrow NaN with the given sign and the top bits of `payload`, which
-/// holds `payloadBits` fraction bits of the wider NaN. Always quiet.
-COCONET_HD uint16_t narrowNaN(NarrowFormat fmt, bool negative, uint64_t payload,
-                              int payloadBits) {
-  const uint16_t frac = uint16_t(payload >> (payloadBits - fmt.fracBits));
-  return uint16_t((negative ? narrowSignBit(fmt) : 0) | narrowInfBits(fmt) |
-                  narrowQuietBit(fmt) | frac);
-}
-
-/// Rounds a double to the narrow format, to nearest, ties to even, once.
-COCONET_HD uint16_t roundDoubleBits(double value, NarrowFormat fmt) {
-  const uint64_t bits = doubleBits(value);
-  const bool negative = (bits >> 63) != 0;
-  const uint16_t sign = negative ? narrowSignBit(fmt) : uint16_t(0);
-  const int biasedExp = int((bits >> kDoubleFracBits) & 0x7ff);
-  const uint64_t frac = bits & kDoubleFracMask;
-
-  if (biasedExp == 0x7ff) {
-    if (frac != 0)
-      return narrowNaN(fmt, negative, frac, kDoubleFracBits);
-    return uint16_t(sign | narrowInfBits(fmt));
-  }
-  // Zero, and double subnormals: below 2^-1022, far less than half the
-  // smallest subnormal of either narrow format, so a zero of the same sign.
-  if (biasedExp == 0)
-    return sign;
-
-  // value = m * 2^(e - 52) with the implicit bit in m: 2^52 <= m < 2^53.
-  const int e = biasedExp - kDoubleBias;
-  const uint64_t m = frac | (uint64_t(1) << kDoubleFracBits);
-  const int bias = narrowBias(fmt);
-  if (e > bias) // at least 2^(emax + 1): beyond the largest finite value
-    return uint16_t(sign | narrowInfBits(fmt));
-
-  // The result is N * 2^q with q the exponent of the narrow format's unit
-  // in the last place at this magnitude; below the normal range (e < emin)
-  // it is the fixed subnormal quantum.
-  const int emin = 1 - bias;
-  const int effExp = e < emin ? emin : e;
-  const int q = effExp - fmt.fracBits;
-  // N = round(m / 2^shift), shift >= 52 - fracBits.
-  const int shift = kDoubleFracBits + q - e;
-  uint64_t n;
-  if (shift > kDoubleFracBits + 1) {
-    n = 0; // m / 2^shift < 2^53 / 2^54 = 1/2: rounds to zero
-  } else {
-    n = m >> shift;
-    const uint64_t rem = m & ((uint64_t(1) << shift) - 1);
-    const uint64_t half = uint64_t(1) << (shift - 1);
-    if (rem > half || (rem == half && (n & 1) != 0))
-      ++n;
-  }
-  // Normal: exponent field effExp + bias and fraction n - 2^fracBits, that
-  // is ((effExp + bias - 1) << fracBits) + n; a carry out of the fraction
-  // moves into the exponent, and out of the largest binade it gives exactly
-  // the infinity pattern. Subnormal (effExp == emin, n <= 2^fracBits): the
-  // same formula gives n, and n == 2^fracBits is the smallest normal.
-  const uint64_t magnitude = (uint64_t(effExp + bias - 1) << fmt.fracBits) + n;
-  return uint16_t(sign | magnitude);
-}
-
-/// Rounds a float: NaN directly (its payload kept), the rest through an
-/// exact widening to double.
-COCONET_HD uint16_t roundFloatBits(float value, NarrowFormat fmt) {
-  const uint32_t bits = floatBits(value);
-  if ((bits & kFloatExpMask) == kFloatExpMask && (bits & kFloatFracMask) != 0)
-    return narrowNaN(fmt, (bits >> 31) != 0, bits & kFloatFracMask,
-                     kFloatFracBits);
-  return roundDoubleBits(static_cast<double>(value), fmt);
-}
 
 COCONET_HD bool isNaN(float value) {
   const uint32_t bits = floatBits(value);
@@ -204,56 +107,91 @@ template <typename T> COCONET_HD T fromWrap(WrapType<T> v) {
 } // namespace detail
 
 // --- f16 and bf16 ------------------------------------------------------------
+// Branch-free: every case is computed and the right one selected, so a loop
+// of conversions vectorises (blends, not branches) and costs the same for
+// every value. Each is exact (round to nearest even, once) and agrees with
+// the arithmetic definition of detail::roundDoubleBits, which the tests
+// hold it to (test/unit/runtime/ConversionTest.cpp, exhaustively over the
+// float inputs that matter).
+
+namespace detail {
+
+/// A float rounded to odd: truncated toward zero, with the last bit set
+/// when that lost anything. Rounding a double to odd at float precision (24
+/// bits) and then to nearest at no more than 22 bits rounds once: the odd
+/// bit stands for everything below it, so no tie is created or broken
+/// (Boldo and Melquiond, "When double rounding is odd", 2005). A NaN keeps
+/// the top bits of its payload, as every conversion here does.
+COCONET_HD uint32_t floatBitsRoundedToOdd(double value) {
+  const float nearest = static_cast<float>(value);
+  const double back = static_cast<double>(nearest);
+  const uint32_t bits = floatBits(nearest);
+  // One step toward zero when rounding to nearest went away from zero (the
+  // magnitude's pattern minus one; float overflow gives FLT_MAX).
+  const bool away = (back > value && value >= 0) || (back < value && value < 0);
+  const uint32_t truncated = bits - (away ? 1u : 0u);
+  return truncated | (back != value ? 1u : 0u);
+}
+
+} // namespace detail
 
 COCONET_HD uint16_t floatToHalfBits(float value) {
-  return detail::roundFloatBits(value, detail::halfFormat());
+  const uint32_t x = floatBits(value);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t a = x & 0x7fffffffu;
+  // NaN: quiet, the top ten bits of its payload kept.
+  const uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
+  // Normal binary16 range: rebias the exponent and round the 13 dropped
+  // bits to nearest even by adding 0xfff plus the last kept bit; a carry
+  // out of the largest binade gives exactly the infinity pattern.
+  const uint32_t normal = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  // Below 2^-14 (binary16 subnormals and zero): adding 0.5 shifts the
+  // value's bits to the bottom of a float whose unit in the last place is
+  // 2^-24, and the addition rounds them to nearest even, exactly.
+  const uint32_t subnormal =
+      floatBits(floatFromBits(a) + 0.5f) - floatBits(0.5f);
+  uint32_t out = a < (113u << 23) ? subnormal : normal;
+  out = a >= (143u << 23) ? 0x7c00u : out; // 2^16 and above: infinity
+  out = a > 0x7f800000u ? nan : out;
+  return uint16_t(sign | out);
 }
 
 COCONET_HD uint16_t doubleToHalfBits(double value) {
-  return detail::roundDoubleBits(value, detail::halfFormat());
+  return floatToHalfBits(floatFromBits(detail::floatBitsRoundedToOdd(value)));
 }
 
 COCONET_HD float halfBitsToFloat(uint16_t bits) {
   const uint32_t sign = uint32_t(bits & 0x8000u) << 16;
-  const uint32_t exp = (bits >> 10) & 0x1fu;
-  uint32_t frac = bits & 0x3ffu;
-  uint32_t out;
-  if (exp == 0x1f) {
-    // Infinity, or NaN (made quiet).
-    out = sign | detail::kFloatExpMask | (frac << 13) |
-          (frac ? detail::kFloatQuietBit : 0u);
-  } else if (exp != 0) {
-    out = sign | ((exp - 15 + 127) << detail::kFloatFracBits) | (frac << 13);
-  } else if (frac == 0) {
-    out = sign; // signed zero
-  } else {
-    // Subnormal: frac * 2^-24. Shift the leading one up to the implicit bit
-    // (bit 10); each shift lowers the exponent by one.
-    int e = -14;
-    while ((frac & 0x400u) == 0) {
-      frac <<= 1;
-      --e;
-    }
-    out = sign | (uint32_t(e + 127) << detail::kFloatFracBits) |
-          ((frac & 0x3ffu) << 13);
-  }
-  return floatFromBits(out);
+  const uint32_t em = bits & 0x7fffu;
+  // Finite values: the bits placed at a float's exponent and fraction, then
+  // scaled by 2^112, which is exact (a subnormal binary16 becomes a normal
+  // float).
+  const uint32_t finite = floatBits(floatFromBits(em << 13) * 0x1p112f);
+  // Infinity, or NaN (made quiet).
+  const uint32_t frac = em & 0x3ffu;
+  const uint32_t special = detail::kFloatExpMask | (frac << 13) |
+                           (frac != 0 ? detail::kFloatQuietBit : 0u);
+  return floatFromBits(sign | (em >= 0x7c00u ? special : finite));
 }
 
 COCONET_HD uint16_t floatToBFloat16Bits(float value) {
-  return detail::roundFloatBits(value, detail::bfloat16Format());
+  const uint32_t x = floatBits(value);
+  // Round the 16 dropped bits to nearest even; a carry gives the next
+  // binade or infinity. A NaN is kept quiet, its top payload bits kept.
+  const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  const uint32_t nan = (x >> 16) | 0x40u;
+  return uint16_t((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
 COCONET_HD uint16_t doubleToBFloat16Bits(double value) {
-  return detail::roundDoubleBits(value, detail::bfloat16Format());
+  return floatToBFloat16Bits(
+      floatFromBits(detail::floatBitsRoundedToOdd(value)));
 }
 
 COCONET_HD float bfloat16BitsToFloat(uint16_t bits) {
-  uint32_t out = uint32_t(bits) << 16;
-  if ((out & detail::kFloatExpMask) == detail::kFloatExpMask &&
-      (out & detail::kFloatFracMask) != 0)
-    out |= detail::kFloatQuietBit; // NaN: keep it quiet
-  return floatFromBits(out);
+  const uint32_t out = uint32_t(bits) << 16;
+  const bool nan = (out & 0x7fffffffu) > detail::kFloatExpMask;
+  return floatFromBits(out | (nan ? detail::kFloatQuietBit : 0u));
 }
 
 COCONET_HD float roundToHalf(float value) {

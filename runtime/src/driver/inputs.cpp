@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 namespace coconet::rt::driver {
 
@@ -82,7 +83,9 @@ template <typename F>
 void forEachElement(const TensorInfo &info, const Placement &placement, F f) {
   const size_t rank = info.globalShape.size();
   const int64_t n = placement.elements();
-  std::vector<int64_t> c(rank, 0); // local coordinates
+  // Local coordinates. (A std::vector here set off GCC 12's
+  // -Wfree-nonheap-object, a false positive, once inlined at -O2.)
+  std::unique_ptr<int64_t[]> c(new int64_t[rank + 1]());
   for (int64_t i = 0; i < n; ++i) {
     int64_t global = 0;
     for (size_t d = 0; d < rank; ++d)
