@@ -36,13 +36,13 @@ Scalar combine(ReduceOp op, DType dtype, llvm::ArrayRef<const Tensor *> blocks,
     case ReduceOp::Sum:
     case ReduceOp::Avg:
       if (isF)
-        acc.f += v.f;
+        acc.f = rt::combineAdd(acc.f, v.f);
       else
         acc.i += v.i;
       break;
     case ReduceOp::Prod:
       if (isF)
-        acc.f *= v.f;
+        acc.f = rt::combineMul(acc.f, v.f);
       else
         acc.i *= v.i;
       break;

@@ -22,16 +22,16 @@
 namespace coconet::rt::detail {
 
 struct F16Traits {
-  using T = uint16_t;
+  using T = Half;
   static constexpr bool kFloat = true;
-  static double load(T v) { return halfBitsToFloat(v); }
-  static T store(double v) { return doubleToHalfBits(v); }
+  static double load(T v) { return halfBitsToFloat(v.bits); }
+  static T store(double v) { return Half{doubleToHalfBits(v)}; }
 };
 struct BF16Traits {
-  using T = uint16_t;
+  using T = BFloat16;
   static constexpr bool kFloat = true;
-  static double load(T v) { return bfloat16BitsToFloat(v); }
-  static T store(double v) { return doubleToBFloat16Bits(v); }
+  static double load(T v) { return bfloat16BitsToFloat(v.bits); }
+  static T store(double v) { return BFloat16{doubleToBFloat16Bits(v)}; }
 };
 struct F32Traits {
   using T = float;

@@ -218,6 +218,14 @@ void testAxis(cpu::Mesh &mesh, const std::vector<int64_t> &sizes, int axis,
     expect(describe(sizes, axis, dtype, "allGather"),
            mesh.allGather(in.data(), out.data(), perRank, dtype, axis), out,
            want);
+    // In place: this member's block already at its position in `out`.
+    Bytes place(want.size(), 0xcd);
+    const size_t at = static_cast<size_t>(me * perRank) * size;
+    std::copy(in.begin(), in.end(), place.begin() + at);
+    expect(
+        describe(sizes, axis, dtype, "allGather in place"),
+        mesh.allGather(place.data() + at, place.data(), perRank, dtype, axis),
+        place, want);
   }
   // broadcast from every root, also in place.
   for (int64_t root = 0; root < p; ++root) {

@@ -45,6 +45,7 @@ __global__ void everyNumericFunction(float *f, double *d, uint16_t *h,
   f[13] = dropoutUniform(u[25], u[26]) +
           floatFromBits(static_cast<uint32_t>(u[27]));
   d[14] = uniformInput(u[28], u[29], u[30]) + doubleFromBits(u[31]);
+  d[15] = combineAdd(d[16], d[17]) + combineMul(d[18], d[19]);
   b[0] = dropoutKeep(u[32], u[33], f[14]);
 }
 

@@ -69,6 +69,16 @@ COCONET_HD double maxNumber(double a, double b);
 COCONET_HD float minNumber(float a, float b);
 COCONET_HD double minNumber(double a, double b);
 
+// --- Combining the members of a collective ---------------------------------
+// The sum and the product of two members' values (accumulated in f64) with
+// a defined NaN: when an operand is NaN the result is the first NaN operand,
+// made quiet. (Which payload an IEEE operation on two NaNs returns is left
+// to the hardware, and a vector instruction may take its operands in either
+// order; a reduction's bits must not depend on how it was compiled.)
+
+COCONET_HD double combineAdd(double acc, double value);
+COCONET_HD double combineMul(double acc, double value);
+
 // --- Integers ----------------------------------------------------------------
 // T is int32_t, int64_t or uint64_t. Arithmetic is done on the unsigned
 // type of T's width, so it wraps and is never undefined.

@@ -222,6 +222,24 @@ COCONET_HD double minNumber(double a, double b) {
   return detail::minNumberImpl(a, b);
 }
 
+// --- Combining the members of a collective ---------------------------------
+
+namespace detail {
+COCONET_HD double firstNaN(double a, double b, double result) {
+  const uint64_t quiet = uint64_t(1) << 51;
+  return isNaN(a)   ? doubleFromBits(doubleBits(a) | quiet)
+         : isNaN(b) ? doubleFromBits(doubleBits(b) | quiet)
+                    : result;
+}
+} // namespace detail
+
+COCONET_HD double combineAdd(double acc, double value) {
+  return detail::firstNaN(acc, value, acc + value);
+}
+COCONET_HD double combineMul(double acc, double value) {
+  return detail::firstNaN(acc, value, acc * value);
+}
+
 // --- Integers ----------------------------------------------------------------
 
 template <typename T> COCONET_HD T wrapAdd(T a, T b) {

@@ -9,9 +9,13 @@
 //                  combines it, and MPI_Allgatherv shares the pieces;
 //   reduceScatter  member j receives every member's block j (MPI_Alltoall);
 //   reduce         the root gathers all blocks (MPI_Gather);
-//   allGather, broadcast, sendRecv: MPI_Allgather, MPI_Bcast, MPI_Sendrecv.
-// Data moves as MPI_BYTE (f16 and bf16 have no MPI type); byte counts must
-// fit in an int, which is checked.
+//   allGather, broadcast, sendRecv: MPI_Allgather (in place when the
+//                  member's block already is), MPI_Bcast, MPI_Sendrecv.
+// A group of one member moves its input to its output once, or not at all
+// when they are the same memory (its bits as they are: a signalling NaN
+// stays signalling, where combining would quiet it). Data moves as
+// MPI_BYTE (f16 and bf16 have no MPI type); byte counts must fit in an int,
+// which is checked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +74,14 @@ Status checkRoot(const char *what, int64_t root, const Group &g) {
   return Status::success();
 }
 
+/// A group of one member: its result is its input, moved at most once
+/// (nothing when `in == out`).
+Status alone(const void *in, void *out, int bytes) {
+  if (in != out && bytes > 0)
+    std::memmove(out, in, static_cast<size_t>(bytes));
+  return Status::success();
+}
+
 /// The group of `axis` (-1: the world) without its communicator, which
 /// only the Mesh can give.
 Status groupOf(const Mesh &mesh, const char *what, int axis, Group *out) {
@@ -95,6 +107,8 @@ Status Mesh::allReduce(const void *in, void *out, int64_t count, DType dtype,
   COCONET_RETURN_IF_ERROR(checkOp(what, dtype, op));
   int total = 0;
   COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, 1, &total));
+  if (g.size == 1)
+    return alone(in, out, total);
   // Piece j: count / P elements, one more for the first count % P pieces.
   const int64_t p = g.size, base = count / p, extra = count % p;
   const int size = static_cast<int>(dtypeSize(dtype));
@@ -132,6 +146,8 @@ Status Mesh::reduceScatter(const void *in, void *out, int64_t countPerRank,
   COCONET_RETURN_IF_ERROR(byteCount(what, countPerRank, dtype, 1, &blockBytes));
   COCONET_RETURN_IF_ERROR(
       byteCount(what, countPerRank, dtype, g.size, &allBytes));
+  if (g.size == 1)
+    return alone(in, out, blockBytes);
   uint8_t *blocks = scratch(0, static_cast<size_t>(allBytes));
   COCONET_MPI_CHECK(MPI_Alltoall(in, blockBytes, MPI_BYTE, blocks, blockBytes,
                                  MPI_BYTE, g.comm));
@@ -149,7 +165,14 @@ Status Mesh::allGather(const void *in, void *out, int64_t countPerRank,
   COCONET_RETURN_IF_ERROR(byteCount(what, countPerRank, dtype, 1, &blockBytes));
   COCONET_RETURN_IF_ERROR(
       byteCount(what, countPerRank, dtype, g.size, &allBytes));
-  COCONET_MPI_CHECK(MPI_Allgather(in, blockBytes, MPI_BYTE, out, blockBytes,
+  if (g.size == 1)
+    return alone(in, out, blockBytes);
+  // A member whose block is already in place in `out` sends it from there.
+  const void *send =
+      in == static_cast<const uint8_t *>(out) + g.position * blockBytes
+          ? MPI_IN_PLACE
+          : in;
+  COCONET_MPI_CHECK(MPI_Allgather(send, blockBytes, MPI_BYTE, out, blockBytes,
                                   MPI_BYTE, g.comm));
   return Status::success();
 }
@@ -181,6 +204,8 @@ Status Mesh::reduce(const void *in, void *out, int64_t count, DType dtype,
   int bytes = 0, allBytes = 0;
   COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, 1, &bytes));
   COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, g.size, &allBytes));
+  if (g.size == 1)
+    return alone(in, out, bytes);
   const bool isRoot = g.position == root;
   uint8_t *blocks = scratch(0, isRoot ? static_cast<size_t>(allBytes) : 0);
   COCONET_MPI_CHECK(MPI_Gather(in, bytes, MPI_BYTE, blocks, bytes, MPI_BYTE,

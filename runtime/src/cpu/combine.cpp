@@ -4,19 +4,23 @@
 // on storage types: floats accumulate in f64 in ascending member order and
 // round once; integers accumulate in wrapping 64-bit arithmetic (i32
 // sign-extended) and wrap to their width; avg divides the f64 sum by the
-// number of members. matmul is the simulator's (compiler/sim/Simulator.cpp):
-// every element sums its K products in ascending order, in f64 or wrapping
-// 64-bit integers, and rounds once. Both are OpenMP-parallel over output
-// elements; each element is computed by one thread, in a fixed order, so
-// the results do not depend on the number of threads.
+// number of members. It works a tile at a time, with one functor per
+// operator and vectorised conversions (cpu/convert.h), at memory speed. matmul
+// is the simulator's (compiler/sim/Simulator.cpp): every element sums its K
+// products in ascending order, in f64 or wrapping 64-bit integers, and rounds
+// once. Both are OpenMP-parallel over output elements; each element is computed
+// by one thread, in a fixed order, so the results do not depend on the number
+// of threads.
 //
 //===----------------------------------------------------------------------===//
 
+#include "coconet/cpu/convert.h"
 #include "coconet/cpu/runtime.h"
 
 #include "../element.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace coconet::rt::cpu {
 
@@ -24,66 +28,128 @@ namespace {
 
 using detail::visitDType;
 
+/// Elements per tile: a tile's accumulators and converted values stay in
+/// the first-level cache, and each loop over a tile is one `omp simd` loop.
+constexpr int64_t kTile = 1024;
 /// Below this many elements a combination runs on one thread.
 constexpr int64_t kParallelThreshold = 1 << 15;
 
-template <typename Traits>
+/// The value every element of a block tile holds, as the accumulator: a
+/// double for floats (f16 and bf16 widened, a tile at a time, exactly; on
+/// F16C for f16), the wrapping 64-bit pattern for integers.
+template <typename Traits, typename Acc>
+void loadTile(const typename Traits::T *in, Acc *acc, float *wide, int64_t n) {
+  if constexpr (std::is_same_v<typename Traits::T, Half> ||
+                std::is_same_v<typename Traits::T, BFloat16>) {
+    widen(in, wide, n);
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = static_cast<double>(wide[j]);
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = Traits::load(in[j]);
+  }
+}
+
+/// Stores accumulators, rounding each once: f16 and bf16 through a float
+/// rounded to odd (numeric.h), narrowed a tile at a time.
+template <typename Traits, typename Acc>
+void storeTile(const Acc *acc, typename Traits::T *out, float *narrowed,
+               int64_t n) {
+  if constexpr (std::is_same_v<typename Traits::T, Half> ||
+                std::is_same_v<typename Traits::T, BFloat16>) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j)
+      narrowed[j] = floatFromBits(detail::floatBitsRoundedToOdd(acc[j]));
+    narrow(narrowed, out, n);
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = Traits::store(acc[j]);
+  }
+}
+
+/// How two values combine, one functor per operator so that the loops have
+/// no switch inside.
+/// Sums and products of floats carry the first NaN (numeric.h), so the
+/// bits do not depend on how the vector loop was compiled.
+struct SumOp {
+  double operator()(double a, double b) const { return combineAdd(a, b); }
+  uint64_t operator()(uint64_t a, uint64_t b) const { return a + b; }
+};
+struct ProdOp {
+  double operator()(double a, double b) const { return combineMul(a, b); }
+  uint64_t operator()(uint64_t a, uint64_t b) const { return a * b; }
+};
+template <bool kMax, bool kUnsigned> struct MaxMinOp {
+  double operator()(double a, double b) const {
+    return kMax ? maxNumber(a, b) : minNumber(a, b);
+  }
+  uint64_t operator()(uint64_t a, uint64_t b) const {
+    if constexpr (kUnsigned)
+      return kMax ? (a > b ? a : b) : (a < b ? a : b);
+    const int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+    return kMax ? (x > y ? a : b) : (x < y ? a : b);
+  }
+};
+
+/// out[i] = the members' element i combined in ascending member order,
+/// accumulated exactly (f64 for floats) and rounded once; a tile of
+/// elements at a time, the tiles shared by OpenMP's threads. The order of
+/// each element's operations is the simulator's, so the bits are too.
+template <typename Traits, typename Op>
 void combineTyped(const typename Traits::T *blocks, int64_t members,
-                  typename Traits::T *out, int64_t count, ReduceOp op) {
-#pragma omp parallel for if (count >= kParallelThreshold)
-  for (int64_t i = 0; i < count; ++i) {
-    if constexpr (Traits::kFloat) {
-      double acc = Traits::load(blocks[i]);
-      for (int64_t m = 1; m < members; ++m) {
-        const double v = Traits::load(blocks[m * count + i]);
-        switch (op) {
-        case ReduceOp::Sum:
-        case ReduceOp::Avg:
-          acc += v;
-          break;
-        case ReduceOp::Prod:
-          acc *= v;
-          break;
-        case ReduceOp::Max:
-          acc = maxNumber(acc, v);
-          break;
-        case ReduceOp::Min:
-          acc = minNumber(acc, v);
-          break;
-        }
-      }
-      if (op == ReduceOp::Avg)
-        acc /= static_cast<double>(members);
-      out[i] = Traits::store(acc);
-    } else {
-      uint64_t acc = Traits::load(blocks[i]);
-      for (int64_t m = 1; m < members; ++m) {
-        const uint64_t v = Traits::load(blocks[m * count + i]);
-        switch (op) {
-        case ReduceOp::Sum:
-        case ReduceOp::Avg: // integers have no avg; the simulator sums
-          acc += v;
-          break;
-        case ReduceOp::Prod:
-          acc *= v;
-          break;
-        case ReduceOp::Max:
-        case ReduceOp::Min: {
-          const bool max = op == ReduceOp::Max;
-          if (Traits::kUnsigned)
-            acc = max ? std::max(acc, v) : std::min(acc, v);
-          else
-            acc =
-                static_cast<uint64_t>(max ? std::max(static_cast<int64_t>(acc),
-                                                     static_cast<int64_t>(v))
-                                          : std::min(static_cast<int64_t>(acc),
-                                                     static_cast<int64_t>(v)));
-          break;
-        }
-        }
-      }
-      out[i] = Traits::store(acc);
+                  typename Traits::T *out, int64_t count, Op op, bool avg) {
+  using Acc = std::conditional_t<Traits::kFloat, double, uint64_t>;
+  const int64_t tiles = (count + kTile - 1) / kTile;
+#pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t first = t * kTile;
+    const int64_t n = std::min(kTile, count - first);
+    Acc acc[kTile], v[kTile];
+    float wide[kTile];
+    loadTile<Traits>(blocks + first, acc, wide, n);
+    for (int64_t m = 1; m < members; ++m) {
+      loadTile<Traits>(blocks + m * count + first, v, wide, n);
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j)
+        acc[j] = op(acc[j], v[j]);
     }
+    if constexpr (Traits::kFloat) {
+      if (avg) {
+        const double divisor = static_cast<double>(members);
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j)
+          acc[j] /= divisor;
+      }
+    }
+    storeTile<Traits>(acc, out + first, wide, n);
+  }
+}
+
+template <typename Traits>
+void combineOp(const typename Traits::T *blocks, int64_t members,
+               typename Traits::T *out, int64_t count, ReduceOp op) {
+  constexpr bool kUnsigned = [] {
+    if constexpr (Traits::kFloat)
+      return false;
+    else
+      return Traits::kUnsigned;
+  }();
+  switch (op) {
+  case ReduceOp::Sum:
+    return combineTyped<Traits>(blocks, members, out, count, SumOp{}, false);
+  case ReduceOp::Avg: // integers have no avg (checked); the sum, divided
+    return combineTyped<Traits>(blocks, members, out, count, SumOp{}, true);
+  case ReduceOp::Prod:
+    return combineTyped<Traits>(blocks, members, out, count, ProdOp{}, false);
+  case ReduceOp::Max:
+    return combineTyped<Traits>(blocks, members, out, count,
+                                MaxMinOp<true, kUnsigned>{}, false);
+  case ReduceOp::Min:
+    return combineTyped<Traits>(blocks, members, out, count,
+                                MaxMinOp<false, kUnsigned>{}, false);
   }
 }
 
@@ -124,8 +190,8 @@ void combineBlocks(const void *blocks, int64_t members, void *out,
   visitDType(dtype, [&](auto traits) {
     using Traits = decltype(traits);
     using T = typename Traits::T;
-    combineTyped<Traits>(static_cast<const T *>(blocks), members,
-                         static_cast<T *>(out), count, op);
+    combineOp<Traits>(static_cast<const T *>(blocks), members,
+                      static_cast<T *>(out), count, op);
   });
 }
 

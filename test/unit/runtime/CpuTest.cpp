@@ -68,38 +68,39 @@ TEST_CASE("combineBlocks combines as the simulator's allreduce",
     for (ir::ReduceOp op : ops) {
       if (op == ir::ReduceOp::Avg && !ir::isFloat(dtype))
         continue;
-      for (int64_t ranks : {1, 2, 3, 5}) {
-        const int64_t n = 96;
-        const std::string name = ir::dtypeName(dtype).str();
-        DYNAMIC_SECTION(name << " " << ir::reduceOpName(op).str() << " on "
-                             << ranks << " ranks") {
-          sim::SimOptions options;
-          options.sizes["P"] = ranks;
-          options.sizes["N"] = n;
-          options.inputTensors["x"] = randomInput(dtype, ranks, n, ++seed);
-          auto s = simulateSource(
-              programFor(name.c_str(), ir::reduceOpName(op).str().c_str()),
-              options);
-          REQUIRE(s.error == "");
-          std::vector<uint8_t> blocks;
-          for (int64_t r = 0; r < ranks; ++r) {
-            std::vector<uint8_t> b = storageOf(s.at("x", r));
-            blocks.insert(blocks.end(), b.begin(), b.end());
+      for (int64_t ranks : {1, 2, 3, 5})
+        for (int64_t n :
+             {int64_t(96), int64_t(3 * 1024 + 37), int64_t(40001)}) {
+          const std::string name = ir::dtypeName(dtype).str();
+          DYNAMIC_SECTION(name << " " << ir::reduceOpName(op).str() << " on "
+                               << ranks << " ranks, " << n << " elements") {
+            sim::SimOptions options;
+            options.sizes["P"] = ranks;
+            options.sizes["N"] = n;
+            options.inputTensors["x"] = randomInput(dtype, ranks, n, ++seed);
+            auto s = simulateSource(
+                programFor(name.c_str(), ir::reduceOpName(op).str().c_str()),
+                options);
+            REQUIRE(s.error == "");
+            std::vector<uint8_t> blocks;
+            for (int64_t r = 0; r < ranks; ++r) {
+              std::vector<uint8_t> b = storageOf(s.at("x", r));
+              blocks.insert(blocks.end(), b.begin(), b.end());
+            }
+            const std::vector<uint8_t> want = storageOf(s.at("y", 0));
+            std::vector<uint8_t> got(want.size(), 0xee);
+            rt::cpu::combineBlocks(blocks.data(), ranks, got.data(), n,
+                                   toRuntime(dtype),
+                                   static_cast<rt::ReduceOp>(op));
+            CHECK(got == want);
+            // In place, over the first block.
+            rt::cpu::combineBlocks(blocks.data(), ranks, blocks.data(), n,
+                                   toRuntime(dtype),
+                                   static_cast<rt::ReduceOp>(op));
+            blocks.resize(want.size());
+            CHECK(blocks == want);
           }
-          const std::vector<uint8_t> want = storageOf(s.at("y", 0));
-          std::vector<uint8_t> got(want.size(), 0xee);
-          rt::cpu::combineBlocks(blocks.data(), ranks, got.data(), n,
-                                 toRuntime(dtype),
-                                 static_cast<rt::ReduceOp>(op));
-          CHECK(got == want);
-          // In place, over the first block.
-          rt::cpu::combineBlocks(blocks.data(), ranks, blocks.data(), n,
-                                 toRuntime(dtype),
-                                 static_cast<rt::ReduceOp>(op));
-          blocks.resize(want.size());
-          CHECK(blocks == want);
         }
-      }
     }
 }
 
@@ -109,6 +110,15 @@ TEST_CASE("combineBlocks on hand-computed values", "[runtime][cpu]") {
   SECTION("f16 sums in f64 and rounds once") {
     // 1 + 2^-11 + 2^-11: in f16 steps each addition ties back to 1.
     const uint16_t blocks[] = {0x3c00, 0x1000, 0x1000};
+    uint16_t out = 0;
+    rt::cpu::combineBlocks(blocks, 3, &out, 1, DType::F16, ReduceOp::Sum);
+    CHECK(out == 0x3c01);
+  }
+  SECTION("f16 sums round once, not twice through a float") {
+    // 1 + 2^-11 + 2^-24, exact in f64, is just above the tie between 1 and
+    // 1 + 2^-10; the float nearest to it is the tie itself, which would
+    // round to even (1.0). Rounded once: 1 + 2^-10.
+    const uint16_t blocks[] = {0x3c00, 0x1000, 0x0001};
     uint16_t out = 0;
     rt::cpu::combineBlocks(blocks, 3, &out, 1, DType::F16, ReduceOp::Sum);
     CHECK(out == 0x3c01);

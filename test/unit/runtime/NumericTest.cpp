@@ -234,3 +234,19 @@ TEST_CASE("elementwise formulas are the documented formulas, rounded step "
   CHECK(sameBits(ops::relu(-0.0f), 0.0f));
   CHECK(std::isnan(ops::relu(-NAN)));
 }
+
+TEST_CASE("a collective's sum and product carry the first NaN, quiet",
+          "[runtime][numeric]") {
+  const double a = doubleFromBits(0x7ff0000000000123u); // signalling
+  const double b = doubleFromBits(0xfff8000000000456u);
+  const uint64_t quiet = uint64_t(1) << 51;
+  for (auto f : {combineAdd, combineMul}) {
+    CHECK(doubleBits(f(a, b)) == (doubleBits(a) | quiet));
+    CHECK(doubleBits(f(b, a)) == doubleBits(b));
+    CHECK(doubleBits(f(1.0, b)) == doubleBits(b));
+    CHECK(doubleBits(f(b, 1.0)) == doubleBits(b));
+  }
+  CHECK(combineAdd(1.5, 2.25) == 3.75);
+  CHECK(combineMul(1.5, 2.0) == 3.0);
+  CHECK(std::isnan(combineMul(HUGE_VAL, 0.0)));
+}

@@ -70,7 +70,8 @@ private:
 /// Collectives over `axis` run among the ranks that differ only in that
 /// coordinate; axis -1 means every rank (the world, in rank order). Counts
 /// are elements of `dtype`; `in` and `out` are this rank's host buffers and
-/// may not overlap unless stated.
+/// may not overlap unless stated. Over a group of one member a collective
+/// moves `in` to `out` once (nothing when they are the same).
 class Mesh : public MeshShape {
 public:
   /// Splits `world` into the axes of `axisSizes`, whose product must be
@@ -91,7 +92,8 @@ public:
   Status reduceScatter(const void *in, void *out, int64_t countPerRank,
                        DType dtype, ReduceOp op, int axis);
   /// Every member gets the members' `countPerRank`-element blocks
-  /// concatenated in coordinate order.
+  /// concatenated in coordinate order. `in` may be this member's block of
+  /// `out` (in place).
   Status allGather(const void *in, void *out, int64_t countPerRank, DType dtype,
                    int axis);
   /// Every member gets the `count` elements of the member at coordinate
