@@ -7,8 +7,9 @@
 #                                            # (COCONET_WITH_MPI=1: under MPI)
 #
 # The flags are the ones the generated code is tested with: C++17, warnings
-# as errors, and no floating-point contraction on the CPU (a fused
-# multiply-add would round differently from the simulator).
+# as errors, and on the CPU tools/cpu-flags.txt (vectorised for this
+# machine, no floating-point contraction: a fused multiply-add would round
+# differently from the simulator).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${COCONET_BUILD_DIR:-$root/build}
@@ -19,7 +20,8 @@ rt=$build/runtime
 inc=$root/runtime/include
 case "$target" in
   cpu)
-    mpicxx -std=c++17 -O2 -fopenmp -ffp-contract=off -fno-math-errno -Wall -Wextra -Werror \
+    # shellcheck disable=SC2046
+    mpicxx -std=c++17 -fopenmp $(cat "$root/tools/cpu-flags.txt") -Wall -Wextra -Werror \
       -I"$inc" "$dir/$name.cpp" "$dir/${name}_main.cpp" -o "$dir/$name" \
       "$rt/libcoconet_rt_mpi.a" "$rt/libcoconet_rt_cpu.a" "$rt/libcoconet_rt.a"
     ;;

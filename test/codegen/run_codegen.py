@@ -38,6 +38,13 @@ import sys
 import time
 
 
+# The flags generated CPU code is built with (tools/cpu-flags.txt, which
+# tools/build-generated.sh and tools/cmake/Coconet.cmake read too).
+CPU_FLAGS = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "..", "..", "tools", "cpu-flags.txt")
+                 ).read().split()
+
+
 def run(cmd, cwd=None, env=None):
     """Runs `cmd`; returns (ok, output)."""
     p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
@@ -122,8 +129,8 @@ def check_cuda(args, path, name, title, out_dir, report):
 def check_cpu(args, env, path, program, schedule, name, title, out_dir,
               report):
     lib = args.runtime_lib
-    ok, out = run(["mpicxx", "-std=c++17", "-O2", "-fopenmp",
-                   "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Wextra", "-Werror",
+    ok, out = run(["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
+                  ["-Wall", "-Wextra", "-Werror",
                    "-I" + args.runtime_include,
                    name + ".cpp", name + "_main.cpp", "-o", name,
                    os.path.join(lib, "libcoconet_rt_mpi.a"),

@@ -12,8 +12,9 @@
 #                     [TARGET cpu|cuda] [DRIVER])
 # runs coconetc at build time (again whenever the source or coconetc
 # changes) into ${CMAKE_CURRENT_BINARY_DIR}/<name>.generated/ and builds the
-# generated code with the flags it is tested with (C++17; on the CPU without
-# floating-point contraction, with OpenMP and MPI), linked with the runtime
+# generated code with the flags it is tested with (C++17; on the CPU those of
+# tools/cpu-flags.txt: vectorised for the building machine, without
+# floating-point contraction; with OpenMP and MPI), linked with the runtime
 # of COCONET_BUILD_DIR. The generated header's directory is a PUBLIC include
 # directory of <name>. TARGET defaults to cuda (CMake's CUDA language must
 # be enabled then: architecture sm_90 unless CMAKE_CUDA_ARCHITECTURES says
@@ -93,7 +94,10 @@ function(coconet_add_program name)
   if(ARG_TARGET STREQUAL "cpu")
     find_package(MPI REQUIRED COMPONENTS CXX)
     find_package(OpenMP REQUIRED COMPONENTS CXX)
-    target_compile_options(${name} PRIVATE -ffp-contract=off -fno-math-errno)
+    # The flags the generated code is tested with (tools/cpu-flags.txt).
+    file(STRINGS "${COCONET_SOURCE_DIR}/tools/cpu-flags.txt" flags LIMIT_COUNT 1)
+    separate_arguments(flags UNIX_COMMAND "${flags}")
+    target_compile_options(${name} PRIVATE ${flags})
     target_link_libraries(${name} PUBLIC
       "${rt}/libcoconet_rt_mpi.a" "${rt}/libcoconet_rt_cpu.a" "${rt}/libcoconet_rt.a"
       MPI::MPI_CXX OpenMP::OpenMP_CXX)
