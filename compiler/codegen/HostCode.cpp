@@ -388,6 +388,16 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
              " *>(cc_s.arena + cc_s.slot[" + std::to_string(b.slot) + "]);");
+  // Views: this rank's block of the buffer an allgather gathers into.
+  for (const Buffer &b : plan.buffers)
+    if (b.kind == Buffer::Kind::View)
+      w.line(target.storageType(b.dtype) + " *" + b.name + " = " +
+             bufferName(plan, b.base) + " + cc_s.mesh->coord(" +
+             std::to_string(b.viewAxis) + ") * (" +
+             printCount(
+                 b.shape, plan.mesh,
+                 [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); }) +
+             ");");
   for (unsigned i = 0; i < plan.steps.size(); ++i) {
     w.line();
     w.comment("Step " + std::to_string(i) + ": " + plan.steps[i].summary + ".");

@@ -9,6 +9,13 @@
 //     reads the parameter only at the element it writes (kernels load every
 //     input before storing any output);
 //   - in the caller's output, when it is returned (the first time);
+//   - in its place in the parameter an allgather of it updates (a view: the
+//     rank's block of the parameter), when the allgather is its only
+//     reader, gathers along the first dimension over one axis, and nothing
+//     else reads the parameter's old value after the value's kernel (which
+//     may read the parameter at the block it writes: it then reads the
+//     view); the allgather then runs in place and moves only the others'
+//     blocks;
 //   - else in scratch.
 // Results that end up elsewhere are copied after the last step: returned
 // values first (they may read a parameter's old value), then updates.
@@ -65,6 +72,48 @@ bool inPlaceSafe(const Lowering &l,
   return true;
 }
 
+/// The allgather that gathers `s` (of unit `unit`) in place into the
+/// parameter it updates, if it can (see the file comment); null otherwise.
+const Stage *
+gatheredInPlace(const Lowering &l,
+                llvm::ArrayRef<llvm::SmallVector<const Stage *, 8>> units,
+                size_t unit, const Stage *s) {
+  const ir::Program &program = l.program;
+  if (units[unit].front()->kind != ir::StageKind::Elementwise ||
+      program.isResult(s))
+    return nullptr;
+  auto users = program.getUsers(s);
+  if (users.size() != 1 || users[0]->kind != ir::StageKind::AllGather)
+    return nullptr;
+  const Stage *ag = users[0];
+  const Stage *p = ag->updates;
+  if (!p || ag->axis < 0 || s->type.isScalar())
+    return nullptr;
+  // Along the first dimension, which only the gathered axis slices.
+  const ir::Layout &in = s->type.layout;
+  if (slicingAxes(in, 0) != llvm::SmallVector<unsigned, 2>{unsigned(ag->axis)})
+    return nullptr;
+  if (!slicingAxes(p->type.layout, 0).empty())
+    return nullptr;
+  // The parameter's old value: returned, or read after the kernel.
+  for (size_t j = 0; j < program.getResults().size(); ++j)
+    if (program.getResults()[j] == p)
+      return nullptr;
+  for (size_t u = unit + 1; u < units.size(); ++u)
+    for (const Stage *t : units[u])
+      if (llvm::is_contained(t->operands, p))
+        return nullptr;
+  // The kernel reads it only at the block it writes.
+  for (const Stage *t : units[unit]) {
+    if (!llvm::is_contained(t->operands, p))
+      continue;
+    KernelInput read = accessOf(l, 0, p->type, s->type);
+    if (!read.shifted || !read.dims[0].operandAxes.empty())
+      return nullptr;
+  }
+  return ag;
+}
+
 } // namespace
 
 void assignValueBuffers(
@@ -91,6 +140,20 @@ void assignValueBuffers(
         unsigned b = l.bufferOf.lookup(p);
         plan.buffers[b].written = true;
         l.bufferOf[s] = b;
+        continue;
+      }
+      if (l.bufferOf.count(s)) // the allgather of a view, placed already
+        continue;
+      if (const Stage *ag = gatheredInPlace(l, units, u, s)) {
+        const unsigned base = l.bufferOf.lookup(ag->updates);
+        plan.buffers[base].written = true;
+        const unsigned view = l.addValueBuffer(Buffer::Kind::View,
+                                               "t_" + identifier(s->name), *s);
+        plan.buffers[view].base = base;
+        plan.buffers[view].viewAxis = static_cast<unsigned>(ag->axis);
+        l.bufferOf[s] = view;
+        l.bufferOf[ag] = base;
+        l.viewOf[ag->updates] = view;
         continue;
       }
       l.bufferOf[s] = l.addValueBuffer(Buffer::Kind::Scratch,

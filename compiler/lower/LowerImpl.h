@@ -42,6 +42,9 @@ struct Lowering {
   std::vector<PendingCopy> copies;
   /// ScalarParams stored into memory (inMemory), by parameter.
   llvm::DenseMap<const ir::Stage *, unsigned> storedScalars;
+  /// A parameter whose block is a view (Buffer::Kind::View) that the
+  /// kernel writing it reads instead of the parameter.
+  llvm::DenseMap<const ir::Stage *, unsigned> viewOf;
   /// The step computing each stage that has one (the seams need them).
   llvm::DenseMap<const ir::Stage *, unsigned> stepOf;
 

@@ -288,7 +288,15 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
                               static_cast<unsigned>(it - members.begin())});
         continue;
       }
-      KernelInput in = accessOf(l, l.bufferOf.lookup(o), o->type, domain);
+      // A parameter whose block this kernel writes as a view: read there.
+      auto view = l.viewOf.find(o);
+      const bool readView =
+          view != l.viewOf.end() && llvm::any_of(members, [&](const Stage *m) {
+            return l.bufferOf.lookup(m) == view->second;
+          });
+      KernelInput in = readView
+                           ? accessOf(l, view->second, domain, domain)
+                           : accessOf(l, l.bufferOf.lookup(o), o->type, domain);
       auto found = llvm::find_if(
           k.inputs, [&](const KernelInput &x) { return sameAccess(x, in); });
       unsigned index = found - k.inputs.begin();

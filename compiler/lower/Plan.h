@@ -123,6 +123,9 @@ struct Buffer {
     ScalarParam, ///< a scalar parameter: passed by value, no memory
     Output,      ///< a returned value: the caller's output pointer
     Scratch,     ///< owned by the program object, in slot `slot`
+    View,        ///< this rank's block of buffer `base` along mesh axis
+                 ///< `viewAxis` (at coord * the block's elements): a value
+                 ///< that an allgather gathers, written where it goes
   };
   Kind kind = Kind::Scratch;
   /// A C identifier, unique in the plan: the parameter's name, `out_NAME`
@@ -143,6 +146,9 @@ struct Buffer {
   unsigned result = 0;
   /// Scratch: the arena slot.
   int slot = -1;
+  /// View: the buffer it is a block of, and the axis its blocks are along.
+  unsigned base = 0;
+  unsigned viewAxis = 0;
   /// Param: written by the step (an update in place).
   bool written = false;
 };

@@ -92,6 +92,10 @@ void Printer::printBuffer(const Buffer &b) {
   case Buffer::Kind::Scratch:
     os << " scratch slot " << b.slot;
     break;
+  case Buffer::Kind::View:
+    os << " view of " << name(b.base) << ", block along "
+       << mesh.axes[b.viewAxis].name;
+    break;
   }
   os << '\n';
 }

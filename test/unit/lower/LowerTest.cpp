@@ -84,8 +84,9 @@ schedule rs_c_ag for adam {
   CHECK(stepNames(*plan) == std::vector<std::string>{"reducescatter_rs",
                                                      "k0_g32_to_w1",
                                                      "allgather_ag"});
-  // m and v (sharded) are updated in place by the kernel; w by the
-  // allgather; g32 stays in registers; nothing is copied.
+  // m and v (sharded) are updated in place by the kernel; w1 is written
+  // into its block of w (a view), which the allgather gathers in place;
+  // g32 stays in registers; nothing is copied.
   CHECK(buffer(*plan, "m").written);
   CHECK(buffer(*plan, "v").written);
   CHECK(buffer(*plan, "w").written);
@@ -97,13 +98,22 @@ schedule rs_c_ag for adam {
   CHECK(k.flat);
   for (const Plan::Result &r : plan->results)
     CHECK(plan->buffers[r.buffer].name == r.name);
-  // w is read at the slice's offset.
-  bool shifted = false;
-  for (const lower::KernelInput &in : k.inputs)
-    if (plan->buffers[in.buffer].name == "w")
-      shifted = in.shifted;
-  CHECK(shifted);
-  CHECK(plan->numSlots == 2);
+  // w is read at the slice's offset: through the view the kernel writes.
+  const lower::Buffer &view = buffer(*plan, "t_w1");
+  CHECK(view.kind == Buffer::Kind::View);
+  CHECK(plan->buffers[view.base].name == "w");
+  CHECK(view.viewAxis == 0);
+  bool readsView = false;
+  for (const lower::KernelInput &in : k.inputs) {
+    CHECK(plan->buffers[in.buffer].name != "w");
+    if (plan->buffers[in.buffer].name == "t_w1")
+      readsView = in.flat;
+  }
+  CHECK(readsView);
+  const auto &ag = std::get<lower::CollectiveCall>(plan->steps[2].body);
+  CHECK(plan->buffers[ag.input].name == "t_w1");
+  CHECK(plan->buffers[ag.output].name == "w");
+  CHECK(plan->numSlots == 1);
 }
 
 TEST_CASE("an update is copied at the end when a later step reads the old "
@@ -124,6 +134,34 @@ TEST_CASE("an update is copied at the end when a later step reads the old "
   CHECK(buffer(*plan, "t_w1").kind == Buffer::Kind::Scratch);
   CHECK(buffer(*plan, "w").written);
   CHECK(buffer(*plan, "out_y").kind == Buffer::Kind::Output);
+}
+
+TEST_CASE("a gathered update is no view of the parameter while a later step "
+          "reads the parameter's old value",
+          "[lower]") {
+  Compiled c = compile(R"(program p(g: f32[N] local, w: f32[N] replicated,
+          x: f32[N] replicated) {
+    gs = allreduce(sum, g);
+    w1 = update(w, w - gs);
+    y = w * x;
+    return y;
+}
+schedule rs_c_ag for p {
+    (rs, ag) = split(gs);
+    reorder(ag, w1);
+}
+)");
+  Scheduled keep;
+  auto plan = planOf(c, "rs_c_ag", keep);
+  // y reads the old w after the allgather: w1's block goes to scratch, the
+  // allgather into scratch, and w is written by the final copy.
+  CHECK(stepNames(*plan) == std::vector<std::string>{"reducescatter_rs",
+                                                     "k0_w1", "allgather_ag",
+                                                     "k1_y", "copy_w"});
+  CHECK(buffer(*plan, "t_w1").kind == Buffer::Kind::Scratch);
+  CHECK(buffer(*plan, "t_ag").kind == Buffer::Kind::Scratch);
+  for (const Buffer &b : plan->buffers)
+    CHECK(b.kind != Buffer::Kind::View);
 }
 
 TEST_CASE("an update read later and also returned goes to its output first",
