@@ -159,7 +159,15 @@ enum class ElementForm {
   Tile,       ///< flat f16/bf16 inputs from the widened tile `cc_l<i>[cc_j]`,
               ///< f16/bf16 outputs as floats into `cc_s<member>[cc_j]`
               ///< (narrowed after the tile); the rest as Scalar
+  RowTile,    ///< as Tile, for a tile within one row of the domain's last
+              ///< dimension: the loop sets the coordinates `cc_c<d>`, and
+              ///< the f16/bf16 inputs contiguous along the row
+              ///< (rowContiguous) come from the widened tile
 };
+/// Is `in` read at consecutive elements along the last dimension of a
+/// domain of `rank` dimensions (flat, shifted, or its last dimension
+/// follows the domain's last one)?
+bool rowContiguous(const lower::KernelInput &in, unsigned rank);
 /// Is a tensor of `dtype` converted a tile at a time in ElementForm::Tile?
 bool isNarrow(ir::DType dtype);
 /// The body of one element of an elementwise kernel at flat index `cc_i`

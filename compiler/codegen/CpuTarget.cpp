@@ -96,6 +96,9 @@ public:
   void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
                             const ElementwiseKernel &k,
                             const UniformValues &uniform) const override;
+  void emitRowTileLoops(CodeWriter &w, const Plan &plan, const Step &step,
+                        const ElementwiseKernel &k,
+                        const UniformValues &uniform) const;
   void openGroupLoop(CodeWriter &w, llvm::StringRef var,
                      llvm::StringRef count) const override {
     // One group is one thread's work: a parallel loop only pays for more.
@@ -254,9 +257,7 @@ void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
                                      const ElementwiseKernel &k,
                                      const UniformValues &uniform) const {
   if (!k.flat) {
-    openItemLoop(w, "cc_i", "cc_g.n");
-    emitElementBody(w, plan, step, k, *this, ElementForm::Scalar, uniform);
-    w.close();
+    emitRowTileLoops(w, plan, step, k, uniform);
     return;
   }
   const std::string tileSize = std::to_string(kTile);
@@ -288,6 +289,80 @@ void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
   w.line("const int64_t cc_i = cc_first + cc_j;");
   w.line("(void)cc_i;"); // unused when every tensor is in a tile
   emitElementBody(w, plan, step, k, *this, ElementForm::Tile, uniform);
+  w.close();
+  for (size_t m = 0; m < k.members.size(); ++m) {
+    const int out = k.members[m].output;
+    if (out >= 0 && isNarrow(plan.buffers[out].dtype))
+      w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " +
+             bufferName(plan, out) + " + cc_first, cc_len);");
+  }
+  w.close();
+}
+
+/// An elementwise kernel that reads some tensor at computed indices
+/// (broadcasts) runs in tiles of at most kTile elements within one row of
+/// the domain's last dimension: the other coordinates are the row's, the
+/// last one is the tile's start plus the lane, so no element divides its
+/// index; a tensor read along the row is widened a tile at a time as in
+/// the flat form, one broadcast along it is the same element for the
+/// whole tile.
+void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
+                                 const Step &step, const ElementwiseKernel &k,
+                                 const UniformValues &uniform) const {
+  const unsigned rank = k.domain.size();
+  const std::string last = std::to_string(rank - 1);
+  const std::string row = "cc_g.e" + last;
+  const std::string tileSize = std::to_string(kTile);
+  const std::string inner = "cc_c" + last;
+  llvm::SmallVector<bool, 4> used = usedCoordinates(k);
+  w.line("const int64_t cc_row_tiles = (" + row + " + " +
+         std::to_string(kTile - 1) + ") / " + tileSize + ";");
+  w.line("const int64_t cc_tiles = " + row + " > 0 ? cc_g.n / " + row +
+         " * cc_row_tiles : 0;");
+  w.line("#pragma omp parallel for schedule(static)");
+  w.open("for (int64_t cc_t = 0; cc_t < cc_tiles; ++cc_t)");
+  w.line("const int64_t cc_r = cc_t / cc_row_tiles;");
+  w.line("const int64_t cc_lo = (cc_t % cc_row_tiles) * " + tileSize + ";");
+  w.line("const int64_t cc_first = cc_r * " + row + " + cc_lo;");
+  w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " + row +
+         " - cc_lo);");
+  // The row's coordinates (every dimension but the last).
+  emitCoordinates(w, llvm::ArrayRef<bool>(used).drop_back(), "cc_r", "cc_g");
+  for (unsigned i = 0; i < k.inputs.size(); ++i) {
+    const KernelInput &in = k.inputs[i];
+    const Buffer &b = plan.buffers[in.buffer];
+    if (!isNarrow(b.dtype) || !rowContiguous(in, rank))
+      continue;
+    const std::string tile = "cc_l" + std::to_string(i);
+    w.line("float " + tile + "[" + tileSize + "];");
+    const std::string widen =
+        "coconet::rt::cpu::widen(" + b.name + " + " +
+        inputIndex(&k, in, i, k.domain, "cc_first", "cc_g") + ", " + tile +
+        ", cc_len);";
+    if (in.flat || in.shifted) {
+      w.line(widen);
+      continue;
+    }
+    // The tile's first element: the index at the last coordinate cc_lo.
+    w.line("{");
+    w.indent();
+    w.line("const int64_t " + inner + " = cc_lo;");
+    w.line(widen);
+    w.close();
+  }
+  for (size_t m = 0; m < k.members.size(); ++m)
+    if (k.members[m].output >= 0 &&
+        isNarrow(plan.buffers[k.members[m].output].dtype))
+      w.line("float cc_s" + std::to_string(m) + "[" + tileSize + "];");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
+  w.line("const int64_t cc_i = cc_first + cc_j;");
+  w.line("(void)cc_i;");
+  if (used[rank - 1]) { // unused when only tiles read along the row
+    w.line("const int64_t " + inner + " = cc_lo + cc_j;");
+    w.line("(void)" + inner + ";");
+  }
+  emitElementBody(w, plan, step, k, *this, ElementForm::RowTile, uniform);
   w.close();
   for (size_t m = 0; m < k.members.size(); ++m) {
     const int out = k.members[m].output;

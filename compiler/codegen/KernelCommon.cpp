@@ -57,6 +57,15 @@ std::vector<KernelArg> kernelArgs(const Plan &plan, const Step &step,
   return args;
 }
 
+bool rowContiguous(const KernelInput &in, unsigned rank) {
+  if (in.isScalar())
+    return false;
+  if (in.flat || in.shifted)
+    return true;
+  const DimAccess &last = in.dims.back();
+  return !last.zero && last.domainDim + 1 == rank;
+}
+
 bool isNarrow(ir::DType dtype) {
   return dtype == ir::DType::F16 || dtype == ir::DType::BF16;
 }
@@ -74,12 +83,14 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
                      const ElementwiseKernel &k, const Target &target,
                      ElementForm form, const UniformValues &uniform) {
   const std::string geom = "cc_g";
-  emitCoordinates(w, usedCoordinates(k), "cc_i", geom);
+  const bool rowTile = form == ElementForm::RowTile;
+  if (!rowTile) // a row tile's loop sets the coordinates
+    emitCoordinates(w, usedCoordinates(k), "cc_i", geom);
   std::string global = k.needsGlobalIndex
                            ? globalIndexExpr(k.domain.size(), geom)
                            : std::string("0");
   const bool lanes = form == ElementForm::VectorLane;
-  const bool tile = form == ElementForm::Tile;
+  const bool tile = form == ElementForm::Tile || rowTile;
   std::vector<std::string> inputs;
   for (unsigned i = 0; i < k.inputs.size(); ++i) {
     const KernelInput &in = k.inputs[i];
@@ -90,7 +101,9 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
       inputs.push_back(name);
       continue;
     }
-    const bool fromTile = tile && (in.flat || in.shifted) && isNarrow(b.dtype);
+    const bool fromTile =
+        isNarrow(b.dtype) && (rowTile ? rowContiguous(in, k.domain.size())
+                                      : tile && (in.flat || in.shifted));
     std::string element =
         lanes && (in.flat || in.shifted)
             ? "cc_l" + std::to_string(i) + ".v[cc_j]"

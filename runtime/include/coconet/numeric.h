@@ -33,6 +33,18 @@
 #define COCONET_HD inline
 #endif
 
+// A loop with a constant trip count unrolled completely: inside a loop over
+// elements, GCC vectorises only an innermost loop, so a short fixed loop
+// (Philox's rounds) must become straight-line code (GCC, clang, nvcc's
+// device pass; nothing in nvcc's host pass).
+#if defined(__CUDA_ARCH__) || (defined(__clang__) && !defined(__CUDACC__))
+#define COCONET_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__) && !defined(__CUDACC__)
+#define COCONET_UNROLL _Pragma("GCC unroll 16")
+#else // nvcc's host pass: its front end knows neither spelling
+#define COCONET_UNROLL
+#endif
+
 namespace coconet::rt {
 
 // --- Bit casts -------------------------------------------------------------

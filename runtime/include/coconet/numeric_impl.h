@@ -410,6 +410,8 @@ COCONET_HD PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key) {
   // Random123's philox4x32 round: two 32x32 -> 64-bit products, the key
   // bumped by the Weyl constants between rounds.
   PhiloxCounter c = counter;
+  // Unrolled, so that a loop of elements calling it vectorises.
+  COCONET_UNROLL
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
       key.v[0] += detail::kPhiloxWeyl0;
