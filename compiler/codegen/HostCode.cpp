@@ -388,6 +388,18 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
              " *>(cc_s.arena + cc_s.slot[" + std::to_string(b.slot) + "]);");
+  // A lone collective's output is its input (the collective moves nothing).
+  for (const Buffer &b : plan.buffers)
+    if (b.kind == Buffer::Kind::Scratch && b.loneInput >= 0) {
+      const std::string type = target.storageType(b.dtype);
+      w.line("if (" +
+             printAxisSize(
+                 b.loneAxis, plan.mesh,
+                 [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); }) +
+             " == 1)");
+      w.line("  " + b.name + " = const_cast<" + type + " *>(" +
+             bufferName(plan, b.loneInput) + ");");
+    }
   // Views: this rank's block of the buffer an allgather gathers into.
   for (const Buffer &b : plan.buffers)
     if (b.kind == Buffer::Kind::View)

@@ -231,6 +231,31 @@ void addResultCopies(Lowering &l) {
   l.copies.clear();
 }
 
+void aliasLoneCollectives(Plan &plan) {
+  for (const Step &step : plan.steps) {
+    const auto *c = std::get_if<CollectiveCall>(&step.body);
+    // A sendrecv over one member receives zeros (it has no sender).
+    if (!c || c->kind == Collective::SendRecv || c->input == c->output)
+      continue;
+    const Buffer &in = plan.buffers[c->input];
+    Buffer &out = plan.buffers[c->output];
+    // The input must hold the same value as long as the output is read:
+    // a parameter that no step writes (a scratch input's slot could be
+    // reused while the output is still read).
+    if (out.kind != Buffer::Kind::Scratch || in.kind != Buffer::Kind::Param ||
+        in.written || in.dtype != out.dtype)
+      continue;
+    // Written by this collective only.
+    const bool writtenElsewhere = llvm::any_of(plan.steps, [&](const Step &s) {
+      return &s != &step && llvm::is_contained(s.writes, c->output);
+    });
+    if (writtenElsewhere)
+      continue;
+    out.loneInput = static_cast<int>(c->input);
+    out.loneAxis = c->axis;
+  }
+}
+
 void assignSlots(Plan &plan) {
   const size_t n = plan.buffers.size();
   std::vector<int> first(n, -1), last(n, -1);

@@ -294,6 +294,7 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
   groupCollectives(*plan);
   collectSizeChecks(*plan, program);
   assignSlots(*plan);
+  aliasLoneCollectives(*plan);
   return plan;
 }
 

@@ -91,6 +91,9 @@ void assignValueBuffers(
 void addResultCopies(Lowering &l);
 /// Shares scratch slots between buffers whose lifetimes do not overlap.
 void assignSlots(Plan &plan);
+/// Marks the scratch outputs of collectives that can be their input when
+/// the group has one member (Buffer::loneInput).
+void aliasLoneCollectives(Plan &plan);
 
 } // namespace coconet::lower
 

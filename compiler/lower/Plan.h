@@ -149,6 +149,12 @@ struct Buffer {
   /// View: the buffer it is a block of, and the axis its blocks are along.
   unsigned base = 0;
   unsigned viewAxis = 0;
+  /// Scratch written only by a collective whose result equals its input
+  /// when its group has one member: then this is buffer `loneInput` itself
+  /// (a parameter nothing writes), and the collective moves nothing. -1:
+  /// always the slot. `loneAxis` is the collective's axis (-1: every axis).
+  int loneInput = -1;
+  int loneAxis = 0;
   /// Param: written by the step (an update in place).
   bool written = false;
 };

@@ -91,6 +91,11 @@ void Printer::printBuffer(const Buffer &b) {
     break;
   case Buffer::Kind::Scratch:
     os << " scratch slot " << b.slot;
+    if (b.loneInput >= 0)
+      os << ", or " << name(b.loneInput) << " when "
+         << printAxisSize(b.loneAxis, mesh,
+                          [](llvm::StringRef s) { return s.str(); })
+         << " is 1";
     break;
   case Buffer::Kind::View:
     os << " view of " << name(b.base) << ", block along "

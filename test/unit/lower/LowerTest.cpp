@@ -114,6 +114,33 @@ schedule rs_c_ag for adam {
   CHECK(plan->buffers[ag.input].name == "t_w1");
   CHECK(plan->buffers[ag.output].name == "w");
   CHECK(plan->numSlots == 1);
+  // On one rank the reducescatter's result is g itself.
+  const Buffer &rs = buffer(*plan, "t_rs");
+  REQUIRE(rs.loneInput >= 0);
+  CHECK(plan->buffers[rs.loneInput].name == "g");
+  CHECK(rs.loneAxis == 0);
+}
+
+TEST_CASE("a lone collective's output is its input only when that input "
+          "keeps its value",
+          "[lower]") {
+  Compiled c = compile(R"(program p(g: f32[N] local, h: f32[N] local,
+          w: f32[N] replicated) {
+    gs = allreduce(sum, g);
+    h2 = h * 2.0;
+    hs = allreduce(sum, h2);
+    ws = allreduce(max, w);
+    w1 = update(w, w - gs - hs * ws);
+}
+)");
+  Scheduled keep;
+  auto plan = planOf(c, "", keep);
+  // gs: g is a parameter nothing writes. hs: its input is scratch, whose
+  // slot may be reused while hs is read. ws: w is written by the update.
+  CHECK(plan->buffers[buffer(*plan, "t_gs").loneInput].name == "g");
+  CHECK(buffer(*plan, "t_hs").loneInput == -1);
+  CHECK(buffer(*plan, "t_ws").kind == Buffer::Kind::Scratch);
+  CHECK(buffer(*plan, "t_ws").loneInput == -1);
 }
 
 TEST_CASE("an update is copied at the end when a later step reads the old "
