@@ -34,12 +34,6 @@ using ir::Stage;
 
 namespace {
 
-unsigned numUpdates(const ir::Program &program) {
-  return llvm::count_if(program.getParams(), [&](const Stage *p) {
-    return program.findUpdateOf(p) != nullptr;
-  });
-}
-
 /// Can `s`, in unit `unit` of `units`, write its value straight into the
 /// parameter `p` it updates?
 bool inPlaceSafe(const Lowering &l,
@@ -49,14 +43,13 @@ bool inPlaceSafe(const Lowering &l,
   if (p->type.isScalar())
     return false;
   // The parameter's old value is returned.
-  for (size_t j = numUpdates(program); j < program.getResults().size(); ++j)
+  for (size_t j = l.numUpdates; j < program.getResults().size(); ++j)
     if (program.getResults()[j] == p)
       return false;
   // A later unit reads the old value.
-  for (size_t u = unit + 1; u < units.size(); ++u)
-    for (const Stage *t : units[u])
-      if (llvm::is_contained(t->operands, p))
-        return false;
+  if (auto last = l.lastReader.find(p);
+      last != l.lastReader.end() && last->second > unit)
+    return false;
   // The producing unit reads it other than at the element it writes.
   const auto &members = units[unit];
   const bool kernel = members.front()->kind == ir::StageKind::Elementwise;
@@ -82,7 +75,7 @@ gatheredInPlace(const Lowering &l,
   if (units[unit].front()->kind != ir::StageKind::Elementwise ||
       program.isResult(s))
     return nullptr;
-  auto users = program.getUsers(s);
+  const auto &users = l.users.lookup(s);
   if (users.size() != 1 || users[0]->kind != ir::StageKind::AllGather)
     return nullptr;
   const Stage *ag = users[0];
@@ -99,10 +92,9 @@ gatheredInPlace(const Lowering &l,
   for (size_t j = 0; j < program.getResults().size(); ++j)
     if (program.getResults()[j] == p)
       return nullptr;
-  for (size_t u = unit + 1; u < units.size(); ++u)
-    for (const Stage *t : units[u])
-      if (llvm::is_contained(t->operands, p))
-        return nullptr;
+  if (auto last = l.lastReader.find(p);
+      last != l.lastReader.end() && last->second > unit)
+    return nullptr;
   // The kernel reads it only at the block it writes.
   for (const Stage *t : units[unit]) {
     if (!llvm::is_contained(t->operands, p))
@@ -123,15 +115,19 @@ void assignValueBuffers(
   auto &copies = l.copies;
   llvm::DenseMap<const Stage *, unsigned> unitOf;
   for (size_t u = 0; u < units.size(); ++u)
-    for (const Stage *s : units[u])
+    for (const Stage *s : units[u]) {
       unitOf[s] = u;
+      for (const Stage *o : s->operands)
+        l.lastReader[o] = u; // units run in order: the last one stays
+    }
 
   for (size_t u = 0; u < units.size(); ++u) {
     const bool kernel = units[u].front()->kind == ir::StageKind::Elementwise;
     for (const Stage *s : units[u]) {
-      bool readOutside = llvm::any_of(program.getUsers(s), [&](Stage *user) {
-        return unitOf.lookup(user) != u;
-      });
+      bool readOutside =
+          llvm::any_of(l.users.lookup(s), [&](const Stage *user) {
+            return unitOf.lookup(user) != u;
+          });
       if (kernel && !readOutside && !program.isResult(s)) {
         l.inRegisters[s] = true;
         continue;
@@ -162,7 +158,7 @@ void assignValueBuffers(
   }
 
   // Results: updates (in parameter order), then returned values.
-  const unsigned updates = numUpdates(program);
+  const unsigned updates = l.numUpdates;
   llvm::SmallVector<const Stage *, 4> returnedOnce;
   for (size_t i = 0; i < program.getResults().size(); ++i) {
     const Stage *s = program.getResults()[i];

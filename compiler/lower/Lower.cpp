@@ -184,11 +184,10 @@ namespace {
 
 /// `base`, else the first of `base_1`, `base_2`, ... that no element of
 /// `named` (buffers or steps) is called.
-template <typename Range>
-std::string firstFreeName(llvm::StringRef base, const Range &named) {
+std::string firstFreeName(llvm::StringRef base,
+                          const llvm::StringSet<> &named) {
   std::string name = base.str();
-  for (unsigned i = 1;
-       llvm::any_of(named, [&](const auto &n) { return n.name == name; }); ++i)
+  for (unsigned i = 1; named.contains(name); ++i)
     name = base.str() + "_" + std::to_string(i);
   return name;
 }
@@ -196,11 +195,12 @@ std::string firstFreeName(llvm::StringRef base, const Range &named) {
 } // namespace
 
 std::string Lowering::uniqueName(llvm::StringRef base) const {
-  return firstFreeName(base, plan.buffers);
+  return firstFreeName(base, bufferNames);
 }
 
 unsigned Lowering::addBuffer(Buffer buffer) {
   buffer.name = uniqueName(buffer.name);
+  bufferNames.insert(buffer.name);
   plan.buffers.push_back(std::move(buffer));
   return plan.buffers.size() - 1;
 }
@@ -220,7 +220,13 @@ unsigned Lowering::addValueBuffer(Buffer::Kind kind, llvm::StringRef name,
 unsigned Lowering::addStep(Step step) {
   // Stage names that differ only in characters a C identifier cannot hold
   // ("x.1", "x_1") give steps the same name.
-  step.name = firstFreeName(step.name, plan.steps);
+  step.name = firstFreeName(step.name, stepNames);
+  stepNames.insert(step.name);
+  if (!std::holds_alternative<CollectiveCall>(step.body) &&
+      !std::holds_alternative<MatMulCall>(step.body) &&
+      !std::holds_alternative<CopyCall>(step.body) &&
+      !std::holds_alternative<StoreScalarCall>(step.body))
+    ++kernels;
   plan.steps.push_back(std::move(step));
   return plan.steps.size() - 1;
 }
@@ -242,6 +248,13 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
                               ? program.name
                               : program.name + "_" + scheduleName.str());
   Lowering l(program, diags, *plan);
+  for (const auto &s : program.getStages())
+    for (const Stage *o : s->operands)
+      if (auto &u = l.users[o]; u.empty() || u.back() != s.get())
+        u.push_back(s.get()); // once, if `s` reads `o` twice
+  for (const Stage *p : program.getParams())
+    if (program.findUpdateOf(p))
+      ++l.numUpdates;
 
   // 1. Parameters, in declaration order.
   for (const Stage *p : program.getParams()) {

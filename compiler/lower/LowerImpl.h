@@ -8,6 +8,7 @@
 #include "lower/Plan.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 
 namespace coconet::lower {
@@ -47,6 +48,19 @@ struct Lowering {
   llvm::DenseMap<const ir::Stage *, unsigned> viewOf;
   /// The step computing each stage that has one (the seams need them).
   llvm::DenseMap<const ir::Stage *, unsigned> stepOf;
+  /// Each stage's readers, found once (Program::getUsers scans every
+  /// stage: once per stage would make lowering quadratic).
+  llvm::DenseMap<const ir::Stage *, llvm::SmallVector<const ir::Stage *, 4>>
+      users;
+  /// The last unit (of assignValueBuffers' units) reading each stage.
+  llvm::DenseMap<const ir::Stage *, size_t> lastReader;
+  /// The number of updates among the program's results (they come first).
+  unsigned numUpdates = 0;
+  /// The kernel steps added so far (steps that are no collective, matmul,
+  /// copy or store): they are named k0_..., k1_...
+  unsigned kernels = 0;
+  /// The names given so far, for uniqueName and addStep.
+  llvm::StringSet<> bufferNames, stepNames;
 
   /// `base`, or `base_1`, `base_2`, ... if a buffer has that name.
   std::string uniqueName(llvm::StringRef base) const;

@@ -62,15 +62,6 @@ std::string stepName(llvm::StringRef kind, llvm::StringRef stage) {
 }
 
 /// The number of kernels (elementwise and others) already in the plan.
-unsigned kernelCount(const Plan &plan) {
-  return llvm::count_if(plan.steps, [](const Step &s) {
-    return !std::holds_alternative<CollectiveCall>(s.body) &&
-           !std::holds_alternative<MatMulCall>(s.body) &&
-           !std::holds_alternative<CopyCall>(s.body) &&
-           !std::holds_alternative<StoreScalarCall>(s.body);
-  });
-}
-
 Extents slice(const Extents &all, size_t from, size_t to) {
   return Extents(all.begin() + from, all.begin() + to);
 }
@@ -121,8 +112,8 @@ void lowerCollective(Lowering &l, const Stage &s) {
       pack.chunk = plan.buffers[output].shape[s.dim];
       pack.inner = slice(in, s.dim + 1, in.size());
       Step step;
-      step.name = "k" + std::to_string(kernelCount(plan)) + "_pack_" +
-                  identifier(s.name);
+      step.name =
+          "k" + std::to_string(l.kernels) + "_pack_" + identifier(s.name);
       step.summary = "pack dimension " + std::to_string(s.dim) + " of " +
                      plan.buffers[input].name + " to the front for " + s.name;
       step.body = pack;
@@ -167,8 +158,7 @@ void lowerCollective(Lowering &l, const Stage &s) {
   l.stepOf[&s] = l.addStep(std::move(step));
   if (unpack) {
     Step u;
-    u.name = "k" + std::to_string(kernelCount(plan)) + "_unpack_" +
-             identifier(s.name);
+    u.name = "k" + std::to_string(l.kernels) + "_unpack_" + identifier(s.name);
     u.summary = "unpack the blocks of " + s.name + " along dimension " +
                 std::to_string(gatheredDim(x.type.layout, s.axis));
     u.reads.push_back(unpack->input);
@@ -319,7 +309,7 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
     return in.flat || in.shifted || in.isScalar();
   });
   std::string first = identifier(members.front()->name);
-  step.name = "k" + std::to_string(kernelCount(plan)) + "_" + first;
+  step.name = "k" + std::to_string(l.kernels) + "_" + first;
   if (members.size() > 1)
     step.name += "_to_" + identifier(members.back()->name);
   step.summary = "elementwise";
@@ -336,8 +326,7 @@ void lowerStage(Lowering &l, const Stage &s) {
   auto kernelStep = [&](llvm::StringRef what, Step::Body body,
                         llvm::ArrayRef<unsigned> reads) {
     Step step;
-    step.name =
-        "k" + std::to_string(kernelCount(plan)) + "_" + identifier(s.name);
+    step.name = "k" + std::to_string(l.kernels) + "_" + identifier(s.name);
     step.summary = what.str() + " " + s.name;
     step.body = std::move(body);
     step.reads.assign(reads.begin(), reads.end());

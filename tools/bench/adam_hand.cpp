@@ -18,6 +18,9 @@
 //                                w, m, v; write w, m, v: 26 bytes an element)
 //                                with one addition per value
 //
+// modes: floor loop allreduce rs_ag
+// one rank: floor loop
+//
 // Each prints "NAME: X ms per step" (the slowest rank's mean over ITER steps
 // after one untimed step). Build: mpicxx -O3 -march=native -fopenmp
 // -ffp-contract=off -fno-math-errno (tools/bench-cpu.sh does).
@@ -61,9 +64,9 @@ void update(const uint16_t *g, float *w, float *m, float *v, long n,
     float g32[kTile];
     long j = 0;
     for (; j + 8 <= len; j += 8)
-      _mm256_storeu_ps(g32 + j, _mm256_cvtph_ps(_mm_loadu_si128(
-                                    reinterpret_cast<const __m128i *>(
-                                        g + t + j))));
+      _mm256_storeu_ps(g32 + j,
+                       _mm256_cvtph_ps(_mm_loadu_si128(
+                           reinterpret_cast<const __m128i *>(g + t + j))));
     for (; j < len; ++j)
       g32[j] = _cvtsh_ss(g[t + j]);
 #pragma omp simd
@@ -96,8 +99,8 @@ void sumHalf(void *in, void *inout, int *len, MPI_Datatype *) {
   const uint16_t *a = static_cast<const uint16_t *>(in);
   uint16_t *b = static_cast<uint16_t *>(inout);
   for (int i = 0; i < *len; ++i)
-    b[i] = _cvtss_sh(_cvtsh_ss(a[i]) + _cvtsh_ss(b[i]),
-                     _MM_FROUND_TO_NEAREST_INT);
+    b[i] =
+        _cvtss_sh(_cvtsh_ss(a[i]) + _cvtsh_ss(b[i]), _MM_FROUND_TO_NEAREST_INT);
 }
 
 } // namespace
@@ -165,8 +168,7 @@ int main(int argc, char **argv) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX,
-                MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)
     std::printf("%s: %.6f ms per step\n", mode.c_str(),
                 1e3 * seconds / iterations);
