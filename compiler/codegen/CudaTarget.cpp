@@ -231,8 +231,8 @@ public:
   }
   void emitStoreScalar(CodeWriter &w, llvm::StringRef to,
                        llvm::StringRef value) const override {
-    w.line("cc_store<<<1, 1, 0, cc_s.stream>>>(" + to + ", " + value + ");");
-    w.line("COCONET_CUDA_CHECK(cudaGetLastError());");
+    w.line("COCONET_CUDA_CHECK(cc_store_async(" + to + ", " + value +
+           ", cc_s.stream));");
   }
   void emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
                   llvm::StringRef g, llvm::StringRef args) const override;
@@ -487,8 +487,12 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &plan,
 void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
                             llvm::StringRef gRef, llvm::StringRef args) const {
   const std::string g = gRef.str();
-  std::string launch = "<<<cc_grid(" + gridItems(step, g) +
-                       "), kThreads, 0, cc_s.stream>>>(" + args.str() + ");";
+  // COCONET_CUDA_CHECK(cc_launch(KERNEL, grid, block, 0, stream, args...));
+  auto launch = [&](const std::string &kernel) {
+    return "COCONET_CUDA_CHECK(cc_launch(" + kernel + ", cc_grid(" +
+           gridItems(step, g) + "), kThreads, 0, cc_s.stream, " + args.str() +
+           "));";
+  };
   auto *k = std::get_if<ElementwiseKernel>(&step.body);
   if (k && k->flat) {
     // The vector instantiation when every tensor is aligned.
@@ -512,13 +516,12 @@ void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
     w.line("const bool " + flag + " = " + g + ".n >= " + std::to_string(width) +
            aligned + ";");
     w.line("if (" + flag + ")");
-    w.line("  cc_" + step.name + "<true>" + launch);
+    w.line("  " + launch("cc_" + step.name + "<true>"));
     w.line("else");
-    w.line("  cc_" + step.name + "<false>" + launch);
+    w.line("  " + launch("cc_" + step.name + "<false>"));
   } else {
-    w.line("cc_" + step.name + launch);
+    w.line(launch("cc_" + step.name));
   }
-  w.line("COCONET_CUDA_CHECK(cudaGetLastError());");
 }
 
 } // namespace

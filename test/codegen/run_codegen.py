@@ -115,6 +115,13 @@ class Report:
 
 def check_cuda(args, path, name, title, out_dir, report):
     for src in (name + ".cu", name + "_main.cu"):
+        # Launches go through cc_launch (coconet/cuda/kernels.h): the
+        # generated text holds no nvcc-only launch syntax.
+        with open(os.path.join(out_dir, src)) as f:
+            for number, text in enumerate(f, start=1):
+                if "<<<" in text:
+                    report.fail(f"{title}: {src}:{number}: a launch with "
+                                f"<<<...>>> (use cc_launch): {text.strip()}")
         good, out = run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90",
                          "-Werror", "all-warnings",
                          "-Xcompiler", "-Wall,-Wextra",

@@ -1,10 +1,10 @@
 //===- cuda/kernels.h - what the CUDA target's kernels use ------*- C++ -*-===//
 //
 // The fixed helpers every generated .cu file shares: the block size, the
-// grid of a grid-stride loop, aligned vectors for 16-byte loads and stores,
-// f16/bf16 rounding, a one-value store kernel, and a block reduction in a
-// fixed order (so a result does not depend on scheduling). CUDA code only
-// (nvcc). Generated code brings them in with
+// grid of a grid-stride loop, the launch of a kernel, aligned vectors for
+// 16-byte loads and stores, f16/bf16 rounding, a one-value store, and a
+// block reduction in a fixed order (so a result does not depend on
+// scheduling). CUDA code only (nvcc). Generated code brings them in with
 //
 //   using namespace coconet::rt::cuda::kernels;
 //
@@ -37,6 +37,19 @@ inline unsigned cc_grid(int64_t n) {
                                                 : blocks);
 }
 
+/// Launches `kernel` with `grid` blocks of `block` threads and `shared`
+/// bytes of dynamic shared memory on `stream`, and returns the launch's
+/// error (a bad configuration; a kernel's own faults show later, at a
+/// synchronisation). The only spelling of a launch in generated code: the
+/// triple chevrons stay in this header, so generated host code is plain
+/// C++ that another implementation of this function can compile.
+template <typename... Params, typename... Args>
+cudaError_t cc_launch(void (*kernel)(Params...), dim3 grid, dim3 block,
+                      size_t shared, cudaStream_t stream, Args... args) {
+  kernel<<<grid, block, shared, stream>>>(static_cast<Params>(args)...);
+  return cudaGetLastError();
+}
+
 /// `W` elements moved as one aligned load or store.
 template <typename T, int W> struct alignas(sizeof(T) * W) cc_vec {
   T v[W];
@@ -58,6 +71,11 @@ __device__ __forceinline__ float cc_round_bf16(float x) {
 /// Stores one value (a scalar argument some step needs in memory).
 template <typename T> __global__ void cc_store(T *out, T value) {
   *out = value;
+}
+/// Stores `value` into device memory at `out`, in order on `stream`.
+template <typename T>
+cudaError_t cc_store_async(T *out, T value, cudaStream_t stream) {
+  return cc_launch(cc_store<T>, 1, 1, 0, stream, out, value);
 }
 
 /// Combines `value` over the block (kThreads threads) through a fixed tree;
