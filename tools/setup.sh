@@ -12,6 +12,7 @@ PACKAGES=(
   clang-format-19                       # the code style (CTest format)
   graphviz                              # dot: renders --emit=dot (docs, lit)
   libopenmpi-dev openmpi-bin            # the CPU target's runtime and its MPI tests
+  libboost-context-dev                  # fibers: CUDA threads in the emulation (test/emu)
 )
 
 missing=()

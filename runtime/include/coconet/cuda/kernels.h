@@ -4,7 +4,8 @@
 // grid of a grid-stride loop, the launch of a kernel, aligned vectors for
 // 16-byte loads and stores, f16/bf16 rounding, a one-value store, and a
 // block reduction in a fixed order (so a result does not depend on
-// scheduling). CUDA code only (nvcc). Generated code brings them in with
+// scheduling). CUDA code: nvcc, or a host compiler with the tests' CPU
+// emulation of CUDA (test/emu/). Generated code brings them in with
 //
 //   using namespace coconet::rt::cuda::kernels;
 //
@@ -46,8 +47,14 @@ inline unsigned cc_grid(int64_t n) {
 template <typename... Params, typename... Args>
 cudaError_t cc_launch(void (*kernel)(Params...), dim3 grid, dim3 block,
                       size_t shared, cudaStream_t stream, Args... args) {
+#if defined(__CUDACC__)
   kernel<<<grid, block, shared, stream>>>(static_cast<Params>(args)...);
   return cudaGetLastError();
+#else
+  // A host compiler: the CPU emulation of CUDA used by the tests
+  // (test/emu/, force-included as coconet/emu/prelude.h).
+  return ::coconet::emu::launch(kernel, grid, block, shared, stream, args...);
+#endif
 }
 
 /// `W` elements moved as one aligned load or store.
