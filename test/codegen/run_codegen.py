@@ -133,20 +133,49 @@ def check_cuda(args, path, name, title, out_dir, report):
     report.line(f"{'FAILED' if report.failures else 'ok'}: {title}: nvcc")
 
 
+def emu_command(args, name):
+    """g++ on the generated .cu files with the CUDA emulation (test/emu/):
+    the prelude force-included, the real CUDA headers, the CUDA runtime
+    library built for the emulation, NCCL on MPI."""
+    lib, emu = args.runtime_lib, args.emu_lib
+    mpi = (subprocess.run(["mpicxx", "--showme:compile"], text=True,
+                          stdout=subprocess.PIPE).stdout.split(),
+           subprocess.run(["mpicxx", "--showme:link"], text=True,
+                          stdout=subprocess.PIPE).stdout.split())
+    return (["g++", "-std=c++17", "-O1", "-x", "c++", "-include",
+             "coconet/emu/prelude.h", "-ffp-contract=off", "-Wno-attributes",
+             "-DCOCONET_WITH_MPI", "-I" + args.emu_include,
+             "-I" + args.runtime_include, "-I" + args.cuda_include] + mpi[0] +
+            [name + ".cu", name + "_main.cu", "-x", "none", "-o", name,
+             os.path.join(emu, "libcoconet_rt_cuda_emu.a"),
+             os.path.join(lib, "libcoconet_rt_mpi.a"),
+             os.path.join(emu, "libcoconet_emu.a"),
+             os.path.join(lib, "libcoconet_rt_cpu.a"),
+             os.path.join(lib, "libcoconet_rt.a"),
+             "-lboost_context", "-fopenmp", "-pthread"] + mpi[1])
+
+
 def check_cpu(args, env, path, program, schedule, name, title, out_dir,
               report):
+    """Builds (cpu: mpicxx; cuda-emu: g++ with the CUDA emulation) and runs
+    one program on every rank count, against the simulator."""
     lib = args.runtime_lib
-    ok, out = run(["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
-                  ["-Wall", "-Wextra", "-Werror",
-                   "-I" + args.runtime_include,
-                   name + ".cpp", name + "_main.cpp", "-o", name,
-                   os.path.join(lib, "libcoconet_rt_mpi.a"),
-                   os.path.join(lib, "libcoconet_rt_cpu.a"),
-                   os.path.join(lib, "libcoconet_rt.a")],
-                  cwd=out_dir)
+    if args.target == "cuda-emu":
+        compiler = "g++ (CUDA emulation)"
+        command = emu_command(args, name)
+    else:
+        compiler = "mpicxx"
+        command = (["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
+                   ["-Wall", "-Wextra", "-Werror",
+                    "-I" + args.runtime_include,
+                    name + ".cpp", name + "_main.cpp", "-o", name,
+                    os.path.join(lib, "libcoconet_rt_mpi.a"),
+                    os.path.join(lib, "libcoconet_rt_cpu.a"),
+                    os.path.join(lib, "libcoconet_rt.a")])
+    ok, out = run(command, cwd=out_dir)
     if not ok:
-        report.fail(f"{title}: mpicxx:\n{out}")
-        report.line(f"FAILED: {title}: mpicxx")
+        report.fail(f"{title}: {compiler}:\n{out}")
+        report.line(f"FAILED: {title}: {compiler}")
         return
     axes, sizes = plan_info(args.coconetc, path, program, schedule)
     for r in args.rank_counts:
@@ -186,8 +215,9 @@ def check_case(args, env, path, file_dir, program, schedule):
         f", schedule {schedule}" if schedule else "")
     out_dir = os.path.join(file_dir, name)
     shutil.rmtree(out_dir, ignore_errors=True)
+    target = "cuda" if args.target == "cuda-emu" else args.target
     ok, out = run([args.coconetc, "--color=never", "--emit=driver",
-                   "--target=" + args.target, "-o", out_dir, path] +
+                   "--target=" + target, "-o", out_dir, path] +
                   selector(program, schedule))
     if not ok:
         report.fail(f"{title}: coconetc failed:\n{out}")
@@ -214,7 +244,14 @@ def expand(paths):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--target", choices=["cpu", "cuda"], required=True)
+    ap.add_argument("--target", choices=["cpu", "cuda", "cuda-emu"],
+                    required=True)
+    ap.add_argument("--emu-include", default="",
+                    help="cuda-emu: test/emu/include")
+    ap.add_argument("--emu-lib", default="",
+                    help="cuda-emu: the directory of libcoconet_emu.a")
+    ap.add_argument("--cuda-include", default="/usr/local/cuda/include",
+                    help="cuda-emu: the CUDA headers")
     ap.add_argument("--coconetc", required=True)
     ap.add_argument("--runtime-include", required=True)
     ap.add_argument("--runtime-lib", default="")
@@ -231,7 +268,8 @@ def main():
     ap.add_argument("files", nargs="+", help=".coco files or directories")
     args = ap.parse_args()
     # Compilers and programs run inside each case's directory.
-    for name in ("coconetc", "runtime_include", "runtime_lib", "work"):
+    for name in ("coconetc", "runtime_include", "runtime_lib", "work",
+                 "emu_include", "emu_lib"):
         if getattr(args, name):
             setattr(args, name, os.path.abspath(getattr(args, name)))
     files = expand(args.files)
@@ -241,11 +279,11 @@ def main():
         name, _, value = item.partition("=")
         args.fixed[name.strip()] = int(value)
 
-    compiler = "mpicxx" if args.target == "cpu" else "nvcc"
+    compiler = {"cpu": "mpicxx", "cuda": "nvcc", "cuda-emu": "g++"}[args.target]
     if not shutil.which(compiler):
         print(f"SKIPPED: {compiler} is not installed")
         return 77
-    if args.target == "cpu" and not shutil.which("mpirun"):
+    if args.target != "cuda" and not shutil.which("mpirun"):
         print("SKIPPED: mpirun is not installed")
         return 77
     os.makedirs(args.work, exist_ok=True)

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "coconet/cuda/kernels.h"
 #include "coconet/cuda/runtime.h"
 #include "coconet/numeric.h"
 
@@ -62,9 +63,10 @@ Status launchIntegerMatmul(cudaStream_t stream, int64_t batch, int64_t m,
   const int64_t wanted = (total + kThreads - 1) / kThreads;
   const unsigned blocks =
       static_cast<unsigned>(wanted < 4096 ? (wanted < 1 ? 1 : wanted) : 4096);
-  COCONET_CUDA_LAUNCH_CHECK(integerMatmul<T><<<blocks, kThreads, 0, stream>>>(
-      batch, m, n, k, static_cast<const T *>(a), strideA,
-      static_cast<const T *>(b), strideB, static_cast<T *>(c), strideC));
+  COCONET_CUDA_CHECK(kernels::cc_launch(
+      integerMatmul<T>, blocks, kThreads, 0, stream, batch, m, n, k,
+      static_cast<const T *>(a), strideA, static_cast<const T *>(b), strideB,
+      static_cast<T *>(c), strideC));
   return Status::success();
 }
 

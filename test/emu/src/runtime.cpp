@@ -353,6 +353,19 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes,
   return cudaSuccess;
 }
 
+cudaError_t cudaMemset2DAsync(void *ptr, size_t pitch, int value, size_t width,
+                              size_t height, cudaStream_t stream) {
+  if (height > 0 && !registry().contains(ptr, pitch * (height - 1) + width))
+    return fail(cudaErrorInvalidValue,
+                "cudaMemset2DAsync: not device memory (or past its end)");
+  enqueueTask(stream, [=] {
+    for (size_t row = 0; row < height; ++row)
+      std::memset(static_cast<char *>(ptr) + row * pitch, value, width);
+    return cudaSuccess;
+  });
+  return cudaSuccess;
+}
+
 cudaError_t cudaStreamCreate(cudaStream_t *stream) {
   Streams &all = streams();
   std::lock_guard<std::mutex> lock(all.mutex);
