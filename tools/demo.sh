@@ -3,8 +3,9 @@
 # sample, print its checked IR, apply the ZeRO-style schedule rs_c_ag, run
 # it on 4 simulated ranks and compare it with the unscheduled program; then
 # generate its code for the CPU target, build it, run it on 4 MPI ranks and
-# print its largest difference from the simulator (and the same on a GPU
-# for the CUDA target, where one is present).
+# print its largest difference from the simulator; the same for the CUDA
+# target on a GPU where one is present, else under the CPU emulation of
+# CUDA (test/emu/), said to be emulated.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/setup.sh"
@@ -56,5 +57,13 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
     "$sample" | tail -4
 else
   echo
-  echo "== no GPU here: the CUDA target was compiled by the tests, not run"
+  echo "== no GPU here: the CUDA target's code under the CPU EMULATION of CUDA"
+  echo "   (test/emu/: the same .cu compiled with g++, NCCL on MPI; emulated,"
+  echo "   not a GPU) on 4 MPI ranks"
+  "$coconetc" --emit=driver --target=cuda --schedule rs_c_ag -o "$out/cuda-emu" "$sample"
+  "$root/tools/build-generated.sh" cuda-emu "$out/cuda-emu" adam_rs_c_ag
+  mpirun --oversubscribe -np 4 "$out/cuda-emu/adam_rs_c_ag" --size N=1024 \
+    --seed 1 --set v=0.001 --output-dir "$out/cuda-emu/results" --quiet
+  "$coconetc" sim --schedule rs_c_ag --ranks=4 --size N=1024 --seed=1 \
+    --set v=0.001 --check-outputs "$out/cuda-emu/results" "$sample" | tail -4
 fi
