@@ -13,6 +13,11 @@ namespace coconet::emu {
 /// returns is kept by the stream for its next synchronisation.
 void enqueueTask(cudaStream_t stream, std::function<cudaError_t()> task);
 
+/// Adds memory allocated elsewhere (a shared-memory window) to the
+/// registry of device memory, and takes it out.
+void registerDeviceMemory(void *p, size_t bytes);
+void unregisterDeviceMemory(void *p);
+
 /// In the stream-race mode (COCONET_EMU_RACE=SEED), a random pause before a
 /// stream's task, so that streams interleave differently from run to run;
 /// nothing otherwise.

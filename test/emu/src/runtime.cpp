@@ -178,6 +178,18 @@ cudaError_t fail(cudaError_t error, const char *what) {
 
 bool isDevicePointer(const void *p) { return registry().contains(p); }
 
+void registerDeviceMemory(void *p, size_t bytes) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.blocks[reinterpret_cast<uintptr_t>(p)] = bytes;
+}
+
+void unregisterDeviceMemory(void *p) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.blocks.erase(reinterpret_cast<uintptr_t>(p));
+}
+
 void enqueueTask(cudaStream_t stream, std::function<cudaError_t()> task) {
   streamOf(stream)->push(std::move(task));
 }
