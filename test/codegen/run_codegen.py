@@ -142,7 +142,12 @@ def emu_command(args, name):
                           stdout=subprocess.PIPE).stdout.split(),
            subprocess.run(["mpicxx", "--showme:link"], text=True,
                           stdout=subprocess.PIPE).stdout.split())
-    return (["g++", "-std=c++17", "-O1", "-x", "c++", "-include",
+    # AddressSanitizer and UBSan: a kernel's index past a buffer's end
+    # (cudaMalloc allocates exactly what is asked) fails the run.
+    sanitize = ["-g", "-fsanitize=address,undefined",
+                "-fno-sanitize-recover=undefined"] if args.sanitize else []
+    return (["g++", "-std=c++17", "-O1"] + sanitize +
+            ["-x", "c++", "-include",
              "coconet/emu/prelude.h", "-ffp-contract=off", "-Wno-attributes",
              "-DCOCONET_WITH_MPI", "-I" + args.emu_include,
              "-I" + args.runtime_include, "-I" + args.cuda_include] + mpi[0] +
@@ -252,6 +257,8 @@ def main():
                     help="cuda-emu: the directory of libcoconet_emu.a")
     ap.add_argument("--cuda-include", default="/usr/local/cuda/include",
                     help="cuda-emu: the CUDA headers")
+    ap.add_argument("--sanitize", action="store_true",
+                    help="cuda-emu: build with AddressSanitizer and UBSan")
     ap.add_argument("--coconetc", required=True)
     ap.add_argument("--runtime-include", required=True)
     ap.add_argument("--runtime-lib", default="")
@@ -290,7 +297,9 @@ def main():
     env = dict(os.environ)
     env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1",
                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                "OMP_NUM_THREADS": str(args.omp_threads)})
+                "OMP_NUM_THREADS": str(args.omp_threads),
+                # MPI's and OpenMP's own allocations live to the end.
+                "ASAN_OPTIONS": "detect_leaks=0"})
     start = time.time()
     todo, failures, checked = [], [], 0
     stems = set()

@@ -250,11 +250,12 @@ cudaError_t cudaGetDevice(int *device) {
 }
 
 cudaError_t cudaMalloc(void **ptr, size_t bytes) {
-  const size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
-  void *p = std::aligned_alloc(256, rounded);
-  if (!p)
+  // 256-byte aligned as on a GPU, and exactly `bytes` long, so that
+  // AddressSanitizer (in the tests) sees a kernel's read past the end.
+  void *p = nullptr;
+  if (posix_memalign(&p, 256, std::max<size_t>(bytes, 1)) != 0)
     return fail(cudaErrorMemoryAllocation, "cudaMalloc: out of host memory");
-  std::memset(p, 0xcd, rounded); // not zero: uninitialised reads show
+  std::memset(p, 0xcd, bytes); // not zero: uninitialised reads show
   {
     Registry &r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
