@@ -108,6 +108,10 @@ public:
   Status sendRecv(const void *in, void *out, int64_t count, DType dtype,
                   int64_t offset, int axis);
 
+  /// The MPI communicator of `axis` (-1: the world), for what builds on
+  /// the mesh (cpu/team.h).
+  MPI_Comm communicator(int axis) const { return axisComm(axis); }
+
 private:
   Mesh() = default;
   MPI_Comm axisComm(int axis) const;

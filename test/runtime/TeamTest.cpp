@@ -1,0 +1,130 @@
+//===- TeamTest.cpp - a mesh axis's members sharing memory ----------------===//
+//
+// Run by CTest under mpirun (2 and 4 processes, see run-mpi.sh). For every
+// axis of a one-axis mesh and, where the world size factors, of a two-axis
+// mesh: a Team over the axis; every member fills its part of the window
+// with OpenMP threads, meets the others at the barrier, and then reads
+// every member's part with plain loads, an all-gather and a reduce-scatter
+// in rank order of values whose float sum depends on the order; a second
+// barrier before the parts are rewritten, three rounds. Then with
+// COCONET_TEAM=off no team is made, on every member, with the reason.
+// Exits 1 (after printing what failed) on a mismatch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coconet/cpu/team.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace coconet::rt;
+
+namespace {
+
+int failures = 0;
+int worldRank = 0;
+
+void fail(const std::string &what) {
+  if (++failures <= 20)
+    std::fprintf(stderr, "rank %d: FAILED: %s\n", worldRank, what.c_str());
+}
+
+constexpr int64_t kCount = 4099; // per member: not a multiple of anything
+
+float valueOf(int member, int64_t i) {
+  return member == 0 ? 1e8f : 0.75f + static_cast<float>((i + member) % 5);
+}
+
+void checkAxis(const cpu::Mesh &mesh, int axis, const std::string &name) {
+  std::unique_ptr<cpu::Team> team;
+  std::string why;
+  const int64_t members = axis < 0 ? mesh.size() : mesh.axisSize(axis);
+  Status s = cpu::Team::create(mesh, axis, members * kCount * sizeof(float),
+                               &team, &why);
+  if (!s.ok() || !team) {
+    fail(name + ": no team: " + (s.ok() ? why : s.message()));
+    return;
+  }
+  if (team->size() != members)
+    fail(name + ": the team has " + std::to_string(team->size()) +
+         " members, the axis " + std::to_string(members));
+  const int me = team->rank();
+  float *in = static_cast<float *>(team->local());
+  for (int round = 0; round < 3; ++round) {
+#pragma omp parallel for
+    for (int64_t i = 0; i < members * kCount; ++i)
+      in[i] = valueOf(me, i) + static_cast<float>(round);
+    team->barrier();
+    // All-gather: member m's first kCount elements.
+    for (int m = 0; m < members; ++m)
+      for (int64_t i = 0; i < kCount; ++i)
+        if (team->peer(m, in)[i] != valueOf(m, i) + static_cast<float>(round)) {
+          fail(name + ": member " + std::to_string(m) + "'s element " +
+               std::to_string(i) + " read wrong");
+          break;
+        }
+    // Reduce-scatter: this member's block, summed in rank order.
+    for (int64_t i = 0; i < kCount; ++i) {
+      float sum = 0, expected = 0;
+      for (int m = 0; m < members; ++m) {
+        sum += team->peer(m, in)[me * kCount + i];
+        expected += valueOf(m, me * kCount + i) + static_cast<float>(round);
+      }
+      if (std::memcmp(&sum, &expected, sizeof sum) != 0) {
+        fail(name + ": reduce-scatter element " + std::to_string(i));
+        break;
+      }
+    }
+    team->barrier(); // nobody rewrites its part while others read it
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  {
+    cpu::Communicator world(MPI_COMM_WORLD);
+    std::vector<std::vector<int64_t>> shapes = {{size}};
+    if (size % 2 == 0 && size > 2)
+      shapes.push_back({2, size / 2});
+    for (const auto &shape : shapes) {
+      std::unique_ptr<cpu::Mesh> mesh;
+      if (!cpu::Mesh::create(world, shape, &mesh).ok()) {
+        fail("mesh");
+        continue;
+      }
+      std::string name = "mesh";
+      for (int64_t s : shape)
+        name += " " + std::to_string(s);
+      for (int axis = -1; axis < static_cast<int>(shape.size()); ++axis)
+        checkAxis(*mesh, axis, name + ", axis " + std::to_string(axis));
+    }
+    // The fallback, forced: no team, on every member, and why.
+    setenv("COCONET_TEAM", "off", 1);
+    std::unique_ptr<cpu::Mesh> mesh;
+    if (cpu::Mesh::create(world, {size}, &mesh).ok()) {
+      std::unique_ptr<cpu::Team> team;
+      std::string why;
+      if (!cpu::Team::create(*mesh, 0, 64, &team, &why).ok() || team ||
+          why != "COCONET_TEAM=off")
+        fail("COCONET_TEAM=off made a team (or said '" + why + "')");
+    }
+  }
+  int all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (worldRank == 0)
+    std::printf("%s: teams on every axis of %d ranks, 3 rounds: %d "
+                "failures\n",
+                all ? "FAILED" : "ok", size, all);
+  MPI_Finalize();
+  return all ? 1 : 0;
+}
