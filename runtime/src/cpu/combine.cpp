@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 namespace coconet::rt::cpu {
 
@@ -99,7 +100,7 @@ template <bool kMax, bool kUnsigned> struct MaxMinOp {
 /// elements at a time, the tiles shared by OpenMP's threads. The order of
 /// each element's operations is the simulator's, so the bits are too.
 template <typename Traits, typename Op>
-void combineTyped(const typename Traits::T *blocks, int64_t members,
+void combineTyped(const typename Traits::T *const *blocks, int64_t members,
                   typename Traits::T *out, int64_t count, Op op, bool avg) {
   using Acc = std::conditional_t<Traits::kFloat, double, uint64_t>;
   const int64_t tiles = (count + kTile - 1) / kTile;
@@ -109,9 +110,9 @@ void combineTyped(const typename Traits::T *blocks, int64_t members,
     const int64_t n = std::min(kTile, count - first);
     Acc acc[kTile], v[kTile];
     float wide[kTile];
-    loadTile<Traits>(blocks + first, acc, wide, n);
+    loadTile<Traits>(blocks[0] + first, acc, wide, n);
     for (int64_t m = 1; m < members; ++m) {
-      loadTile<Traits>(blocks + m * count + first, v, wide, n);
+      loadTile<Traits>(blocks[m] + first, v, wide, n);
 #pragma omp simd
       for (int64_t j = 0; j < n; ++j)
         acc[j] = op(acc[j], v[j]);
@@ -129,7 +130,7 @@ void combineTyped(const typename Traits::T *blocks, int64_t members,
 }
 
 template <typename Traits>
-void combineOp(const typename Traits::T *blocks, int64_t members,
+void combineOp(const typename Traits::T *const *blocks, int64_t members,
                typename Traits::T *out, int64_t count, ReduceOp op) {
   constexpr bool kUnsigned = [] {
     if constexpr (Traits::kFloat)
@@ -183,16 +184,32 @@ void matmulTyped(int64_t batch, int64_t m, int64_t n, int64_t k,
 
 } // namespace
 
-void combineBlocks(const void *blocks, int64_t members, void *out,
-                   int64_t count, DType dtype, ReduceOp op) {
-  if (members < 1 || count < 1)
+void combineMembers(const void *const *members, int64_t numMembers, void *out,
+                    int64_t count, DType dtype, ReduceOp op) {
+  if (numMembers < 1 || count < 1)
     return;
   visitDType(dtype, [&](auto traits) {
     using Traits = decltype(traits);
     using T = typename Traits::T;
-    combineOp<Traits>(static_cast<const T *>(blocks), members,
-                      static_cast<T *>(out), count, op);
+    std::vector<const T *> typed(static_cast<size_t>(numMembers));
+    for (int64_t m = 0; m < numMembers; ++m)
+      typed[static_cast<size_t>(m)] =
+          static_cast<const T *>(members[static_cast<size_t>(m)]);
+    combineOp<Traits>(typed.data(), numMembers, static_cast<T *>(out), count,
+                      op);
   });
+}
+
+void combineBlocks(const void *blocks, int64_t members, void *out,
+                   int64_t count, DType dtype, ReduceOp op) {
+  if (members < 1 || count < 1)
+    return;
+  std::vector<const void *> each(static_cast<size_t>(members));
+  const size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
+  for (int64_t m = 0; m < members; ++m)
+    each[static_cast<size_t>(m)] =
+        static_cast<const uint8_t *>(blocks) + static_cast<size_t>(m) * bytes;
+  combineMembers(each.data(), members, out, count, dtype, op);
 }
 
 void matmul(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,

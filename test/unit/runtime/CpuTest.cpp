@@ -55,7 +55,8 @@ std::string programFor(const char *dtype, const char *op) {
 
 } // namespace
 
-TEST_CASE("combineBlocks combines as the simulator's allreduce",
+TEST_CASE("combineBlocks and combineMembers combine as the simulator's "
+          "allreduce",
           "[runtime][cpu]") {
   const ir::DType dtypes[] = {ir::DType::F16, ir::DType::BF16, ir::DType::F32,
                               ir::DType::F64, ir::DType::I32,  ir::DType::I64,
@@ -93,6 +94,20 @@ TEST_CASE("combineBlocks combines as the simulator's allreduce",
                                    toRuntime(dtype),
                                    static_cast<rt::ReduceOp>(op));
             CHECK(got == want);
+            // The members' blocks apart, in memory in the reverse order:
+            // combineMembers follows the pointers, in member order.
+            std::vector<std::vector<uint8_t>> apart;
+            for (int64_t r = ranks; r-- > 0;)
+              apart.push_back(storageOf(s.at("x", r)));
+            std::vector<const void *> members;
+            for (int64_t r = 0; r < ranks; ++r)
+              members.push_back(
+                  apart[static_cast<size_t>(ranks - 1 - r)].data());
+            std::vector<uint8_t> fromMembers(want.size(), 0xee);
+            rt::cpu::combineMembers(members.data(), ranks, fromMembers.data(),
+                                    n, toRuntime(dtype),
+                                    static_cast<rt::ReduceOp>(op));
+            CHECK(fromMembers == want);
             // In place, over the first block.
             rt::cpu::combineBlocks(blocks.data(), ranks, blocks.data(), n,
                                    toRuntime(dtype),

@@ -129,6 +129,11 @@ private:
 /// simulator does, into `out`. Exposed for tests.
 void combineBlocks(const void *blocks, int64_t members, void *out,
                    int64_t count, DType dtype, ReduceOp op);
+/// The same over members' blocks anywhere: block m at `members[m]`
+/// (`count` elements each), e.g. the parts of a cpu::Team's window, read
+/// where they are.
+void combineMembers(const void *const *members, int64_t numMembers, void *out,
+                    int64_t count, DType dtype, ReduceOp op);
 
 /// C = A x B, row-major, as the simulator computes it: A is [batch, M, K],
 /// B is [K, N] (strideB == 0) or [batch, K, N], C is [batch, M, N]; strides
