@@ -246,6 +246,26 @@ private:
   }
 };
 
+/// A tile's f16/bf16 results are kept as floats (`cc_s<member>`) and
+/// narrowed into their buffers after the tile's loop.
+void declareNarrowResults(CodeWriter &w, const Plan &plan,
+                          const ElementwiseKernel &k) {
+  for (size_t m = 0; m < k.members.size(); ++m)
+    if (k.members[m].output >= 0 &&
+        isNarrow(plan.buffers[k.members[m].output].dtype))
+      w.line("float cc_s" + std::to_string(m) + "[" + std::to_string(kTile) +
+             "];");
+}
+void narrowResults(CodeWriter &w, const Plan &plan,
+                   const ElementwiseKernel &k) {
+  for (size_t m = 0; m < k.members.size(); ++m) {
+    const int out = k.members[m].output;
+    if (out >= 0 && isNarrow(plan.buffers[out].dtype))
+      w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " +
+             bufferName(plan, out) + " + cc_first, cc_len);");
+  }
+}
+
 /// An elementwise kernel's loops. One whose tensors are all read at the
 /// loop's index (flat) runs on vectors: OpenMP's threads share tiles of
 /// kTile elements, the f16/bf16 tensors of a tile are widened to floats
@@ -280,22 +300,14 @@ void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
     w.line("float " + tile + "[" + tileSize + "];");
     w.line("coconet::rt::cpu::widen(" + at + ", " + tile + ", cc_len);");
   }
-  for (size_t m = 0; m < k.members.size(); ++m)
-    if (k.members[m].output >= 0 &&
-        isNarrow(plan.buffers[k.members[m].output].dtype))
-      w.line("float cc_s" + std::to_string(m) + "[" + tileSize + "];");
+  declareNarrowResults(w, plan, k);
   w.line("#pragma omp simd");
   w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
   w.line("const int64_t cc_i = cc_first + cc_j;");
   w.line("(void)cc_i;"); // unused when every tensor is in a tile
   emitElementBody(w, plan, step, k, *this, ElementForm::Tile, uniform);
   w.close();
-  for (size_t m = 0; m < k.members.size(); ++m) {
-    const int out = k.members[m].output;
-    if (out >= 0 && isNarrow(plan.buffers[out].dtype))
-      w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " +
-             bufferName(plan, out) + " + cc_first, cc_len);");
-  }
+  narrowResults(w, plan, k);
   w.close();
 }
 
@@ -350,10 +362,7 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
     w.line(widen);
     w.close();
   }
-  for (size_t m = 0; m < k.members.size(); ++m)
-    if (k.members[m].output >= 0 &&
-        isNarrow(plan.buffers[k.members[m].output].dtype))
-      w.line("float cc_s" + std::to_string(m) + "[" + tileSize + "];");
+  declareNarrowResults(w, plan, k);
   w.line("#pragma omp simd");
   w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
   w.line("const int64_t cc_i = cc_first + cc_j;");
@@ -364,12 +373,7 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
   }
   emitElementBody(w, plan, step, k, *this, ElementForm::RowTile, uniform);
   w.close();
-  for (size_t m = 0; m < k.members.size(); ++m) {
-    const int out = k.members[m].output;
-    if (out >= 0 && isNarrow(plan.buffers[out].dtype))
-      w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " +
-             bufferName(plan, out) + " + cc_first, cc_len);");
-  }
+  narrowResults(w, plan, k);
   w.close();
 }
 

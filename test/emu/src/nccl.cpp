@@ -146,20 +146,49 @@ ncclResult_t submit(cudaStream_t stream, std::function<ncclResult_t()> op) {
   return run();
 }
 
-ncclResult_t types(ncclDataType_t t, ncclComm_t comm, DType *dtype) {
+/// The checks every call makes: a communicator, a data type the
+/// emulation has, an operator (when `op` is given) and device buffers
+/// (those given).
+ncclResult_t checkCall(const char *call, ncclComm_t comm, ncclDataType_t t,
+                       DType *dtype, const ncclRedOp_t *op = nullptr,
+                       ReduceOp *reduce = nullptr, const void *in = nullptr,
+                       const void *out = nullptr) {
+  const std::string name = call;
   if (!comm)
-    return fail(ncclInvalidArgument, "a null communicator");
+    return fail(ncclInvalidArgument, name + ": a null communicator");
   if (!dtypeOf(t, dtype))
-    return fail(ncclInvalidArgument, "a data type the emulation does not "
-                                     "have");
+    return fail(ncclInvalidArgument,
+                name + ": a data type the emulation does not have");
+  if (op && !opOf(*op, reduce))
+    return fail(ncclInvalidArgument, name + ": an unknown operator");
+  for (const void *p : {in, out})
+    if (p && !coconet::emu::isDevicePointer(p))
+      return fail(ncclInvalidArgument,
+                  name + ": a buffer that is not device memory (a host "
+                         "pointer?)");
   return ncclSuccess;
 }
 
-/// The buffer must be device memory (from cudaMalloc).
-ncclResult_t onDevice(const void *p, const char *what) {
-  if (p && !coconet::emu::isDevicePointer(p))
-    return fail(ncclInvalidArgument,
-                std::string(what) + " is not device memory (a host pointer?)");
+/// A send or a receive: kept for the group's end, where they all run at
+/// once.
+ncclResult_t pointToPointCall(const char *call, bool send, void *buffer,
+                              size_t count, ncclDataType_t datatype, int peer,
+                              ncclComm_t comm, cudaStream_t stream) {
+  DType dtype;
+  if (ncclResult_t r = checkCall(call, comm, datatype, &dtype);
+      r != ncclSuccess)
+    return r;
+  if (groupDepth == 0)
+    return fail(ncclInvalidUsage, std::string(call) +
+                                      " outside a group: the emulation pairs "
+                                      "sends and receives in groups");
+  const size_t bytes = count * coconet::rt::dtypeSize(dtype);
+  grouped.push_back([=]() -> ncclResult_t {
+    if (cudaStreamSynchronize(stream) != cudaSuccess)
+      return ncclUnhandledCudaError;
+    pointToPoint.push_back({send, buffer, bytes, peer, comm});
+    return ncclSuccess;
+  });
   return ncclSuccess;
 }
 
@@ -264,14 +293,8 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            ncclComm_t comm, cudaStream_t stream) {
   DType dtype;
   ReduceOp reduce;
-  if (ncclResult_t r = types(datatype, comm, &dtype); r != ncclSuccess)
-    return r;
-  if (!opOf(op, &reduce))
-    return fail(ncclInvalidArgument, "ncclAllReduce: an unknown operator");
-  if (ncclResult_t r = onDevice(sendbuff, "ncclAllReduce's input");
-      r != ncclSuccess)
-    return r;
-  if (ncclResult_t r = onDevice(recvbuff, "ncclAllReduce's output");
+  if (ncclResult_t r = checkCall("ncclAllReduce", comm, datatype, &dtype, &op,
+                                 &reduce, sendbuff, recvbuff);
       r != ncclSuccess)
     return r;
   return submit(stream, [=] {
@@ -286,14 +309,8 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
                                cudaStream_t stream) {
   DType dtype;
   ReduceOp reduce;
-  if (ncclResult_t r = types(datatype, comm, &dtype); r != ncclSuccess)
-    return r;
-  if (!opOf(op, &reduce))
-    return fail(ncclInvalidArgument, "ncclReduceScatter: an unknown operator");
-  if (ncclResult_t r = onDevice(sendbuff, "ncclReduceScatter's input");
-      r != ncclSuccess)
-    return r;
-  if (ncclResult_t r = onDevice(recvbuff, "ncclReduceScatter's output");
+  if (ncclResult_t r = checkCall("ncclReduceScatter", comm, datatype, &dtype,
+                                 &op, &reduce, sendbuff, recvbuff);
       r != ncclSuccess)
     return r;
   return submit(stream, [=] {
@@ -306,12 +323,8 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
                            size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream) {
   DType dtype;
-  if (ncclResult_t r = types(datatype, comm, &dtype); r != ncclSuccess)
-    return r;
-  if (ncclResult_t r = onDevice(sendbuff, "ncclAllGather's input");
-      r != ncclSuccess)
-    return r;
-  if (ncclResult_t r = onDevice(recvbuff, "ncclAllGather's output");
+  if (ncclResult_t r = checkCall("ncclAllGather", comm, datatype, &dtype,
+                                 nullptr, nullptr, sendbuff, recvbuff);
       r != ncclSuccess)
     return r;
   return submit(stream, [=] {
@@ -324,9 +337,8 @@ ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
                            ncclDataType_t datatype, int root, ncclComm_t comm,
                            cudaStream_t stream) {
   DType dtype;
-  if (ncclResult_t r = types(datatype, comm, &dtype); r != ncclSuccess)
-    return r;
-  if (ncclResult_t r = onDevice(recvbuff, "ncclBroadcast's output");
+  if (ncclResult_t r = checkCall("ncclBroadcast", comm, datatype, &dtype,
+                                 nullptr, nullptr, nullptr, recvbuff);
       r != ncclSuccess)
     return r;
   return submit(stream, [=] {
@@ -340,10 +352,10 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
                         ncclComm_t comm, cudaStream_t stream) {
   DType dtype;
   ReduceOp reduce;
-  if (ncclResult_t r = types(datatype, comm, &dtype); r != ncclSuccess)
+  if (ncclResult_t r =
+          checkCall("ncclReduce", comm, datatype, &dtype, &op, &reduce);
+      r != ncclSuccess)
     return r;
-  if (!opOf(op, &reduce))
-    return fail(ncclInvalidArgument, "ncclReduce: an unknown operator");
   return submit(stream, [=] {
     return check(comm->mesh->reduce(sendbuff, recvbuff,
                                     static_cast<int64_t>(count), dtype, reduce,
@@ -354,39 +366,14 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
 ncclResult_t ncclSend(const void *sendbuff, size_t count,
                       ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  DType dtype;
-  if (ncclResult_t r = types(datatype, comm, &dtype); r != ncclSuccess)
-    return r;
-  const size_t bytes = count * coconet::rt::dtypeSize(dtype);
-  if (groupDepth == 0)
-    return fail(ncclInvalidUsage, "ncclSend outside a group: the emulation "
-                                  "pairs sends and receives in groups");
-  grouped.push_back([=]() -> ncclResult_t {
-    if (cudaStreamSynchronize(stream) != cudaSuccess)
-      return ncclUnhandledCudaError;
-    pointToPoint.push_back(
-        {true, const_cast<void *>(sendbuff), bytes, peer, comm});
-    return ncclSuccess;
-  });
-  return ncclSuccess;
+  return pointToPointCall("ncclSend", true, const_cast<void *>(sendbuff), count,
+                          datatype, peer, comm, stream);
 }
 
 ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype,
                       int peer, ncclComm_t comm, cudaStream_t stream) {
-  DType dtype;
-  if (ncclResult_t r = types(datatype, comm, &dtype); r != ncclSuccess)
-    return r;
-  const size_t bytes = count * coconet::rt::dtypeSize(dtype);
-  if (groupDepth == 0)
-    return fail(ncclInvalidUsage, "ncclRecv outside a group: the emulation "
-                                  "pairs sends and receives in groups");
-  grouped.push_back([=]() -> ncclResult_t {
-    if (cudaStreamSynchronize(stream) != cudaSuccess)
-      return ncclUnhandledCudaError;
-    pointToPoint.push_back({false, recvbuff, bytes, peer, comm});
-    return ncclSuccess;
-  });
-  return ncclSuccess;
+  return pointToPointCall("ncclRecv", false, recvbuff, count, datatype, peer,
+                          comm, stream);
 }
 
 ncclResult_t ncclGroupStart() {
