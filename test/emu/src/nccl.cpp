@@ -14,10 +14,15 @@
 // at ncclGroupEnd, sends and receives together (nonblocking), so that a
 // group of a send and a receive cannot deadlock.
 //
+// A communicator also knows its LSA team (NCCL's: the ranks on one node),
+// found when it is made, for the device API (nccl_device.cpp), where
+// ncclTeamLsa must stay a local call.
+//
 //===----------------------------------------------------------------------===//
 
 #include "coconet/cpu/runtime.h"
 #include "coconet/emu/device.h"
+#include "emu_internal.h"
 
 #include <nccl.h>
 
@@ -25,16 +30,13 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <vector>
 
 using coconet::rt::DType;
 using coconet::rt::ReduceOp;
 
-struct ncclComm {
-  MPI_Comm comm = MPI_COMM_NULL; // owned
-  int rank = 0, size = 1;
-  std::unique_ptr<coconet::rt::cpu::Mesh> mesh; // one axis: the whole comm
-};
+ncclComm::~ncclComm() = default;
 
 namespace {
 
@@ -105,11 +107,36 @@ bool opOf(ncclRedOp_t op, ReduceOp *out) {
   }
 }
 
+/// NCCL's LSA team of `c` (every rank calls it): ranks on one node
+/// (MPI_COMM_TYPE_SHARED) in contiguous blocks; the team's size is the
+/// greatest common divisor of the blocks' sizes.
+void findLsaTeam(ncclComm &c) {
+  MPI_Comm node;
+  MPI_Comm_split_type(c.comm, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL,
+                      &node);
+  int leader = c.rank; // the node's first rank in the communicator
+  MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+  MPI_Comm_free(&node);
+  std::vector<int> leaders(static_cast<size_t>(c.size));
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, c.comm);
+  int lsaSize = 0, run = 0;
+  for (int r = 0; r < c.size; ++r) {
+    ++run;
+    if (r + 1 == c.size || leaders[r + 1] != leaders[r]) {
+      lsaSize = std::gcd(lsaSize, run);
+      run = 0;
+    }
+  }
+  c.lsaSize = lsaSize;
+  c.lsaRank = c.rank % lsaSize;
+}
+
 ncclResult_t makeComm(MPI_Comm comm, ncclComm_t *out) {
   auto c = std::make_unique<ncclComm>();
   c->comm = comm;
   MPI_Comm_rank(comm, &c->rank);
   MPI_Comm_size(comm, &c->size);
+  findLsaTeam(*c);
   if (ncclResult_t r = check(coconet::rt::cpu::Mesh::create(
           coconet::rt::cpu::Communicator(comm), {c->size}, &c->mesh));
       r != ncclSuccess)
@@ -193,6 +220,13 @@ ncclResult_t pointToPointCall(const char *call, bool send, void *buffer,
 }
 
 } // namespace
+
+namespace coconet::emu {
+ncclResult_t ncclFail(ncclResult_t result, const std::string &what) {
+  return ::fail(result, what);
+}
+bool ncclInGroup() { return groupDepth > 0; }
+} // namespace coconet::emu
 
 extern "C" {
 

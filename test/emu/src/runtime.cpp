@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -247,6 +248,43 @@ cudaError_t cudaSetDevice(int device) {
 cudaError_t cudaGetDevice(int *device) {
   *device = 0;
   return cudaSuccess;
+}
+
+/// The emulated device: compute capability 9.0's limits (as the launch
+/// checks them) and 4 multiprocessors, a small fixed count, the same on
+/// every rank (a grid sized by it, as a fused kernel's is, has 4 blocks).
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr,
+                                   int device) {
+  if (device != 0)
+    return fail(cudaErrorInvalidDevice, "the emulation has one device, 0");
+  switch (attr) {
+  case cudaDevAttrMultiProcessorCount:
+    *value = 4;
+    return cudaSuccess;
+  case cudaDevAttrComputeCapabilityMajor:
+    *value = 9;
+    return cudaSuccess;
+  case cudaDevAttrComputeCapabilityMinor:
+    *value = 0;
+    return cudaSuccess;
+  case cudaDevAttrMaxThreadsPerBlock:
+    *value = 1024;
+    return cudaSuccess;
+  case cudaDevAttrMaxSharedMemoryPerBlock:
+    *value = 48 * 1024;
+    return cudaSuccess;
+  case cudaDevAttrWarpSize:
+    *value = 32;
+    return cudaSuccess;
+  case cudaDevAttrCooperativeLaunch:
+    *value = 1;
+    return cudaSuccess;
+  default:
+    return fail(cudaErrorInvalidValue,
+                ("cudaDeviceGetAttribute: attribute " +
+                 std::to_string(static_cast<int>(attr)) + " is not emulated")
+                    .c_str());
+  }
 }
 
 cudaError_t cudaMalloc(void **ptr, size_t bytes) {

@@ -4,7 +4,8 @@
 // source built for the emulation: the real CUDA headers for the types and
 // the host API's declarations (the emulation library defines the API), then
 // what device code needs and a host compiler lacks: the thread and block
-// indices, __syncthreads, the _rn intrinsics and the launch.
+// indices, __syncthreads, the _rn intrinsics, the launch, and the device
+// side of NCCL's symmetric memory (nccl_device.h).
 //
 // A block runs on one OS thread, its CUDA threads as fibers of it, so
 // `__shared__` is `static thread_local`: one variable per block, shared by
@@ -30,6 +31,7 @@
 #include <cuda_runtime.h>
 
 #include "coconet/emu/device.h"
+#include "coconet/emu/nccl_device.h"
 
 // A hint to nvcc's register allocator: nothing to do here.
 #undef __launch_bounds__
@@ -54,5 +56,6 @@ inline double __dsub_rn(double a, double b) { return a - b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
 inline double __dsqrt_rn(double a) { return std::sqrt(a); }
+inline float __double2float_rn(double a) { return static_cast<float>(a); }
 
 #endif // COCONET_EMU_PRELUDE_H

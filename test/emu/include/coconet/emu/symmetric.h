@@ -1,11 +1,14 @@
 //===- emu/symmetric.h - device-side communication, emulated ----*- C++ -*-===//
 //
-// What fused collective kernels use to talk to their peers from inside a
-// kernel, as NCCL's device API gives it on a GPU (symmetric buffers,
-// load/store access to a peer's, barriers across the team): here over the
-// ranks of one node, each an MPI process, on an MPI-3 shared-memory window
+// Device-side communication with the emulation's own interface: what
+// NCCL's device API gives a kernel on a GPU (symmetric buffers, load/store
+// access to a peer's, barriers across the team), here over the ranks of
+// one node, each an MPI process, on an MPI-3 shared-memory window
 // (MPI_Win_allocate_shared), so a peer's buffer is real memory that loads
-// and stores reach and a barrier is real atomics.
+// and stores reach and a barrier is real atomics. The CUDA runtime's Team
+// (coconet/cuda/team.h), which fused kernels use, does not stand on it:
+// it calls NCCL's device API, which the emulation has too
+// (nccl_device.h, src/nccl_device.cpp).
 //
 //   host:   SymmetricWindow::create(comm, bytes, &w)    collective
 //           w->local()                                  this rank's bytes

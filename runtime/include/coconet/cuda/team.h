@@ -1,0 +1,286 @@
+//===- cuda/team.h - the members of a mesh axis, from inside a kernel -----===//
+//
+// What a fused collective kernel of the CUDA target uses to reach its
+// peers (the CUDA counterpart of cpu/team.h): the members of one mesh axis
+// with symmetric memory (the same number of bytes on each, registered as
+// one NCCL window) that a kernel loads from and stores into directly, and
+// a barrier across the team. On a GPU it is NCCL 2.28's device API:
+// memory from ncclMemAlloc registered with ncclCommWindowRegister(...,
+// NCCL_WIN_COLL_SYMMETRIC), a device communicator (ncclDevCommCreate) with
+// one LSA barrier per block, ncclGetLsaPointer and ncclLsaBarrierSession.
+// Under the tests' CPU emulation of CUDA (test/emu/) the same host calls
+// go to the emulation's NCCL (shared memory between the ranks' processes)
+// and the device side to its counterparts of the two device functions.
+//
+//   host:   Team::create(mesh, axis, bytes, &team, &why)   collective
+//           team->local()                                  this rank's bytes
+//           team->device()                                 to a kernel
+//   kernel: cc_peer(t, member, p)        p (in local()) in member's memory
+//           cc_team_sync(t)              every thread of the block calls it
+//
+// When the device path is unavailable (the axis's members do not all
+// reach each other's memory, NCCL is not the version this was compiled
+// against, symmetric memory is off, or COCONET_TEAM=off), every member is
+// told there is no team and why, and takes the fallback: NCCL collectives
+// and separate kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_RUNTIME_CUDA_TEAM_H
+#define COCONET_RUNTIME_CUDA_TEAM_H
+
+#include "coconet/cuda/runtime.h"
+#include "coconet/numeric.h"
+#include "coconet/types.h"
+#if defined(__CUDACC__) || defined(COCONET_EMU_PRELUDE_H)
+#include "coconet/cuda/kernels.h"
+#endif
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+// NCCL's device headers leave parameters unused (-Wextra in our builds).
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#endif
+#include <nccl_device.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace coconet::rt::cuda {
+
+namespace kernels {
+
+/// A kernel's view of a team: passed by value.
+struct cc_team {
+  ncclDevComm comm;
+  ncclWindow_t window;
+  /// This member's symmetric memory (the window's first byte).
+  char *base;
+  int rank, size;
+};
+
+// The device side: NCCL's device API under nvcc, the emulation's under a
+// host compiler with its prelude (test/emu/); a plain host compiler (the
+// runtime's own .cpp files, an application's) sees only cc_team.
+#if defined(__CUDACC__) || defined(COCONET_EMU_PRELUDE_H)
+
+using ::coconet::rt::ReduceOp;
+
+/// Where `p` (inside this member's symmetric memory) is in `member`'s.
+template <typename T>
+__device__ __forceinline__ T *cc_peer(const cc_team &t, int member, T *p) {
+  const size_t offset = static_cast<size_t>(reinterpret_cast<const char *>(p) -
+                                            static_cast<const char *>(t.base));
+#if defined(__CUDACC__)
+  return static_cast<T *>(ncclGetLsaPointer(t.window, offset, member));
+#else
+  return static_cast<T *>(::coconet::emu::lsaPointer(t.window, offset, member));
+#endif
+}
+
+/// A barrier of this block with the blocks of the same index on every
+/// member (release before, acquire after): what a member's block wrote
+/// before it, the same block of every member reads after it. Every thread
+/// of the block calls it; every member's grid has the same blocks.
+__device__ __forceinline__ void cc_team_sync(const cc_team &t) {
+#if defined(__CUDACC__)
+  ncclCoopCta cta;
+  ncclLsaBarrierSession<ncclCoopCta> barrier(cta, t.comm, ncclTeamTagLsa(),
+                                             blockIdx.x);
+  barrier.sync(cta, ::cuda::memory_order_acq_rel);
+#else
+  __syncthreads();
+  if (threadIdx.x == 0)
+    ::coconet::emu::lsaBarrierSync(t.comm, blockIdx.x);
+  __syncthreads();
+#endif
+}
+
+/// How a fused kernel combines the members' elements, exactly as the
+/// simulator and the CPU runtime do: floats accumulate in f64 (sums and
+/// products carry the first NaN, numeric.h), integers in wrapping 64-bit
+/// arithmetic (i32 sign-extended, max/min signed but for u64), in
+/// ascending member order, rounded once to the element type.
+template <typename T> struct cc_acc {
+  using A = uint64_t;
+  static constexpr bool kFloat = false;
+  static constexpr bool kUnsigned = false;
+  __device__ __forceinline__ static A load(T v) {
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+  __device__ __forceinline__ static T store(A a) { return static_cast<T>(a); }
+};
+template <> struct cc_acc<uint64_t> {
+  using A = uint64_t;
+  static constexpr bool kFloat = false;
+  static constexpr bool kUnsigned = true;
+  __device__ __forceinline__ static A load(uint64_t v) { return v; }
+  __device__ __forceinline__ static uint64_t store(A a) { return a; }
+};
+template <> struct cc_acc<bool> {
+  using A = uint64_t;
+  static constexpr bool kFloat = false;
+  static constexpr bool kUnsigned = false;
+  __device__ __forceinline__ static A load(bool v) { return v ? 1 : 0; }
+  __device__ __forceinline__ static bool store(A a) { return a != 0; }
+};
+template <> struct cc_acc<float> {
+  using A = double;
+  static constexpr bool kFloat = true;
+  __device__ __forceinline__ static A load(float v) { return v; }
+  __device__ __forceinline__ static float store(A a) {
+    return __double2float_rn(a);
+  }
+};
+template <> struct cc_acc<double> {
+  using A = double;
+  static constexpr bool kFloat = true;
+  __device__ __forceinline__ static A load(double v) { return v; }
+  __device__ __forceinline__ static double store(A a) { return a; }
+};
+template <> struct cc_acc<__half> {
+  using A = double;
+  static constexpr bool kFloat = true;
+  __device__ __forceinline__ static A load(__half v) { return __half2float(v); }
+  __device__ __forceinline__ static __half store(A a) {
+    return __double2half(a);
+  }
+};
+template <> struct cc_acc<__nv_bfloat16> {
+  using A = double;
+  static constexpr bool kFloat = true;
+  __device__ __forceinline__ static A load(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+  }
+  __device__ __forceinline__ static __nv_bfloat16 store(A a) {
+    return __double2bfloat16(a);
+  }
+};
+
+/// `a` combined with `b` by `Op` (Avg sums; cc_finish divides).
+template <ReduceOp Op, typename T>
+__device__ __forceinline__ typename cc_acc<T>::A
+cc_combine(typename cc_acc<T>::A a, typename cc_acc<T>::A b) {
+  using Acc = cc_acc<T>;
+  if constexpr (Acc::kFloat) {
+    if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Avg)
+      return combineAdd(a, b);
+    else if constexpr (Op == ReduceOp::Prod)
+      return combineMul(a, b);
+    else if constexpr (Op == ReduceOp::Max)
+      return maxNumber(a, b);
+    else
+      return minNumber(a, b);
+  } else {
+    if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Avg)
+      return a + b;
+    else if constexpr (Op == ReduceOp::Prod)
+      return a * b;
+    else if constexpr (Acc::kUnsigned)
+      return Op == ReduceOp::Max ? (a > b ? a : b) : (a < b ? a : b);
+    else
+      return Op == ReduceOp::Max
+                 ? (static_cast<int64_t>(a) > static_cast<int64_t>(b) ? a : b)
+                 : (static_cast<int64_t>(a) < static_cast<int64_t>(b) ? a : b);
+  }
+}
+
+/// The combined value rounded to the element type (avg: divided first).
+template <ReduceOp Op, typename T>
+__device__ __forceinline__ T cc_finish(typename cc_acc<T>::A a, int members) {
+  if constexpr (Op == ReduceOp::Avg && cc_acc<T>::kFloat)
+    a = __ddiv_rn(a, static_cast<double>(members));
+  return cc_acc<T>::store(a);
+}
+
+/// Element `i` of `p` (in this member's symmetric memory) combined over
+/// every member of the team, in ascending member order.
+template <ReduceOp Op, typename T>
+__device__ __forceinline__ T cc_team_reduce(const cc_team &t, const T *p,
+                                            int64_t i) {
+  using Acc = cc_acc<T>;
+  typename Acc::A acc = Acc::load(cc_peer(t, 0, p)[i]);
+  for (int m = 1; m < t.size; ++m)
+    acc = cc_combine<Op, T>(acc, Acc::load(cc_peer(t, m, p)[i]));
+  return cc_finish<Op, T>(acc, t.size);
+}
+
+/// Vector `v` of `p` (W elements, one aligned load per member) combined
+/// over every member of the team, lane by lane, as cc_team_reduce.
+template <ReduceOp Op, int W, typename T>
+__device__ __forceinline__ cc_vec<T, W>
+cc_team_reduce_vec(const cc_team &t, const T *p, int64_t v) {
+  using Acc = cc_acc<T>;
+  typename Acc::A acc[W];
+  {
+    const cc_vec<T, W> x =
+        reinterpret_cast<const cc_vec<T, W> *>(cc_peer(t, 0, p))[v];
+#pragma unroll
+    for (int j = 0; j < W; ++j)
+      acc[j] = Acc::load(x.v[j]);
+  }
+  for (int m = 1; m < t.size; ++m) {
+    const cc_vec<T, W> x =
+        reinterpret_cast<const cc_vec<T, W> *>(cc_peer(t, m, p))[v];
+#pragma unroll
+    for (int j = 0; j < W; ++j)
+      acc[j] = cc_combine<Op, T>(acc[j], Acc::load(x.v[j]));
+  }
+  cc_vec<T, W> out;
+#pragma unroll
+  for (int j = 0; j < W; ++j)
+    out.v[j] = cc_finish<Op, T>(acc[j], t.size);
+  return out;
+}
+
+#endif // __CUDACC__ || COCONET_EMU_PRELUDE_H
+
+} // namespace kernels
+
+class Team {
+public:
+  /// Collective over the members of `axis` (-1: the world) of `mesh`:
+  /// `bytes` of symmetric memory on each (the same on every member) and a
+  /// device communicator with a barrier per block of blocks(). When the
+  /// device path is unavailable, `*out` is null and `*why` says why, on
+  /// every member (they vote first); a failure of a call is an error.
+  /// Synchronises the host (setup, not a step).
+  static Status create(const Mesh &mesh, int axis, size_t bytes,
+                       std::unique_ptr<Team> *out, std::string *why);
+  /// Waits for the device, then releases the window, the device
+  /// communicator and the memory (local calls).
+  ~Team();
+  Team(const Team &) = delete;
+  Team &operator=(const Team &) = delete;
+
+  int rank() const { return device_.rank; }
+  int size() const { return device_.size; }
+  /// This member's symmetric memory.
+  void *local() const { return device_.base; }
+  /// What a kernel is given.
+  const kernels::cc_team &device() const { return device_; }
+  /// The blocks of every fused kernel's grid: the same on every member
+  /// (the smallest number of multiprocessors among them, so that every
+  /// block of a grid is resident while the team's barriers wait).
+  int blocks() const { return blocks_; }
+
+private:
+  Team() = default;
+  ncclComm_t comm_ = nullptr;
+  kernels::cc_team device_{};
+  bool registered_ = false, devComm_ = false;
+  int blocks_ = 1;
+};
+
+} // namespace coconet::rt::cuda
+
+#endif // COCONET_RUNTIME_CUDA_TEAM_H

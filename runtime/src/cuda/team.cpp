@@ -1,0 +1,150 @@
+//===- team.cpp - a mesh axis's members on NCCL's symmetric memory --------===//
+//
+// The members vote before any collective setup call: the device path needs
+// every member's NCCL to be the version this file was compiled against
+// (2.28's device structs change between minor versions), every member of
+// the axis in NCCL's LSA team (load/store reachable: one node), symmetric
+// memory not switched off, and COCONET_TEAM not "off". The vote is an
+// ncclAllReduce (max) of each member's first reason against, and of the
+// negated count of multiprocessors (every fused grid has the smallest
+// count of blocks, the same on every member). Only when all agree do they
+// allocate (ncclMemAlloc), register the window and create the device
+// communicator, which are collective.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coconet/cuda/team.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace coconet::rt::cuda {
+
+namespace {
+
+/// Reasons against the device path, in the order they are checked; the
+/// vote keeps the largest any member has.
+enum Reason : int {
+  None = 0,
+  Forced,
+  Version,
+  NotReachable,
+  SymmetricOff,
+};
+
+const char *reasonText(int reason) {
+  switch (reason) {
+  case Forced:
+    return "COCONET_TEAM=off";
+  case Version:
+    return "a member's NCCL is not the 2.28 this program was compiled "
+           "against (its device API changes between minor versions)";
+  case NotReachable:
+    return "the members of the axis do not all reach each other's memory "
+           "(NCCL's LSA team is smaller than the axis)";
+  case SymmetricOff:
+    return "symmetric memory is off (NCCL_WIN_ENABLE=0 or "
+           "NCCL_CUMEM_ENABLE=0)";
+  default:
+    return "";
+  }
+}
+
+bool envIs(const char *name, const char *value) {
+  const char *v = std::getenv(name);
+  return v && std::strcmp(v, value) == 0;
+}
+
+/// The largest of each member's `values` over `comm` (a collective that
+/// synchronises the host: setup only).
+Status allMax(ncclComm_t comm, int *values, int count) {
+  cudaStream_t stream = nullptr;
+  int *device = nullptr;
+  COCONET_CUDA_CHECK(cudaStreamCreate(&stream));
+  Status st = [&]() -> Status {
+    const size_t bytes = sizeof(int) * static_cast<size_t>(count);
+    COCONET_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&device), bytes));
+    COCONET_CUDA_CHECK(
+        cudaMemcpy(device, values, bytes, cudaMemcpyHostToDevice));
+    COCONET_NCCL_CHECK(
+        ncclAllReduce(device, device, count, ncclInt32, ncclMax, comm, stream));
+    COCONET_CUDA_CHECK(cudaStreamSynchronize(stream));
+    COCONET_CUDA_CHECK(
+        cudaMemcpy(values, device, bytes, cudaMemcpyDeviceToHost));
+    return Status::success();
+  }();
+  if (device)
+    cudaFree(device);
+  cudaStreamDestroy(stream);
+  return st;
+}
+
+} // namespace
+
+Status Team::create(const Mesh &mesh, int axis, size_t bytes,
+                    std::unique_ptr<Team> *out, std::string *why) {
+  out->reset();
+  ncclComm_t comm = mesh.axisComm(axis);
+  int rank = 0, size = 1;
+  COCONET_NCCL_CHECK(ncclCommUserRank(comm, &rank));
+  COCONET_NCCL_CHECK(ncclCommCount(comm, &size));
+
+  // This member's vote.
+  int version = 0, device = 0, processors = 1;
+  COCONET_NCCL_CHECK(ncclGetVersion(&version));
+  COCONET_CUDA_CHECK(cudaGetDevice(&device));
+  COCONET_CUDA_CHECK(cudaDeviceGetAttribute(
+      &processors, cudaDevAttrMultiProcessorCount, device));
+  int reason = None;
+  if (envIs("COCONET_TEAM", "off"))
+    reason = Forced;
+  else if (version / 100 != NCCL_VERSION_CODE / 100)
+    reason = Version;
+  else if (ncclTeamLsa(comm).nRanks != size)
+    reason = NotReachable;
+  else if (envIs("NCCL_WIN_ENABLE", "0") || envIs("NCCL_CUMEM_ENABLE", "0"))
+    reason = SymmetricOff;
+  int vote[2] = {reason, -processors};
+  COCONET_RETURN_IF_ERROR(allMax(comm, vote, 2));
+  if (vote[0] != None) {
+    *why = reasonText(vote[0]);
+    return Status::success();
+  }
+
+  std::unique_ptr<Team> team(new Team());
+  team->comm_ = comm;
+  team->blocks_ = -vote[1] < 1 ? 1 : -vote[1];
+  team->device_.rank = rank;
+  team->device_.size = size;
+  // NCCL rounds the allocation up to its granularity; the window is all
+  // of it (it must start at the allocation's start).
+  void *memory = nullptr;
+  const size_t allocation = bytes < 1 ? 1 : bytes;
+  COCONET_NCCL_CHECK(ncclMemAlloc(&memory, allocation));
+  team->device_.base = static_cast<char *>(memory);
+  COCONET_NCCL_CHECK(ncclCommWindowRegister(comm, memory, allocation,
+                                            &team->device_.window,
+                                            NCCL_WIN_COLL_SYMMETRIC));
+  team->registered_ = true;
+  ncclDevCommRequirements requirements;
+  std::memset(&requirements, 0, sizeof(requirements));
+  requirements.lsaBarrierCount = team->blocks_;
+  COCONET_NCCL_CHECK(
+      ncclDevCommCreate(comm, &requirements, &team->device_.comm));
+  team->devComm_ = true;
+  *out = std::move(team);
+  return Status::success();
+}
+
+Team::~Team() {
+  // No kernel of the team may still run.
+  cudaDeviceSynchronize();
+  if (devComm_)
+    ncclDevCommDestroy(comm_, &device_.comm);
+  if (registered_)
+    ncclCommWindowDeregister(comm_, device_.window);
+  if (device_.base)
+    ncclMemFree(device_.base);
+}
+
+} // namespace coconet::rt::cuda
