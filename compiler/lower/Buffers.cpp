@@ -267,6 +267,22 @@ void assignSlots(Plan &plan) {
       last[b] = static_cast<int>(i);
     }
   }
+  // The steps of an overlap in parts run interleaved (and beside each
+  // other): what any of them touches lives through all of them.
+  for (const OverlapGroup &o : plan.overlaps) {
+    if (!o.inChunks())
+      continue;
+    int end = static_cast<int>(o.producer);
+    for (unsigned s : o.perChunk)
+      end = std::max(end, static_cast<int>(s));
+    end = std::max(end, o.after);
+    for (int i = static_cast<int>(o.producer); i <= end; ++i)
+      for (const auto *list : {&plan.steps[i].reads, &plan.steps[i].writes})
+        for (unsigned b : *list) {
+          first[b] = std::min(first[b], static_cast<int>(o.producer));
+          last[b] = std::max(last[b], end);
+        }
+  }
   // slot -> the last step of its current buffer
   std::vector<int> slotFreeAfter;
   for (size_t i = 0; i < plan.steps.size(); ++i) {

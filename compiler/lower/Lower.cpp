@@ -51,11 +51,28 @@ bool isKeyword(llvm::StringRef name) {
 }
 
 /// Groups the stages into units and orders them (see the file comment).
+/// The units of one fused collective (its reducing collective, its kernel,
+/// its allgather) run adjacent, in that order, so that one kernel can
+/// replace their steps: the order is a topological order of the groups
+/// (a fuse group is convex, so the groups form an acyclic graph), each
+/// group expanded in place.
 std::vector<llvm::SmallVector<const Stage *, 8>>
 formUnits(const ir::Program &program) {
   std::vector<llvm::SmallVector<const Stage *, 8>> units;
   llvm::DenseMap<const Stage *, unsigned> unitOf;
   llvm::DenseMap<const ir::Kernel *, unsigned> unitOfKernel;
+  // The group of each unit: a fused collective's units share one.
+  std::vector<unsigned> groupOf;
+  llvm::DenseMap<const ir::Kernel *, unsigned> groupOfKernel;
+  unsigned numGroups = 0;
+  auto groupFor = [&](const ir::Kernel *k) {
+    if (!k || !k->isFusedCollective())
+      return numGroups++;
+    auto [it, fresh] = groupOfKernel.try_emplace(k, numGroups);
+    if (fresh)
+      ++numGroups;
+    return it->second;
+  };
   for (const auto &ptr : program.getStages()) {
     const Stage *s = ptr.get();
     if (s->isParam())
@@ -63,48 +80,72 @@ formUnits(const ir::Program &program) {
     const ir::Kernel *k = program.kernelOf(s);
     if (k && !ir::isCommunication(s->kind)) {
       auto [it, fresh] = unitOfKernel.try_emplace(k, units.size());
-      if (fresh)
+      if (fresh) {
         units.emplace_back();
+        groupOf.push_back(groupFor(k));
+      }
       units[it->second].push_back(s);
       unitOf[s] = it->second;
       continue;
     }
     unitOf[s] = units.size();
     units.push_back({s});
+    groupOf.push_back(groupFor(k));
   }
-  // Kahn's algorithm, taking the ready unit whose first stage comes first.
-  const unsigned n = units.size();
+  // Each group's units in the order they run: a reducing collective, the
+  // kernel, an allgather (the kernel reads the first, the last reads it).
+  auto role = [&](unsigned u) {
+    const Stage *s = units[u].front();
+    if (s->kind == ir::StageKind::AllGather)
+      return 2;
+    return ir::isCommunication(s->kind) ? 0 : 1;
+  };
+  std::vector<llvm::SmallVector<unsigned, 3>> members(numGroups);
+  for (unsigned u = 0; u < units.size(); ++u)
+    members[groupOf[u]].push_back(u);
+  for (auto &m : members)
+    llvm::stable_sort(
+        m, [&](unsigned a, unsigned b) { return role(a) < role(b); });
+  // Kahn's algorithm over the groups, taking the ready group whose first
+  // stage comes first.
+  const unsigned n = numGroups;
+  std::vector<unsigned> firstId(n, ~0u);
+  for (unsigned u = 0; u < units.size(); ++u)
+    firstId[groupOf[u]] =
+        std::min<unsigned>(firstId[groupOf[u]], units[u].front()->id);
   std::vector<llvm::SmallVector<unsigned, 4>> successors(n);
   std::vector<unsigned> inDegree(n, 0);
-  for (unsigned u = 0; u < n; ++u) {
+  for (unsigned g = 0; g < n; ++g) {
     llvm::SmallVector<unsigned, 4> preds;
-    for (const Stage *s : units[u])
-      for (const Stage *o : s->operands)
-        if (auto it = unitOf.find(o); it != unitOf.end() && it->second != u &&
-                                      !llvm::is_contained(preds, it->second))
-          preds.push_back(it->second);
+    for (unsigned u : members[g])
+      for (const Stage *s : units[u])
+        for (const Stage *o : s->operands)
+          if (auto it = unitOf.find(o); it != unitOf.end()) {
+            unsigned p = groupOf[it->second];
+            if (p != g && !llvm::is_contained(preds, p))
+              preds.push_back(p);
+          }
     for (unsigned p : preds)
-      successors[p].push_back(u);
-    inDegree[u] = preds.size();
+      successors[p].push_back(g);
+    inDegree[g] = preds.size();
   }
-  auto later = [&](unsigned a, unsigned b) {
-    return units[a].front()->id > units[b].front()->id;
-  };
+  auto later = [&](unsigned a, unsigned b) { return firstId[a] > firstId[b]; };
   std::priority_queue<unsigned, std::vector<unsigned>, decltype(later)> ready(
       later);
-  for (unsigned u = 0; u < n; ++u)
-    if (inDegree[u] == 0)
-      ready.push(u);
+  for (unsigned g = 0; g < n; ++g)
+    if (inDegree[g] == 0)
+      ready.push(g);
   std::vector<llvm::SmallVector<const Stage *, 8>> ordered;
   while (!ready.empty()) {
-    unsigned u = ready.top();
+    unsigned g = ready.top();
     ready.pop();
-    ordered.push_back(units[u]);
-    for (unsigned s : successors[u])
+    for (unsigned u : members[g])
+      ordered.push_back(units[u]);
+    for (unsigned s : successors[g])
       if (--inDegree[s] == 0)
         ready.push(s);
   }
-  // Convex fuse groups keep the unit graph acyclic (the fuse pass refuses
+  // Convex fuse groups keep the group graph acyclic (the fuse pass refuses
   // the others), so every unit is placed.
   return ordered;
 }
@@ -238,7 +279,8 @@ void Lowering::unsupported(const ir::Stage &stage, const llvm::Twine &what) {
 
 std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
                                    llvm::StringRef scheduleName,
-                                   DiagnosticEngine &diags) {
+                                   DiagnosticEngine &diags,
+                                   const LowerOptions &options) {
   auto plan = std::make_unique<Plan>();
   plan->programName = program.name;
   plan->mesh = program.mesh;
@@ -273,12 +315,19 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
   // 3. Where every value lives.
   assignValueBuffers(l, units);
 
-  // 4. Steps.
+  // 4. Steps; the steps of each fused collective's units (adjacent).
+  llvm::DenseMap<const ir::Kernel *, std::pair<unsigned, unsigned>> stepsOf;
   for (const auto &unit : units) {
+    const unsigned begin = plan->steps.size();
     if (unit.front()->kind == ir::StageKind::Elementwise)
       lowerElementwise(l, unit);
     else
       lowerStage(l, *unit.front());
+    const ir::Kernel *k = program.kernelOf(unit.front());
+    if (!k || !k->isFusedCollective())
+      continue;
+    auto [it, fresh] = stepsOf.try_emplace(k, begin, begin);
+    it->second.second = plan->steps.size();
   }
 
   // 5. Results not yet where they belong.
@@ -293,21 +342,26 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
       continue;
     FusedCollective f;
     f.loc = k.loc;
-    for (const Stage *s : k.stages)
-      if (auto it = stepOf.find(s);
-          it != stepOf.end() && !llvm::is_contained(f.steps, it->second))
-        f.steps.push_back(it->second);
-    llvm::sort(f.steps);
+    auto [begin, end] = stepsOf.lookup(&k);
+    for (unsigned i = begin; i < end; ++i)
+      f.steps.push_back(i);
     plan->fusedCollectives.push_back(std::move(f));
   }
-  for (const ir::Overlap &o : program.overlaps)
-    plan->overlaps.push_back({stepOf.lookup(o.producer),
-                              stepOf.lookup(o.consumer), o.chunks, o.dim,
-                              o.loc});
+  for (const ir::Overlap &o : program.overlaps) {
+    OverlapGroup g;
+    g.producer = stepOf.lookup(o.producer);
+    g.consumer = stepOf.lookup(o.consumer);
+    g.chunks = o.chunks;
+    g.dim = o.dim;
+    g.loc = o.loc;
+    plan->overlaps.push_back(std::move(g));
+  }
   groupCollectives(*plan);
   collectSizeChecks(*plan, program);
-  assignSlots(*plan);
   aliasLoneCollectives(*plan);
+  planFusedCollectives(*plan, options.sequential);
+  planOverlaps(*plan, options.sequential);
+  assignSlots(*plan);
   return plan;
 }
 

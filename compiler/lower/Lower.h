@@ -18,12 +18,19 @@ class Program;
 
 namespace coconet::lower {
 
+struct LowerOptions {
+  /// Fused collectives run as their sequential steps on every path, and
+  /// overlaps as producer then consumer (for comparison: --sequential).
+  bool sequential = false;
+};
+
 /// Lowers a scheduled program. Reports (as a located error) what the
 /// lowering does not support yet and returns null then. The plan points
 /// into the program's scalar bodies: it lives no longer than `program`.
 std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
                                    llvm::StringRef scheduleName,
-                                   DiagnosticEngine &diags);
+                                   DiagnosticEngine &diags,
+                                   const LowerOptions &options = {});
 
 } // namespace coconet::lower
 

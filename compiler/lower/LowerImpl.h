@@ -103,8 +103,14 @@ KernelInput accessOf(const Lowering &l, unsigned buffer,
 void assignValueBuffers(
     Lowering &l, llvm::ArrayRef<llvm::SmallVector<const ir::Stage *, 8>> units);
 void addResultCopies(Lowering &l);
-/// Shares scratch slots between buffers whose lifetimes do not overlap.
+/// Shares scratch slots between buffers whose lifetimes do not overlap (the
+/// steps of an overlap in parts count as one: they interleave).
 void assignSlots(Plan &plan);
+/// Decides which fused collectives one kernel computes (Fusion.cpp), and
+/// which buffers live in a team's symmetric memory.
+void planFusedCollectives(Plan &plan, bool sequential);
+/// Decides which overlaps run in chunks (Chunks.cpp).
+void planOverlaps(Plan &plan, bool sequential);
 /// Marks the scratch outputs of collectives that can be their input when
 /// the group has one member (Buffer::loneInput).
 void aliasLoneCollectives(Plan &plan);

@@ -31,11 +31,13 @@
 //                 computed in place); StoreScalar a scalar argument into a
 //                 buffer (for a step that needs it in memory)
 //
-// Seams for later issues: a fused collective (reducescatter + compute +
-// allgather in one `fuse`) lowers to collective, elementwise kernel,
-// collective, recorded as a FusedCollective so a target can replace the
-// three steps with one kernel; an overlap (matmul + collective in chunks)
-// lowers to its sequential form, recorded as an OverlapGroup.
+// A fused collective (reducescatter or allreduce + compute + allgather in
+// one `fuse`) lowers to its sequential steps (collective, elementwise
+// kernel, collective: what runs when the members of its mesh axis cannot
+// reach each other's memory) and a FusedCollective that says how one
+// kernel computes the same steps on the team's symmetric memory (the
+// buffers its peers read or write: Buffer::team). An overlap (matmul +
+// collective in chunks) is an OverlapGroup.
 //
 // The plan stands alone: it holds everything a code generator prints (the
 // program's name, mesh and size names, each value's type, each
@@ -157,6 +159,13 @@ struct Buffer {
   int loneAxis = 0;
   /// Param: written by the step (an update in place).
   bool written = false;
+  /// The mesh axis whose team's symmetric memory holds this buffer when
+  /// the fused collectives run as one kernel (peers read it: a reducing
+  /// collective's input; or write it: an allgather's output); -1: none.
+  /// Scratch is allocated there; a Param or Output is the caller's memory,
+  /// copied there and back (staging) unless the caller passes the
+  /// program's own symmetric memory for it (zero copy).
+  int team = -1;
 };
 
 /// How an elementwise-style kernel reads one dimension of an operand from
@@ -321,19 +330,65 @@ struct Step {
   std::string summary;
 };
 
-/// A fuse group holding a collective, lowered to `steps` in order
-/// (reducescatter/allreduce, kernel, allgather): the seam for one kernel.
+/// A fuse group holding a collective, lowered to `steps` (adjacent, in
+/// order: a reducescatter or allreduce, an elementwise kernel, an
+/// allgather; each may be absent, not all), which run in sequence when the
+/// team is not available. One kernel computes the same on the team of mesh
+/// axis `axis`: each member reads its block of the reducing collective's
+/// input from every member's symmetric memory, combines it in ascending
+/// member order (as the simulator does), computes the kernel's members and
+/// stores the gathered value into every member's symmetric output.
 struct FusedCollective {
   llvm::SmallVector<unsigned, 3> steps;
   llvm::SMRange loc;
+  /// The team: the mesh axis of its collectives.
+  int axis = 0;
+  /// Its reducing collective, elementwise kernel and allgather (steps);
+  /// -1 where it has none.
+  int reducing = -1, kernel = -1, gather = -1;
+  /// The elements of the loop: the reducing collective's output block, the
+  /// kernel's domain, the allgather's input block (all the same).
+  Extents domain;
+  /// The reducing collective's result is also stored in its buffer (read
+  /// by a step outside the kernel, or a result).
+  bool storeReduced = false;
+  /// The gathered block is also stored in its own buffer (the allgather's
+  /// input, read elsewhere or a result; not when it is a view of the
+  /// output, which the member's own store is).
+  bool storeGathered = false;
+  /// Why the steps run in sequence on every path ("" when one kernel
+  /// computes them where the team is available).
+  std::string sequential;
+  bool fused() const { return sequential.empty(); }
 };
 
-/// An overlap, lowered sequentially: the producer's and the consumer's step.
+/// An overlap: the producer (a matmul step) computes its result in
+/// `chunks` parts of its rows, and the consumer's steps for part c run as
+/// soon as part c is done, while the producer computes part c + 1 (on
+/// CUDA a second stream ordered by events; on the CPU a progress thread).
+/// The rows are cut into blocks (the reducescatter's members when the
+/// consumer is one, along `blockAxis`; one block otherwise), each block
+/// into `chunks` parts; with several blocks the producer writes its result
+/// chunk-major (part c of every block together), so that part c's
+/// reducescatter reads contiguous blocks.
 struct OverlapGroup {
   unsigned producer = 0, consumer = 0;
   int64_t chunks = 1;
   int dim = 0;
   llvm::SMRange loc;
+  /// The steps that run once per part, on its rows: the consumer, or the
+  /// steps of the fused collective it starts (one kernel where the team is
+  /// available) but its allgather, which runs after the last part
+  /// (`after`; -1: none).
+  llvm::SmallVector<unsigned, 3> perChunk;
+  int after = -1;
+  /// The axis of the reducescatter whose members the blocks go to; -1:
+  /// one block.
+  int blockAxis = -1;
+  /// Why producer and consumer run one after the other, whole ("" when
+  /// they run in parts).
+  std::string sequential;
+  bool inChunks() const { return sequential.empty(); }
 };
 
 /// A divisibility the sizes must satisfy, checked when the program object

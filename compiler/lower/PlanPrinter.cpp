@@ -102,6 +102,8 @@ void Printer::printBuffer(const Buffer &b) {
        << mesh.axes[b.viewAxis].name;
     break;
   }
+  if (b.team >= 0)
+    os << ", symmetric on " << mesh.axes[b.team].name;
   os << '\n';
 }
 
@@ -212,11 +214,35 @@ void Printer::print() {
     os << "  fused collective: steps";
     for (unsigned s : f.steps)
       os << " " << s;
+    if (!f.fused()) {
+      os << " in sequence: " << f.sequential << '\n';
+      continue;
+    }
+    os << ": one kernel over the team of " << mesh.axes[f.axis].name << ", "
+       << count(f.domain) << " elements";
+    if (f.storeReduced)
+      os << ", stores the reduced value";
+    if (f.storeGathered)
+      os << ", stores the gathered block";
+    os << "; else in sequence\n";
+  }
+  for (const OverlapGroup &o : plan.overlaps) {
+    os << "  overlap: step " << o.producer << " with step " << o.consumer
+       << ", " << o.chunks << " chunks along dim " << o.dim;
+    if (!o.inChunks()) {
+      os << ", in sequence: " << o.sequential << '\n';
+      continue;
+    }
+    os << ": per chunk steps";
+    for (unsigned s : o.perChunk)
+      os << " " << s;
+    if (o.after >= 0)
+      os << ", then step " << o.after;
+    if (o.blockAxis >= 0)
+      os << "; " << name(std::get<MatMulCall>(plan.steps[o.producer].body).c)
+         << " chunk-major over " << mesh.axes[o.blockAxis].name;
     os << '\n';
   }
-  for (const OverlapGroup &o : plan.overlaps)
-    os << "  overlap: step " << o.producer << " with step " << o.consumer
-       << ", " << o.chunks << " chunks along dim " << o.dim << '\n';
   for (const SizeCheck &c : plan.checks) {
     std::string axes;
     for (unsigned a : c.axes)

@@ -8,57 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../passes/PassTestUtil.h"
-
-#include "lower/Lower.h"
-#include "lower/Plan.h"
-
-#include "llvm/Support/raw_ostream.h"
+#include "LowerTestUtil.h"
 
 using namespace coconet;
 using namespace coconet::test;
 using lower::Buffer;
 using lower::Plan;
-
-namespace {
-
-/// The plan of `program` under schedule `name` ("" for none).
-std::unique_ptr<Plan> planOf(const Compiled &c, llvm::StringRef name,
-                             Scheduled &keep) {
-  keep = name.empty() ? applySchedule(c, "", true) : schedule(c, name, true);
-  REQUIRE(keep.program);
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  DiagnosticEngine diags(*c.sourceMgr, os);
-  auto plan = lower::lowerProgram(*keep.program, name, diags);
-  INFO(out);
-  REQUIRE(plan);
-  return plan;
-}
-
-const Buffer &buffer(const Plan &plan, llvm::StringRef name) {
-  for (const Buffer &b : plan.buffers)
-    if (b.name == name)
-      return b;
-  FAIL("no buffer " << name.str());
-  return plan.buffers.front();
-}
-
-std::vector<std::string> stepNames(const Plan &plan) {
-  std::vector<std::string> out;
-  for (const lower::Step &s : plan.steps)
-    out.push_back(s.name);
-  return out;
-}
-
-std::string printed(const Plan &plan) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  lower::printPlan(plan, os);
-  return out;
-}
-
-} // namespace
 
 TEST_CASE("updates are written in place when nothing reads the old value "
           "later",

@@ -1,0 +1,179 @@
+//===- Fusion.cpp - when one kernel computes a fused collective -----------===//
+//
+// A fuse group holding a collective has been lowered to adjacent steps: a
+// reducing collective (reducescatter or allreduce), an elementwise kernel,
+// an allgather (each may be absent). These run as they are where the team
+// (the members of the collectives' mesh axis) cannot reach each other's
+// memory. Where it can, one kernel computes them all: each member reads its
+// block of the reducing collective's input straight from every member's
+// symmetric memory, combines it in ascending member order, computes the
+// kernel's members on it and stores the gathered value into every member's
+// symmetric output. This file decides, per fused collective, whether that
+// kernel exists (and records why not) and which buffers live in the team's
+// symmetric memory (Buffer::team).
+//
+// The one kernel needs contiguous blocks (no pack before a reducescatter
+// along a later dimension, no unpack after such an allgather), one team,
+// one loop over the same elements, the reduced value read at the loop's
+// element, and no member writing memory that another member of the team
+// reads in the same kernel (the reducing collective's input is not the
+// allgather's output, and the kernel reads the output only at its own
+// block, which no peer writes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lower/LowerImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::lower {
+
+namespace {
+
+/// The number of elements of `extents`, as text (to compare two shapes of
+/// the same elements).
+std::string countText(const Plan &plan, const Extents &extents) {
+  return printCount(extents, plan.mesh,
+                    [](llvm::StringRef s) { return s.str(); });
+}
+
+/// Is buffer `b` read by a step of `plan` other than those in `except`?
+bool readElsewhere(const Plan &plan, unsigned b, llvm::ArrayRef<int> except) {
+  for (unsigned i = 0; i < plan.steps.size(); ++i)
+    if (!llvm::is_contained(except, static_cast<int>(i)) &&
+        llvm::is_contained(plan.steps[i].reads, b))
+      return true;
+  return false;
+}
+
+/// Fills in `f`'s parts, or says why one kernel cannot compute them.
+std::string analyse(Plan &plan, FusedCollective &f) {
+  const CollectiveCall *reducing = nullptr, *gather = nullptr;
+  const ElementwiseKernel *kernel = nullptr;
+  for (unsigned i : f.steps) {
+    const Step &step = plan.steps[i];
+    if (const auto *c = std::get_if<CollectiveCall>(&step.body)) {
+      if (c->kind == Collective::AllGather) {
+        gather = c;
+        f.gather = static_cast<int>(i);
+      } else {
+        reducing = c;
+        f.reducing = static_cast<int>(i);
+      }
+    } else if (const auto *k = std::get_if<ElementwiseKernel>(&step.body)) {
+      kernel = k;
+      f.kernel = static_cast<int>(i);
+    } else if (const auto *p = std::get_if<PackKernel>(&step.body)) {
+      return p->unpack ? "the allgather gathers a dimension after the first, "
+                         "whose blocks are not contiguous"
+                       : "the reducescatter scatters a dimension after the "
+                         "first, whose blocks are not contiguous";
+    }
+    // A stored scalar (an allreduce of a scalar argument) runs before.
+  }
+  // One team: the axis of the collectives.
+  const int single = plan.mesh.size() == 1 ? 0 : -1;
+  auto axisOf = [&](const CollectiveCall *c) {
+    return c->axis < 0 ? single : c->axis;
+  };
+  f.axis = reducing ? axisOf(reducing) : axisOf(gather);
+  if (f.axis < 0)
+    return "its collectives are over every axis of the mesh";
+  if (reducing && gather && axisOf(gather) != f.axis)
+    return "its collectives are over different mesh axes";
+
+  // One loop over the same elements.
+  if (reducing)
+    f.domain = reducing->kind == Collective::ReduceScatter ? reducing->outCount
+                                                           : reducing->count;
+  else if (kernel)
+    f.domain = kernel->domain;
+  else
+    f.domain = gather->count;
+  const std::string n = countText(plan, f.domain);
+  if ((kernel && countText(plan, kernel->domain) != n) ||
+      (gather && countText(plan, gather->count) != n))
+    return "its parts loop over different elements";
+
+  if (reducing && kernel)
+    for (const KernelInput &in : kernel->inputs) {
+      if (in.buffer != reducing->output)
+        continue;
+      if (!in.flat)
+        return "the kernel reads the reduced value at other elements";
+      if (in.isScalar()) // loaded once, before the kernel's loop
+        return "the kernel reads the reduced value as a scalar";
+    }
+  if (gather) {
+    if (kernel) {
+      const bool produced = llvm::any_of(kernel->members, [&](const auto &m) {
+        return m.output == static_cast<int>(gather->input);
+      });
+      // It gathers a member, or the reduced value itself.
+      if (!produced && !(reducing && gather->input == reducing->output))
+        return "the allgather gathers a value the kernel does not compute";
+      for (const KernelInput &in : kernel->inputs)
+        if (in.buffer == gather->output && !in.shifted)
+          return "the kernel reads the gathered buffer where peers write it";
+    } else if (reducing && gather->input != reducing->output) {
+      return "the allgather gathers a value the kernel does not compute";
+    }
+    if (reducing && reducing->input == gather->output)
+      return "the reducing collective reads the buffer the allgather writes";
+  }
+
+  // The buffers the team reaches: none may be a view, or in another team.
+  for (const CollectiveCall *c : {reducing, gather}) {
+    if (!c)
+      continue;
+    const Buffer &b =
+        plan.buffers[c == reducing ? reducing->input : gather->output];
+    if (b.kind == Buffer::Kind::View)
+      return "'" + b.name + "' is a view of another buffer";
+    if (b.team >= 0 && b.team != f.axis)
+      return "'" + b.name + "' is in the symmetric memory of another axis";
+  }
+  return "";
+}
+
+} // namespace
+
+void planFusedCollectives(Plan &plan, bool sequential) {
+  for (FusedCollective &f : plan.fusedCollectives) {
+    f.sequential =
+        sequential ? "the sequential form was asked for" : analyse(plan, f);
+    if (!f.fused())
+      continue;
+    // No collective group spans the kernel's boundaries (it replaces the
+    // steps where the team exists).
+    if (f.steps.front() > 0)
+      plan.steps[f.steps.front() - 1].groupWithNext = false;
+    plan.steps[f.steps.back()].groupWithNext = false;
+    llvm::SmallVector<int, 3> parts{f.kernel, f.gather};
+    if (f.reducing >= 0) {
+      const auto &r = std::get<CollectiveCall>(plan.steps[f.reducing].body);
+      Buffer &in = plan.buffers[r.input];
+      in.team = f.axis;
+      in.loneInput = -1;
+      const Buffer &out = plan.buffers[r.output];
+      f.storeReduced = out.kind != Buffer::Kind::Scratch ||
+                       (f.kernel < 0 && f.gather < 0) ||
+                       readElsewhere(plan, r.output, parts);
+      if (f.storeReduced)
+        plan.buffers[r.output].loneInput = -1;
+    }
+    if (f.gather >= 0) {
+      const auto &g = std::get<CollectiveCall>(plan.steps[f.gather].body);
+      Buffer &out = plan.buffers[g.output];
+      out.team = f.axis;
+      out.loneInput = -1;
+      const Buffer &in = plan.buffers[g.input];
+      f.storeGathered =
+          in.kind != Buffer::Kind::View &&
+          (in.kind != Buffer::Kind::Scratch ||
+           readElsewhere(plan, g.input, {f.gather, f.kernel, f.reducing}));
+    }
+  }
+}
+
+} // namespace coconet::lower
