@@ -61,8 +61,9 @@ using Kind = LaunchCost::Kind;
 class CostModel {
 public:
   explicit CostModel(const ir::Program &program);
-  /// The launches of one step, in program order.
-  std::vector<LaunchCost> launches() const;
+  /// The launches of one step, in program order; with `sequential`, a
+  /// fused collective as its collectives and kernel (its fallback form).
+  std::vector<LaunchCost> launches(bool sequential) const;
 
 private:
   Monomial axisSizes(int axis) const;
@@ -258,6 +259,23 @@ LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
                 : communicates && computes ? Kind::FusedCollective
                 : communicates             ? Kind::Collective
                                            : Kind::Kernel;
+  if (launch.kind == Kind::FusedCollective)
+    for (const Stage *m : members) {
+      if ((m->kind == StageKind::ReduceScatter ||
+           m->kind == StageKind::AllReduce) &&
+          m->operands[0]->isParam())
+        launch.staging += Polynomial(2) * bytes(*m->operands[0]);
+      if (m->kind != StageKind::AllGather)
+        continue;
+      if (m->updates || results.contains(m))
+        launch.staging += Polynomial(2) * bytes(*m);
+      const bool readOld =
+          m->updates && llvm::any_of(members, [&](const Stage *o) {
+            return llvm::is_contained(o->operands, m->updates);
+          });
+      if (readOld)
+        launch.staging += Polynomial(2) * bytes(*m);
+    }
   launch.description += overlapNote(members);
   return launch;
 }
@@ -310,7 +328,7 @@ CostModel::overlapNote(llvm::ArrayRef<const Stage *> members) const {
   return note;
 }
 
-std::vector<LaunchCost> CostModel::launches() const {
+std::vector<LaunchCost> CostModel::launches(bool sequential) const {
   std::vector<LaunchCost> out;
   for (const auto &ptr : program.getStages()) {
     const Stage *s = ptr.get();
@@ -326,7 +344,27 @@ std::vector<LaunchCost> CostModel::launches() const {
     auto index = static_cast<unsigned>(k - program.kernels.data());
     llvm::SmallVector<const Stage *, 8> members(k->stages.begin(),
                                                 k->stages.end());
-    out.push_back(makeLaunch(members, describe(*k, index)));
+    if (!sequential || !k->isFusedCollective()) {
+      out.push_back(makeLaunch(members, describe(*k, index)));
+      continue;
+    }
+    // The reducing collective, the kernel, the allgather, one by one.
+    llvm::SmallVector<const Stage *, 8> compute;
+    for (const Stage *m : members)
+      if (ir::isCommunication(m->kind) && m->kind != StageKind::AllGather)
+        out.push_back(makeLaunch({m}, describe(*m)));
+      else if (!ir::isCommunication(m->kind))
+        compute.push_back(m);
+    if (!compute.empty()) {
+      std::string names;
+      for (const Stage *m : compute)
+        names += " " + m->name;
+      out.push_back(makeLaunch(compute, "kernel k" + std::to_string(index) +
+                                            " (elementwise):" + names));
+    }
+    for (const Stage *m : members)
+      if (m->kind == StageKind::AllGather)
+        out.push_back(makeLaunch({m}, describe(*m)));
   }
   return out;
 }
@@ -404,6 +442,8 @@ void printLaunch(const LaunchCost &launch, unsigned index,
                                  {"write", launch.write, true}};
   if (launch.kind == Kind::Collective || launch.kind == Kind::FusedCollective)
     rows.push_back({"net", launch.sent, true});
+  if (launch.kind == Kind::FusedCollective)
+    rows.push_back({"copies", launch.staging, true});
   if (launch.kind == Kind::Matmul)
     rows.push_back({"flops", launch.flops, false});
   printRows(rows, sizes, os);
@@ -456,13 +496,15 @@ void printHeader(const ir::Program &program, llvm::StringRef scheduleName,
 
 } // namespace
 
-std::vector<LaunchCost> analyzeLaunches(const ir::Program &program) {
-  return CostModel(program).launches();
+std::vector<LaunchCost> analyzeLaunches(const ir::Program &program,
+                                        bool sequential) {
+  return CostModel(program).launches(sequential);
 }
 
 void printReport(const ir::Program &program, llvm::StringRef scheduleName,
-                 const ir::DimEnv &sizes, llvm::raw_ostream &os) {
-  std::vector<LaunchCost> launches = analyzeLaunches(program);
+                 const ir::DimEnv &sizes, llvm::raw_ostream &os,
+                 bool sequential) {
+  std::vector<LaunchCost> launches = analyzeLaunches(program, sequential);
   printHeader(program, scheduleName, sizes, os);
   LaunchCost total;
   for (unsigned i = 0; i < launches.size(); ++i) {

@@ -40,16 +40,25 @@ struct LaunchCost {
   /// Bytes read from and written to memory, sent over the network (as many
   /// are received), and floating-point operations.
   Polynomial read, write, sent, flops;
+  /// A fused collective: the bytes its staging copies read and write when
+  /// the caller's tensors are not the program's symmetric memory (the
+  /// reducing collective's input copied in; the gathered output copied out,
+  /// and in first when the kernel reads the parameter it updates).
+  Polynomial staging;
 };
 
-/// The launches of one step of `program`, in program order.
-std::vector<LaunchCost> analyzeLaunches(const ir::Program &program);
+/// The launches of one step of `program`, in program order; with
+/// `sequential`, each fused collective as its collectives and its kernel
+/// (the form `coconetc --sequential` generates, and the fallback's).
+std::vector<LaunchCost> analyzeLaunches(const ir::Program &program,
+                                        bool sequential = false);
 
 /// Prints the report of `program` under `scheduleName` ("unscheduled" when
 /// none). `sizes` may bind some or all size names (mesh sizes included);
 /// formulas whose names are all bound are then also printed as numbers.
 void printReport(const ir::Program &program, llvm::StringRef scheduleName,
-                 const ir::DimEnv &sizes, llvm::raw_ostream &os);
+                 const ir::DimEnv &sizes, llvm::raw_ostream &os,
+                 bool sequential = false);
 
 } // namespace coconet::analysis
 

@@ -19,6 +19,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,11 @@ void emitKernels(CodeWriter &w, const Target &target, const lower::Plan &plan);
 void emitStep(CodeWriter &w, const Target &target, const lower::Plan &plan,
               unsigned index);
 
+/// A kernel function's parameters: its geometry `cc_g`, then `extra`, then
+/// its buffers and scalars (kernelArgs), the pointers __restrict__ where the
+/// target says so.
+std::string kernelParams(const Target &t, const lower::Plan &plan,
+                         const lower::Step &step, llvm::StringRef extra);
 /// One parameter of a kernel function and the argument `operator()` passes.
 struct KernelArg {
   std::string decl;  ///< "const float *w", "float lr"
@@ -149,6 +155,114 @@ std::vector<KernelArg> kernelArgs(const lower::Plan &plan,
 /// name, made distinct from the kernel's parameters.
 std::string memberName(const lower::Plan &plan, const lower::Step &step,
                        const lower::ElementwiseKernel::Member &member);
+
+/// What one fused collective's kernel computes (FusedCode.cpp): the steps
+/// of `f` as one kernel over its team's symmetric memory.
+struct FusedKernel {
+  const lower::FusedCollective *f = nullptr;
+  /// The kernel function: "cc_fused_" + step.name.
+  std::string name;
+  /// The elementwise kernel it extends, with the buffers it reads and
+  /// writes as a fused kernel (the reduced value is combined, not read; the
+  /// gathered value is stored into every member, and into its own buffer
+  /// only where storeGatheredLocally). For a fused collective without an
+  /// elementwise kernel, a kernel of one member that passes its input
+  /// through (`madeStep`: its geometry is the fused kernel's own).
+  lower::Step step;
+  bool madeStep = false;
+  std::shared_ptr<ir::ScalarExpr> identity;
+  const lower::CollectiveCall *reducing = nullptr, *gather = nullptr;
+  /// The kernel's input that is the reducing collective's result, and the
+  /// member the allgather gathers; -1: none. `gatherReduced`: it gathers the
+  /// reduced value itself, not a member.
+  int reducedInput = -1, gatheredMember = -1;
+  bool gatherReduced = false;
+  /// The gathered member is stored into its own buffer too; and that
+  /// buffer is this member's block of the gathered output (a view), which
+  /// the gather then leaves out.
+  bool storeGatheredLocally = false, selfInView = false;
+  /// The team's State member ("cc_team_world").
+  std::string team;
+  /// An overlap runs it in parts: it computes the elements [cc_begin, cc_end)
+  /// of its domain and reads its reduced input at cc_from_at + i
+  /// (parameters), not the whole domain at its block's offset.
+  bool ranged = false;
+  const lower::ElementwiseKernel &kernel() const {
+    return std::get<lower::ElementwiseKernel>(step.body);
+  }
+};
+/// The fused kernels of `plan`, in the order of plan.fusedCollectives (only
+/// the fused collectives that run as one kernel).
+std::vector<FusedKernel> fusedKernels(const lower::Plan &plan);
+/// Does the program object say how its fused collectives and overlaps run
+/// (path())? Some exist. `appendPath` adds an expression's text to it in
+/// create().
+bool hasPath(const lower::Plan &plan);
+void appendPath(CodeWriter &w, const std::string &what);
+/// The mesh axes with a team, in order.
+llvm::SmallVector<unsigned, 2> teamAxes(const lower::Plan &plan);
+/// The State member holding the team of `axis`.
+std::string teamMember(const lower::Plan &plan, unsigned axis);
+/// The header's declarations of the symmetric memory and the path taken
+/// (inside the class, public).
+void emitSymmetricApi(CodeWriter &w, const lower::Plan &plan,
+                      const Target &target);
+/// The State members, create()'s code (after the geometry) and the
+/// destructor's, operator()'s staging before the steps and after them, and
+/// the steps of a fused collective (its kernel, else its steps).
+void emitTeamState(CodeWriter &w, const lower::Plan &plan,
+                   const Target &target);
+void emitTeamCreate(CodeWriter &w, const lower::Plan &plan,
+                    const Target &target);
+void emitTeamDestroy(CodeWriter &w, const lower::Plan &plan);
+void emitTeamMethods(CodeWriter &w, const lower::Plan &plan,
+                     const Target &target);
+void emitStagingIn(CodeWriter &w, const lower::Plan &plan,
+                   const Target &target);
+void emitStagingOut(CodeWriter &w, const lower::Plan &plan,
+                    const Target &target);
+/// Emits step `index` of operator(), or the fused collective starting there
+/// (returning the index of its last step), and steps it runs anyway.
+unsigned emitStepOrFused(CodeWriter &w, const Target &target,
+                         const lower::Plan &plan, unsigned index);
+
+/// Overlaps (OverlapCode.cpp).
+/// Is step `index` a kernel that an overlap runs in parts (its function
+/// takes the range of elements it computes)?
+bool rangedStep(const lower::Plan &plan, unsigned index);
+/// The overlap run in parts whose producer is step `index`, if any.
+const lower::OverlapGroup *overlapAt(const lower::Plan &plan, unsigned index);
+/// Emits the steps of overlap `o` in parts; returns its last step.
+unsigned emitOverlap(CodeWriter &w, const Target &target,
+                     const lower::Plan &plan, const lower::OverlapGroup &o);
+/// The State members, create()'s code and the destructor's for overlaps.
+void emitOverlapState(CodeWriter &w, const lower::Plan &plan,
+                      const Target &target);
+void emitOverlapCreate(CodeWriter &w, const lower::Plan &plan,
+                       const Target &target);
+void emitOverlapDestroy(CodeWriter &w, const lower::Plan &plan,
+                        const Target &target);
+/// The operands of a collective or matmul step as a whole.
+CollectiveOperands collectiveOperands(const lower::Plan &plan,
+                                      const lower::CollectiveCall &c,
+                                      llvm::StringRef g);
+MatMulOperands matMulOperands(const lower::Plan &plan,
+                              const lower::MatMulCall &mm, llvm::StringRef g);
+/// The call of fused kernel `k` in operator() over `range` (whole, or a
+/// part of an overlap).
+void emitFusedCall(CodeWriter &w, const Target &t, const lower::Plan &plan,
+                   const FusedKernel &k, const KernelRange &range);
+
+/// How a fused kernel changes emitElementBody: one input's value is given
+/// (the reduced value), one member is stored into the tile `cc_s<m>` (the
+/// gathered member, copied into every member after the tile), and one
+/// member's own store is left out.
+struct BodyOverrides {
+  int input = -1;
+  std::string inputValue;
+  int tileMember = -1;
+  int skipStore = -1;
+};
 
 /// How emitElementBody reads and writes. Scalar inputs are always the
 /// variables `cc_in<i>` emitScalarInputs declared before the loop.
@@ -176,7 +290,8 @@ bool isNarrow(ir::DType dtype);
 void emitElementBody(CodeWriter &w, const lower::Plan &plan,
                      const lower::Step &step, const lower::ElementwiseKernel &k,
                      const Target &target, ElementForm form,
-                     const UniformValues &uniform);
+                     const UniformValues &uniform,
+                     const BodyOverrides &overrides = {});
 /// `const T cc_in<i> = ...;` for every scalar input, then the members'
 /// subexpressions that depend on no element (before a kernel's loop, so
 /// that e.g. Adam's `1 - pow(beta1, step)` is computed once, not once per

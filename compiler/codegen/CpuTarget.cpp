@@ -95,10 +95,13 @@ public:
   void emitElementwisePrologue(CodeWriter &) const override {}
   void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
                             const ElementwiseKernel &k,
-                            const UniformValues &uniform) const override;
+                            const UniformValues &uniform,
+                            const FusedKernel *fused,
+                            bool ranged) const override;
   void emitRowTileLoops(CodeWriter &w, const Plan &plan, const Step &step,
                         const ElementwiseKernel &k,
-                        const UniformValues &uniform) const;
+                        const UniformValues &uniform, const FusedKernel *fused,
+                        bool ranged) const;
   void openGroupLoop(CodeWriter &w, llvm::StringRef var,
                      llvm::StringRef count) const override {
     // One group is one thread's work: a parallel loop only pays for more.
@@ -129,14 +132,13 @@ public:
 
   void beginCollectiveGroup(CodeWriter &) const override {}
   void endCollectiveGroup(CodeWriter &) const override {}
-  void emitCollective(CodeWriter &w, const Plan &plan, const CollectiveCall &c,
-                      llvm::StringRef g) const override {
-    const std::string in = bufferName(plan, c.input);
-    const std::string out = bufferName(plan, c.output);
+  void emitStepPrologue(CodeWriter &) const override {}
+  void emitCollective(CodeWriter &w, const Plan &, const CollectiveCall &c,
+                      const CollectiveOperands &ops) const override {
+    const std::string &in = ops.in, &out = ops.out, &count = ops.count;
     const std::string dtype = runtimeDType(c.dtype);
     const std::string axis = std::to_string(c.axis);
     const std::string op = runtimeReduceOp(c.op);
-    const std::string count = g.str() + ".count";
     std::string call;
     switch (c.kind) {
     case Collective::AllReduce:
@@ -144,8 +146,8 @@ public:
              ", " + op + ", " + axis + ")";
       break;
     case Collective::ReduceScatter:
-      call = "reduceScatter(" + in + ", " + out + ", " + g.str() +
-             ".out_count, " + dtype + ", " + op + ", " + axis + ")";
+      call = "reduceScatter(" + in + ", " + out + ", " + ops.outCount + ", " +
+             dtype + ", " + op + ", " + axis + ")";
       break;
     case Collective::AllGather:
       call = "allGather(" + in + ", " + out + ", " + count + ", " + dtype +
@@ -153,11 +155,11 @@ public:
       break;
     case Collective::Broadcast:
       call = "broadcast(" + in + ", " + out + ", " + count + ", " + dtype +
-             ", " + std::to_string(c.root) + ", " + axis + ")";
+             ", " + ops.root + ", " + axis + ")";
       break;
     case Collective::Reduce:
       call = "reduce(" + in + ", " + out + ", " + count + ", " + dtype + ", " +
-             op + ", " + std::to_string(c.root) + ", " + axis + ")";
+             op + ", " + ops.root + ", " + axis + ")";
       break;
     case Collective::SendRecv:
       call = "sendRecv(" + in + ", " + out + ", " + count + ", " + dtype +
@@ -167,15 +169,12 @@ public:
     w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->" + call + ");");
   }
   void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
-                  llvm::StringRef gRef) const override {
-    const std::string g = gRef.str();
+                  const MatMulOperands &o) const override {
     w.line("coconet::rt::cpu::matmul(" +
-           runtimeDType(plan.buffers[mm.c].dtype) + ", " + g + ".batch, " + g +
-           ".m, " + g + ".n, " + g + ".k,");
-    w.line("    " + bufferName(plan, mm.a) + ", " + g + ".m * " + g + ".k, " +
-           bufferName(plan, mm.b) + ", " +
-           (mm.batchedB ? g + ".k * " + g + ".n" : std::string("0")) + ", " +
-           bufferName(plan, mm.c) + ", " + g + ".m * " + g + ".n);");
+           runtimeDType(plan.buffers[mm.c].dtype) + ", " + o.batch + ", " +
+           o.m + ", " + o.n + ", " + o.k + ",");
+    w.line("    " + o.a + ", " + o.strideA + ", " + o.b + ", " + o.strideB +
+           ", " + o.c + ", " + o.strideC + ");");
   }
   void emitCopy(CodeWriter &w, llvm::StringRef to, llvm::StringRef from,
                 llvm::StringRef count, ir::DType dtype) const override {
@@ -187,8 +186,76 @@ public:
     w.line(to + "[0] = " + value + ";");
   }
   void emitLaunch(CodeWriter &w, const Plan &, const Step &step,
-                  llvm::StringRef, llvm::StringRef args) const override {
+                  llvm::StringRef, llvm::StringRef args,
+                  const KernelRange &) const override {
     w.line("cc_" + step.name + "(" + args + ");");
+  }
+
+  // --- Overlaps
+  // ----------------------------------------------------------------
+
+  llvm::StringRef overlapHeader() const override {
+    return "coconet/cpu/progress.h";
+  }
+  void emitOverlapState(CodeWriter &w) const override {
+    w.line("std::unique_ptr<coconet::rt::cpu::Progress> cc_progress;");
+  }
+  void emitOverlapCreate(CodeWriter &w) const override {
+    w.line("COCONET_RETURN_IF_ERROR(coconet::rt::cpu::Progress::create("
+           "&state->cc_progress));");
+  }
+  void emitOverlapDestroy(CodeWriter &) const override {}
+  std::string overlapPath() const override {
+    return "(state->cc_progress->why().empty() ? std::string(\"a progress "
+           "thread\") : \"one thread: \" + state->cc_progress->why())";
+  }
+  void emitPartBegin(CodeWriter &w) const override {
+    w.comment("On the progress thread, while this one computes the next "
+              "part.");
+    w.line("cc_s.cc_progress->post([&, cc_c, cc_begin, cc_end]() -> "
+           "coconet::rt::Status {");
+    w.indent();
+    w.line("(void)cc_c;");
+  }
+  void emitPartEnd(CodeWriter &w) const override {
+    w.line("return coconet::rt::Status();");
+    w.dedent();
+    w.line("});");
+  }
+  void emitOverlapEnd(CodeWriter &w) const override {
+    w.line("COCONET_RETURN_IF_ERROR(cc_s.cc_progress->wait());");
+  }
+
+  // --- Fused collectives ----------------------------------------------------
+
+  llvm::StringRef teamHeader() const override { return "coconet/cpu/team.h"; }
+  void emitFusedKernel(CodeWriter &w, const Plan &plan,
+                       const FusedKernel &k) const override;
+  std::string fusedTeamArgs(const Plan &plan, const FusedKernel &k,
+                            llvm::StringRef team) const override {
+    std::string out = "*" + team.str();
+    if (k.reducing)
+      out +=
+          ", cc_s.cc_peers_" + bufferName(plan, k.reducing->input) + ".data()";
+    if (k.gather)
+      out +=
+          ", cc_s.cc_peers_" + bufferName(plan, k.gather->output) + ".data()";
+    return out;
+  }
+  void emitFusedLaunch(CodeWriter &w, const Plan &, const FusedKernel &k,
+                       llvm::StringRef, llvm::StringRef args,
+                       const KernelRange &) const override {
+    w.line(k.name + "(" + args + ");");
+  }
+  void emitTeamBufferState(CodeWriter &w, const Plan &,
+                           const Buffer &b) const override {
+    w.line("std::vector<void *> cc_peers_" + b.name + ";");
+  }
+  void emitTeamBufferBind(CodeWriter &w, const Plan &, const Buffer &b,
+                          llvm::StringRef team) const override {
+    w.line("for (int cc_m = 0; cc_m < " + team + "->size(); ++cc_m)");
+    w.line("  state->cc_peers_" + b.name + ".push_back(" + team +
+           "->peer(cc_m, state->cc_sym_" + b.name + "));");
   }
 
   // --- The program object ----------------------------------------------------
@@ -227,9 +294,16 @@ public:
   llvm::StringRef blockDoc() const override { return "."; }
   void emitBlockMembers(CodeWriter &) const override {}
   void emitBlockAllocation(CodeWriter &) const override {}
-  void emitUpload(CodeWriter &, llvm::StringRef) const override {}
+  /// A block bound to the program's symmetric memory is copied there.
+  void emitUpload(CodeWriter &w, llvm::StringRef name) const override {
+    const std::string n = name.str();
+    w.line("if (cc_st.ok() && " + n + ".bound)");
+    w.line("  std::memcpy(" + n + ".bound, " + n + ".host.data(), " + n +
+           ".host.size());");
+  }
   std::string blockPointer(llvm::StringRef name) const override {
-    return "static_cast<void *>(" + name.str() + ".host.data())";
+    return "(" + name.str() + ".bound ? " + name.str() +
+           ".bound : static_cast<void *>(" + name.str() + ".host.data()))";
   }
   void emitCreateProgram(CodeWriter &w) const override {
     w.line("cc_rt::cpu::Communicator cc_world(MPI_COMM_WORLD);");
@@ -237,7 +311,11 @@ public:
     w.line("cc_st = cc_Program::create(cc_world, cc_sizes, &cc_program);");
   }
   void emitSynchronize(CodeWriter &, bool) const override {}
-  void emitDownload(CodeWriter &) const override {}
+  void emitDownload(CodeWriter &w) const override {
+    w.line("if (cc_result.bound)");
+    w.line("  std::memcpy(cc_result.host.data(), cc_result.bound, "
+           "cc_result.host.size());");
+  }
 
 private:
   static std::string loop(llvm::StringRef var, llvm::StringRef count) {
@@ -249,17 +327,98 @@ private:
 /// A tile's f16/bf16 results are kept as floats (`cc_s<member>`) and
 /// narrowed into their buffers after the tile's loop.
 void declareNarrowResults(CodeWriter &w, const Plan &plan,
-                          const ElementwiseKernel &k) {
-  for (size_t m = 0; m < k.members.size(); ++m)
-    if (k.members[m].output >= 0 &&
-        isNarrow(plan.buffers[k.members[m].output].dtype))
-      w.line("float cc_s" + std::to_string(m) + "[" + std::to_string(kTile) +
-             "];");
-}
-void narrowResults(CodeWriter &w, const Plan &plan,
-                   const ElementwiseKernel &k) {
+                          const ElementwiseKernel &k,
+                          const FusedKernel *fused) {
   for (size_t m = 0; m < k.members.size(); ++m) {
     const int out = k.members[m].output;
+    if (out < 0)
+      continue;
+    const ir::DType dtype = plan.buffers[out].dtype;
+    // The gathered member's tile, narrow or not: copied after the tile.
+    const bool gathered = fused && static_cast<int>(m) == fused->gatheredMember;
+    if (isNarrow(dtype) || gathered)
+      w.line(std::string(isNarrow(dtype) ? "float"
+                                         : cpuTarget().storageType(dtype)) +
+             " cc_s" + std::to_string(m) + "[" + std::to_string(kTile) + "];");
+  }
+}
+
+/// A fused kernel's tile, before its elements: the reduced tile `cc_red`,
+/// combined from every member's block in ascending member order (and
+/// stored where the plan keeps the reduced value).
+void fusedTileStart(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
+  if (!f.reducing)
+    return;
+  const Buffer &out = plan.buffers[f.reducing->output];
+  const std::string type = cpuTarget().storageType(out.dtype);
+  w.line(type + " cc_red[" + std::to_string(kTile) + "];");
+  w.line("coconet::rt::cpu::combineTile(cc_from, cc_members, cc_from_at + "
+         "cc_first, cc_red, cc_len,");
+  w.line("                              " + runtimeDType(out.dtype) + ", " +
+         runtimeReduceOp(f.reducing->op) + ");");
+  const std::string bytes =
+      "static_cast<size_t>(cc_len) * sizeof(" + type + ")";
+  if (f.f->storeReduced && !f.madeStep)
+    w.line("std::memcpy(" + out.name + " + cc_first, cc_red, " + bytes + ");");
+  if (f.gatherReduced) {
+    // Gathered as it is reduced, into every member's output.
+    w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
+    w.line("std::memcpy(static_cast<" + type +
+           " *>(cc_to[cc_q]) + cc_to_at + cc_first, cc_red, " + bytes + ");");
+    w.close();
+  }
+}
+
+/// A fused kernel's tile, after its elements: the gathered member's tile
+/// into its own buffer (where the plan keeps it) and into every member's
+/// block of the gathered output.
+void fusedTileEnd(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
+  if (f.gatheredMember < 0)
+    return;
+  const ElementwiseKernel &k = f.kernel();
+  const std::string m = std::to_string(f.gatheredMember);
+  const Buffer &in = plan.buffers[k.members[f.gatheredMember].output];
+  const Buffer &out = plan.buffers[f.gather->output];
+  const std::string type = cpuTarget().storageType(out.dtype);
+  auto copyTo = [&](const std::string &to) {
+    if (isNarrow(out.dtype))
+      return "coconet::rt::cpu::narrow(cc_s" + m + ", " + to + ", cc_len);";
+    return "std::memcpy(" + to + ", cc_s" + m +
+           ", static_cast<size_t>(cc_len) * sizeof(" + type + "));";
+  };
+  if (f.storeGatheredLocally)
+    w.line(copyTo(in.name + " + cc_first"));
+  w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
+  if (f.selfInView)
+    w.line("if (cc_q == cc_me)").line("  continue; // this member's own block");
+  w.line(
+      copyTo("static_cast<" + type + " *>(cc_to[cc_q]) + cc_to_at + cc_first"));
+  w.close();
+}
+
+/// The input index of a tile's element in ElementForm::Tile: the reduced
+/// input of a fused kernel is the tile cc_red (widened into cc_l<i> when it
+/// is f16/bf16).
+BodyOverrides fusedOverrides(const Plan &plan, const FusedKernel *f) {
+  BodyOverrides o;
+  if (!f)
+    return o;
+  o.tileMember = f->gatheredMember;
+  if (f->reducedInput >= 0) {
+    const ir::DType dtype = plan.buffers[f->reducing->output].dtype;
+    o.input = f->reducedInput;
+    o.inputValue = isNarrow(dtype)
+                       ? "cc_l" + std::to_string(f->reducedInput) + "[cc_j]"
+                       : "cc_red[cc_j]";
+  }
+  return o;
+}
+void narrowResults(CodeWriter &w, const Plan &plan, const ElementwiseKernel &k,
+                   const FusedKernel *fused) {
+  for (size_t m = 0; m < k.members.size(); ++m) {
+    const int out = k.members[m].output;
+    if (fused && static_cast<int>(m) == fused->gatheredMember)
+      continue; // copied into every member after the tile
     if (out >= 0 && isNarrow(plan.buffers[out].dtype))
       w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " +
              bufferName(plan, out) + " + cc_first, cc_len);");
@@ -275,39 +434,51 @@ void narrowResults(CodeWriter &w, const Plan &plan,
 void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
                                      const Step &step,
                                      const ElementwiseKernel &k,
-                                     const UniformValues &uniform) const {
+                                     const UniformValues &uniform,
+                                     const FusedKernel *fused,
+                                     bool ranged) const {
   if (!k.flat) {
-    emitRowTileLoops(w, plan, step, k, uniform);
+    emitRowTileLoops(w, plan, step, k, uniform, fused, ranged);
     return;
   }
   const std::string tileSize = std::to_string(kTile);
-  w.line("const int64_t cc_tiles = (cc_g.n + " + std::to_string(kTile - 1) +
-         ") / " + tileSize + ";");
+  const std::string end = ranged ? "cc_end" : "cc_g.n";
+  w.line("const int64_t cc_tiles = (" +
+         std::string(ranged ? "cc_end - cc_begin" : "cc_g.n") + " + " +
+         std::to_string(kTile - 1) + ") / " + tileSize + ";");
   w.line("#pragma omp parallel for schedule(static)");
   w.open("for (int64_t cc_t = 0; cc_t < cc_tiles; ++cc_t)");
-  w.line("const int64_t cc_first = cc_t * " + tileSize + ";");
-  w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize +
-         ", cc_g.n - cc_first);");
+  w.line("const int64_t cc_first = " +
+         std::string(ranged ? "cc_begin + " : "") + "cc_t * " + tileSize + ";");
+  w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " + end +
+         " - cc_first);");
+  if (fused)
+    fusedTileStart(w, plan, *fused);
   for (unsigned i = 0; i < k.inputs.size(); ++i) {
     const KernelInput &in = k.inputs[i];
     const Buffer &b = plan.buffers[in.buffer];
     if (in.isScalar() || !isNarrow(b.dtype))
       continue;
     const std::string tile = "cc_l" + std::to_string(i);
-    const std::string at = b.name +
-                           (in.shifted ? " + cc_g.o" + std::to_string(i) : "") +
-                           " + cc_first";
+    const bool reduced = fused && static_cast<int>(i) == fused->reducedInput;
+    const std::string at =
+        reduced ? std::string("cc_red")
+                : b.name + (in.shifted ? " + cc_g.o" + std::to_string(i) : "") +
+                      " + cc_first";
     w.line("float " + tile + "[" + tileSize + "];");
     w.line("coconet::rt::cpu::widen(" + at + ", " + tile + ", cc_len);");
   }
-  declareNarrowResults(w, plan, k);
+  declareNarrowResults(w, plan, k, fused);
   w.line("#pragma omp simd");
   w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
   w.line("const int64_t cc_i = cc_first + cc_j;");
   w.line("(void)cc_i;"); // unused when every tensor is in a tile
-  emitElementBody(w, plan, step, k, *this, ElementForm::Tile, uniform);
+  emitElementBody(w, plan, step, k, *this, ElementForm::Tile, uniform,
+                  fusedOverrides(plan, fused));
   w.close();
-  narrowResults(w, plan, k);
+  narrowResults(w, plan, k, fused);
+  if (fused)
+    fusedTileEnd(w, plan, *fused);
   w.close();
 }
 
@@ -320,7 +491,8 @@ void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
 /// whole tile.
 void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
                                  const Step &step, const ElementwiseKernel &k,
-                                 const UniformValues &uniform) const {
+                                 const UniformValues &uniform,
+                                 const FusedKernel *fused, bool ranged) const {
   const unsigned rank = k.domain.size();
   const std::string last = std::to_string(rank - 1);
   const std::string row = "cc_g.e" + last;
@@ -329,17 +501,23 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
   llvm::SmallVector<bool, 4> used = usedCoordinates(k);
   w.line("const int64_t cc_row_tiles = (" + row + " + " +
          std::to_string(kTile - 1) + ") / " + tileSize + ";");
-  w.line("const int64_t cc_tiles = " + row + " > 0 ? cc_g.n / " + row +
+  // A range is whole rows (lower/Chunks.cpp).
+  w.line("const int64_t cc_tiles = " + row + " > 0 ? " +
+         (ranged ? "(cc_end - cc_begin)" : "cc_g.n") + " / " + row +
          " * cc_row_tiles : 0;");
   w.line("#pragma omp parallel for schedule(static)");
   w.open("for (int64_t cc_t = 0; cc_t < cc_tiles; ++cc_t)");
-  w.line("const int64_t cc_r = cc_t / cc_row_tiles;");
+  w.line("const int64_t cc_r = " +
+         (ranged ? "cc_begin / " + row + " + " : std::string()) +
+         "cc_t / cc_row_tiles;");
   w.line("const int64_t cc_lo = (cc_t % cc_row_tiles) * " + tileSize + ";");
   w.line("const int64_t cc_first = cc_r * " + row + " + cc_lo;");
   w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " + row +
          " - cc_lo);");
   // The row's coordinates (every dimension but the last).
   emitCoordinates(w, llvm::ArrayRef<bool>(used).drop_back(), "cc_r", "cc_g");
+  if (fused)
+    fusedTileStart(w, plan, *fused);
   for (unsigned i = 0; i < k.inputs.size(); ++i) {
     const KernelInput &in = k.inputs[i];
     const Buffer &b = plan.buffers[in.buffer];
@@ -347,6 +525,10 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
       continue;
     const std::string tile = "cc_l" + std::to_string(i);
     w.line("float " + tile + "[" + tileSize + "];");
+    if (fused && static_cast<int>(i) == fused->reducedInput) {
+      w.line("coconet::rt::cpu::widen(cc_red, " + tile + ", cc_len);");
+      continue;
+    }
     const std::string widen =
         "coconet::rt::cpu::widen(" + b.name + " + " +
         inputIndex(&k, in, i, k.domain, "cc_first", "cc_g") + ", " + tile +
@@ -362,7 +544,7 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
     w.line(widen);
     w.close();
   }
-  declareNarrowResults(w, plan, k);
+  declareNarrowResults(w, plan, k, fused);
   w.line("#pragma omp simd");
   w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
   w.line("const int64_t cc_i = cc_first + cc_j;");
@@ -371,9 +553,51 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
     w.line("const int64_t " + inner + " = cc_lo + cc_j;");
     w.line("(void)" + inner + ";");
   }
-  emitElementBody(w, plan, step, k, *this, ElementForm::RowTile, uniform);
+  emitElementBody(w, plan, step, k, *this, ElementForm::RowTile, uniform,
+                  fusedOverrides(plan, fused));
   w.close();
-  narrowResults(w, plan, k);
+  narrowResults(w, plan, k, fused);
+  if (fused)
+    fusedTileEnd(w, plan, *fused);
+  w.close();
+}
+
+void CpuTarget::emitFusedKernel(CodeWriter &w, const Plan &plan,
+                                const FusedKernel &f) const {
+  const ElementwiseKernel &k = f.kernel();
+  std::string team;
+  if (f.ranged)
+    team = std::string("const int64_t cc_begin, const int64_t cc_end, ") +
+           (f.reducing ? "const int64_t cc_from_at, " : "");
+  team += "coconet::rt::cpu::Team &cc_team";
+  if (f.reducing)
+    team += ", const void *const *cc_from";
+  if (f.gather)
+    team += ", void *const *cc_to";
+  w.comment(f.step.summary + ", with its collectives (steps " +
+            std::to_string(f.f->steps.front()) + " to " +
+            std::to_string(f.f->steps.back()) +
+            "), as one kernel on the team's\nshared memory: this member's "
+            "block combined from every member's, in member\norder; the "
+            "gathered value stored into every member's output.");
+  openKernel(w, f.name, kernelParams(*this, plan, f.step, team), false);
+  const UniformValues uniform = emitScalarInputs(w, plan, k, *this);
+  w.line("const int64_t cc_me = cc_team.rank(), cc_members = cc_team.size();");
+  w.line("(void)cc_me;");
+  if (f.reducing && !f.ranged)
+    w.line(std::string("const int64_t cc_from_at = ") +
+           (f.reducing->kind == Collective::ReduceScatter ? "cc_me * cc_g.n"
+                                                          : "0") +
+           ";");
+  if (f.gather)
+    w.line("const int64_t cc_to_at = cc_me * cc_g.n;");
+  w.line("(void)cc_g;");
+  w.comment("Every member's input is in place.");
+  w.line("cc_team.barrier();");
+  emitElementwiseLoops(w, plan, f.step, k, uniform, &f, f.ranged);
+  w.comment("Every member's output is complete, and no member reads this "
+            "one's input.");
+  w.line("cc_team.barrier();");
   w.close();
 }
 

@@ -152,13 +152,44 @@ public:
   }
   void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
                             const ElementwiseKernel &k,
-                            const UniformValues &uniform) const override {
-    w.line("int64_t cc_tail = 0;");
+                            const UniformValues &uniform,
+                            const FusedKernel *fused,
+                            bool ranged) const override {
+    w.line(std::string("int64_t cc_tail = ") + (ranged ? "cc_begin" : "0") +
+           ";");
     if (k.flat)
-      emitVectorLoop(w, plan, step, k, uniform);
-    w.open("for (int64_t cc_i = cc_tail + cc_first; cc_i < cc_g.n; cc_i += "
+      emitVectorLoop(w, plan, step, k, uniform, fused, ranged);
+    w.open("for (int64_t cc_i = cc_tail + cc_first; cc_i < " +
+           std::string(ranged ? "cc_end" : "cc_g.n") +
+           "; cc_i += "
            "cc_stride)");
-    emitElementBody(w, plan, step, k, *this, ElementForm::Scalar, uniform);
+    BodyOverrides o;
+    if (fused && fused->reducedInput >= 0) {
+      // The reduced value, combined from every member's block.
+      const Buffer &r = plan.buffers[fused->reducing->output];
+      w.line("const " + storageType(r.dtype) + " cc_red = cc_team_reduce<" +
+             runtimeReduceOp(fused->reducing->op) +
+             ">(cc_t, cc_from + cc_from_at, cc_i);");
+      o.input = fused->reducedInput;
+      o.inputValue = load(r.dtype, "cc_red");
+      if (fused->gatherReduced) {
+        openGather(w, *fused);
+        w.line("cc_peer(cc_t, cc_q, cc_to + cc_to_at)[cc_i] = cc_red;");
+        w.close();
+      }
+    }
+    if (fused && !fused->storeGatheredLocally)
+      o.skipStore = fused->gatheredMember;
+    emitElementBody(w, plan, step, k, *this, ElementForm::Scalar, uniform, o);
+    if (fused && fused->gatheredMember >= 0) {
+      const auto &m = k.members[fused->gatheredMember];
+      const Buffer &out = plan.buffers[fused->gather->output];
+      w.line("const " + storageType(out.dtype) + " cc_gathered = " +
+             store(out.dtype, memberName(plan, step, m)) + ";");
+      openGather(w, *fused);
+      w.line("cc_peer(cc_t, cc_q, cc_to + cc_to_at)[cc_i] = cc_gathered;");
+      w.close();
+    }
     w.close();
   }
   void openGroupLoop(CodeWriter &w, llvm::StringRef var,
@@ -209,33 +240,104 @@ public:
   void endCollectiveGroup(CodeWriter &w) const override {
     w.line("COCONET_NCCL_CHECK(ncclGroupEnd());");
   }
+  void emitStepPrologue(CodeWriter &w) const override {
+    w.comment("The stream the steps run on (an overlap's parts run on a "
+              "second one).");
+    w.line("[[maybe_unused]] cudaStream_t cc_stream = cc_s.stream;");
+  }
   void emitCollective(CodeWriter &w, const Plan &plan, const CollectiveCall &s,
-                      llvm::StringRef gRef) const override;
+                      const CollectiveOperands &ops) const override;
   void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
-                  llvm::StringRef gRef) const override {
-    const std::string g = gRef.str();
+                  const MatMulOperands &o) const override {
+    // cuBLAS works on the stream its handle was given: the main one.
     w.line("COCONET_RETURN_IF_ERROR(coconet::rt::cuda::matmul(cc_s.blas, "
            "cc_s.stream, " +
            runtimeDType(plan.buffers[mm.c].dtype) + ",");
-    w.line("    " + g + ".batch, " + g + ".m, " + g + ".n, " + g + ".k, " +
-           bufferName(plan, mm.a) + ", " + g + ".m * " + g + ".k, " +
-           bufferName(plan, mm.b) + ", " +
-           (mm.batchedB ? g + ".k * " + g + ".n" : std::string("0")) + ", " +
-           bufferName(plan, mm.c) + ", " + g + ".m * " + g + ".n));");
+    w.line("    " + o.batch + ", " + o.m + ", " + o.n + ", " + o.k + ", " +
+           o.a + ", " + o.strideA + ", " + o.b + ", " + o.strideB + ", " + o.c +
+           ", " + o.strideC + "));");
   }
   void emitCopy(CodeWriter &w, llvm::StringRef to, llvm::StringRef from,
                 llvm::StringRef count, ir::DType dtype) const override {
     w.line("COCONET_CUDA_CHECK(cudaMemcpyAsync(" + to + ", " + from +
            ", static_cast<size_t>(" + count + ") * sizeof(" +
-           storageType(dtype) + "), cudaMemcpyDeviceToDevice, cc_s.stream));");
+           storageType(dtype) + "), cudaMemcpyDeviceToDevice, cc_stream));");
   }
   void emitStoreScalar(CodeWriter &w, llvm::StringRef to,
                        llvm::StringRef value) const override {
     w.line("COCONET_CUDA_CHECK(cc_store_async(" + to + ", " + value +
-           ", cc_s.stream));");
+           ", cc_stream));");
   }
   void emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
-                  llvm::StringRef g, llvm::StringRef args) const override;
+                  llvm::StringRef g, llvm::StringRef args,
+                  const KernelRange &range) const override;
+
+  // --- Overlaps
+  // ----------------------------------------------------------------
+
+  llvm::StringRef overlapHeader() const override { return ""; }
+  void emitOverlapState(CodeWriter &w) const override {
+    w.line("cudaStream_t cc_side = nullptr;");
+    w.line("cudaEvent_t cc_ready = nullptr, cc_done = nullptr;");
+  }
+  void emitOverlapCreate(CodeWriter &w) const override {
+    w.line("COCONET_CUDA_CHECK(cudaStreamCreateWithFlags(&state->cc_side, "
+           "cudaStreamNonBlocking));");
+    w.line("COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&state->cc_ready, "
+           "cudaEventDisableTiming));");
+    w.line("COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&state->cc_done, "
+           "cudaEventDisableTiming));");
+  }
+  void emitOverlapDestroy(CodeWriter &w) const override {
+    w.line("if (cc_state->cc_ready)");
+    w.line("  cudaEventDestroy(cc_state->cc_ready);");
+    w.line("if (cc_state->cc_done)");
+    w.line("  cudaEventDestroy(cc_state->cc_done);");
+    w.line("if (cc_state->cc_side)");
+    w.line("  cudaStreamDestroy(cc_state->cc_side);");
+  }
+  std::string overlapPath() const override {
+    return "std::string(\"a second stream\")";
+  }
+  void emitPartBegin(CodeWriter &w) const override {
+    w.comment("On the second stream, after this part (and all before it), "
+              "while the\nmain stream computes the next part.");
+    w.line("COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_ready, cc_s.stream));");
+    w.line("COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.cc_side, "
+           "cc_s.cc_ready, 0));");
+    w.line("{");
+    w.indent();
+    w.line("cudaStream_t cc_stream = cc_s.cc_side;");
+  }
+  void emitPartEnd(CodeWriter &w) const override { w.close(); }
+  void emitOverlapEnd(CodeWriter &w) const override {
+    w.comment("The main stream goes on when every part is done.");
+    w.line("COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_done, cc_s.cc_side));");
+    w.line("COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.stream, cc_s.cc_done, "
+           "0));");
+  }
+
+  // --- Fused collectives ----------------------------------------------------
+
+  llvm::StringRef teamHeader() const override { return "coconet/cuda/team.h"; }
+  void emitFusedKernel(CodeWriter &w, const Plan &plan,
+                       const FusedKernel &k) const override;
+  std::string fusedTeamArgs(const Plan &plan, const FusedKernel &k,
+                            llvm::StringRef team) const override {
+    std::string out = team.str() + "->device()";
+    if (k.reducing)
+      out += ", " + bufferName(plan, k.reducing->input);
+    if (k.gather)
+      out += ", " + bufferName(plan, k.gather->output);
+    return out;
+  }
+  void emitFusedLaunch(CodeWriter &w, const Plan &plan, const FusedKernel &k,
+                       llvm::StringRef g, llvm::StringRef args,
+                       const KernelRange &range) const override;
+  void emitTeamBufferState(CodeWriter &, const Plan &,
+                           const Buffer &) const override {}
+  void emitTeamBufferBind(CodeWriter &, const Plan &, const Buffer &,
+                          llvm::StringRef) const override {}
 
   // --- The program object ----------------------------------------------------
 
@@ -303,7 +405,10 @@ public:
     w.line("void *device = nullptr;");
   }
   void emitBlockAllocation(CodeWriter &w) const override {
-    w.line("COCONET_CUDA_CHECK(cudaMalloc(&out->device, out->host.size()));");
+    w.line("if (out->bound)");
+    w.line("  out->device = out->bound;");
+    w.line("else");
+    w.line("  COCONET_CUDA_CHECK(cudaMalloc(&out->device, out->host.size()));");
   }
   void emitUpload(CodeWriter &w, llvm::StringRef name) const override {
     const std::string n = name.str();
@@ -361,19 +466,31 @@ public:
 
 private:
   void emitVectorLoop(CodeWriter &w, const Plan &plan, const Step &step,
-                      const ElementwiseKernel &k,
-                      const UniformValues &uniform) const;
+                      const ElementwiseKernel &k, const UniformValues &uniform,
+                      const FusedKernel *fused, bool ranged) const;
+  /// Opens the loop over the members a gathered value is stored into.
+  static void openGather(CodeWriter &w, const FusedKernel &f) {
+    w.open("for (int cc_q = 0; cc_q < cc_t.size; ++cc_q)");
+    if (f.selfInView)
+      w.line("if (cc_q == cc_me)")
+          .line("  continue; // this member's own block");
+  }
 };
 
 /// The vector instantiation's loop: `W` elements per load and store, then
 /// the scalar loop takes the tail.
 void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
                                 const Step &step, const ElementwiseKernel &k,
-                                const UniformValues &uniform) const {
+                                const UniformValues &uniform,
+                                const FusedKernel *fused, bool ranged) const {
   w.open("if constexpr (kVector)");
   w.line("constexpr int W = " + std::to_string(vectorWidth(plan, step)) + ";");
-  w.line("const int64_t cc_vectors = cc_g.n / W;");
-  w.open("for (int64_t cc_v = cc_first; cc_v < cc_vectors; cc_v += "
+  // A range's start is a multiple of W (its launch checks).
+  w.line(std::string("const int64_t cc_vectors = ") +
+         (ranged ? "cc_end" : "cc_g.n") + " / W;");
+  w.open(std::string("for (int64_t cc_v = ") +
+         (ranged ? "cc_begin / W + " : "") +
+         "cc_first; cc_v < cc_vectors; cc_v += "
          "cc_stride)");
   for (unsigned i = 0; i < k.inputs.size(); ++i) {
     const KernelInput &in = k.inputs[i];
@@ -381,6 +498,20 @@ void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
       continue;
     const Buffer &b = plan.buffers[in.buffer];
     std::string t = storageType(b.dtype);
+    if (fused && static_cast<int>(i) == fused->reducedInput) {
+      // One aligned load from every member, combined lane by lane.
+      w.line("const cc_vec<" + t + ", W> cc_l" + std::to_string(i) +
+             " = cc_team_reduce_vec<" + runtimeReduceOp(fused->reducing->op) +
+             ", W>(cc_t, cc_from + cc_from_at, cc_v);");
+      if (fused->gatherReduced) {
+        openGather(w, *fused);
+        w.line("reinterpret_cast<cc_vec<" + t +
+               ", W> *>(cc_peer(cc_t, cc_q, cc_to + cc_to_at))[cc_v] = cc_l" +
+               std::to_string(i) + ";");
+        w.close();
+      }
+      continue;
+    }
     std::string base =
         in.shifted ? "(" + b.name + " + cc_g.o" + std::to_string(i) + ")"
                    : b.name;
@@ -402,55 +533,64 @@ void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
     if (k.members[m].output < 0)
       continue;
     const Buffer &b = plan.buffers[k.members[m].output];
-    w.line("reinterpret_cast<cc_vec<" + storageType(b.dtype) + ", W> *>(" +
-           b.name + ")[cc_v] = cc_s" + std::to_string(m) + ";");
+    const std::string vec = "cc_vec<" + storageType(b.dtype) + ", W>";
+    const bool gathered = fused && static_cast<int>(m) == fused->gatheredMember;
+    if (!gathered || fused->storeGatheredLocally)
+      w.line("reinterpret_cast<" + vec + " *>(" + b.name + ")[cc_v] = cc_s" +
+             std::to_string(m) + ";");
+    if (gathered) {
+      // Into every member's block of the gathered output.
+      openGather(w, *fused);
+      w.line("reinterpret_cast<" + vec +
+             " *>(cc_peer(cc_t, cc_q, cc_to + cc_to_at))[cc_v] = cc_s" +
+             std::to_string(m) + ";");
+      w.close();
+    }
   }
   w.close();
   w.line("cc_tail = cc_vectors * W;");
   w.close();
 }
 
-void CudaTarget::emitCollective(CodeWriter &w, const Plan &plan,
+void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
                                 const CollectiveCall &s,
-                                llvm::StringRef gRef) const {
-  const std::string g = gRef.str();
-  const std::string in = bufferName(plan, s.input);
-  const std::string out = bufferName(plan, s.output);
+                                const CollectiveOperands &ops) const {
+  const std::string &in = ops.in, &out = ops.out;
   const std::string type =
       "coconet::rt::cuda::ncclType(" + runtimeDType(s.dtype) + ")";
   const std::string op =
       "coconet::rt::cuda::ncclOp(" + runtimeReduceOp(s.op) + ")";
   const std::string comm =
       "cc_s.mesh->axisComm(" + std::to_string(s.axis) + ")";
-  const std::string bytes = "static_cast<size_t>(" + g +
-                            ".out_count) * sizeof(" + storageType(s.dtype) +
-                            ")";
+  const std::string bytes = "static_cast<size_t>(" + ops.outCount +
+                            ") * sizeof(" + storageType(s.dtype) + ")";
   switch (s.kind) {
   case Collective::AllReduce:
-    w.line("COCONET_NCCL_CHECK(ncclAllReduce(" + in + ", " + out + ", " + g +
-           ".count, " + type + ", " + op + ", " + comm + ", cc_s.stream));");
+    w.line("COCONET_NCCL_CHECK(ncclAllReduce(" + in + ", " + out + ", " +
+           ops.count + ", " + type + ", " + op + ", " + comm +
+           ", cc_stream));");
     break;
   case Collective::ReduceScatter:
     w.line("COCONET_NCCL_CHECK(ncclReduceScatter(" + in + ", " + out + ", " +
-           g + ".out_count, " + type + ", " + op + ", " + comm +
-           ", cc_s.stream));");
+           ops.outCount + ", " + type + ", " + op + ", " + comm +
+           ", cc_stream));");
     break;
   case Collective::AllGather:
-    w.line("COCONET_NCCL_CHECK(ncclAllGather(" + in + ", " + out + ", " + g +
-           ".count, " + type + ", " + comm + ", cc_s.stream));");
+    w.line("COCONET_NCCL_CHECK(ncclAllGather(" + in + ", " + out + ", " +
+           ops.count + ", " + type + ", " + comm + ", cc_stream));");
     break;
   case Collective::Broadcast:
-    w.line("COCONET_NCCL_CHECK(ncclBroadcast(" + in + ", " + out + ", " + g +
-           ".count, " + type + ", " + std::to_string(s.root) + ", " + comm +
-           ", cc_s.stream));");
+    w.line("COCONET_NCCL_CHECK(ncclBroadcast(" + in + ", " + out + ", " +
+           ops.count + ", " + type + ", " + ops.root + ", " + comm +
+           ", cc_stream));");
     break;
   case Collective::Reduce:
     w.comment("Ranks other than the root get zeros.");
     w.line("COCONET_CUDA_CHECK(cudaMemsetAsync(" + out + ", 0, " + bytes +
-           ", cc_s.stream));");
-    w.line("COCONET_NCCL_CHECK(ncclReduce(" + in + ", " + out + ", " + g +
-           ".count, " + type + ", " + op + ", " + std::to_string(s.root) +
-           ", " + comm + ", cc_s.stream));");
+           ", cc_stream));");
+    w.line("COCONET_NCCL_CHECK(ncclReduce(" + in + ", " + out + ", " +
+           ops.count + ", " + type + ", " + op + ", " + ops.root + ", " + comm +
+           ", cc_stream));");
     break;
   case Collective::SendRecv: {
     std::string me = s.axis < 0
@@ -469,14 +609,14 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &plan,
     w.comment("A rank with no one to receive from gets zeros.");
     w.line("if (!cc_recv)");
     w.line("  COCONET_CUDA_CHECK(cudaMemsetAsync(" + out + ", 0, " + bytes +
-           ", cc_s.stream));");
+           ", cc_stream));");
     w.line("COCONET_NCCL_CHECK(ncclGroupStart());");
     w.line("if (cc_send)");
-    w.line("  COCONET_NCCL_CHECK(ncclSend(" + in + ", " + g + ".count, " +
-           type + ", static_cast<int>(cc_to), " + comm + ", cc_s.stream));");
+    w.line("  COCONET_NCCL_CHECK(ncclSend(" + in + ", " + ops.count + ", " +
+           type + ", static_cast<int>(cc_to), " + comm + ", cc_stream));");
     w.line("if (cc_recv)");
-    w.line("  COCONET_NCCL_CHECK(ncclRecv(" + out + ", " + g + ".count, " +
-           type + ", static_cast<int>(cc_from), " + comm + ", cc_s.stream));");
+    w.line("  COCONET_NCCL_CHECK(ncclRecv(" + out + ", " + ops.count + ", " +
+           type + ", static_cast<int>(cc_from), " + comm + ", cc_stream));");
     w.line("COCONET_NCCL_CHECK(ncclGroupEnd());");
     w.close();
     break;
@@ -485,13 +625,15 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &plan,
 }
 
 void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
-                            llvm::StringRef gRef, llvm::StringRef args) const {
+                            llvm::StringRef gRef, llvm::StringRef args,
+                            const KernelRange &range) const {
   const std::string g = gRef.str();
+  const std::string items =
+      range.whole() ? gridItems(step, g) : range.hi + " - " + range.lo;
   // COCONET_CUDA_CHECK(cc_launch(KERNEL, grid, block, 0, stream, args...));
   auto launch = [&](const std::string &kernel) {
-    return "COCONET_CUDA_CHECK(cc_launch(" + kernel + ", cc_grid(" +
-           gridItems(step, g) + "), kThreads, 0, cc_s.stream, " + args.str() +
-           "));";
+    return "COCONET_CUDA_CHECK(cc_launch(" + kernel + ", cc_grid(" + items +
+           "), kThreads, 0, cc_stream, " + args.str() + "));";
   };
   auto *k = std::get_if<ElementwiseKernel>(&step.body);
   if (k && k->flat) {
@@ -512,9 +654,13 @@ void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
     for (const auto &m : k->members)
       if (m.output >= 0)
         check(plan.buffers[m.output], bufferName(plan, m.output));
+    // A range's vectors start at its first element.
+    if (!range.whole())
+      aligned +=
+          " &&\n    (" + range.lo + ") % " + std::to_string(width) + " == 0";
     const std::string flag = "cc_" + step.name + "_vector";
-    w.line("const bool " + flag + " = " + g + ".n >= " + std::to_string(width) +
-           aligned + ";");
+    w.line("const bool " + flag + " = " + items +
+           " >= " + std::to_string(width) + aligned + ";");
     w.line("if (" + flag + ")");
     w.line("  " + launch("cc_" + step.name + "<true>"));
     w.line("else");
@@ -522,6 +668,129 @@ void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
   } else {
     w.line(launch("cc_" + step.name));
   }
+}
+
+void CudaTarget::emitFusedKernel(CodeWriter &w, const Plan &plan,
+                                 const FusedKernel &f) const {
+  const ElementwiseKernel &k = f.kernel();
+  std::string team;
+  if (f.ranged)
+    team = std::string("const int64_t cc_begin, const int64_t cc_end, ") +
+           (f.reducing ? "const int64_t cc_from_at, " : "");
+  team += "const cc_team cc_t";
+  if (f.reducing) {
+    const Buffer &b = plan.buffers[f.reducing->input];
+    team += ", const " + storageType(b.dtype) + " *cc_from";
+  }
+  if (f.gather) {
+    const Buffer &b = plan.buffers[f.gather->output];
+    team += ", " + storageType(b.dtype) + " *cc_to";
+  }
+  w.comment(f.step.summary + ", with its collectives (steps " +
+            std::to_string(f.f->steps.front()) + " to " +
+            std::to_string(f.f->steps.back()) +
+            "), as one kernel on the team's\nsymmetric memory: this member's "
+            "block combined from every member's, in member\norder; the "
+            "gathered value stored into every member's output. Every "
+            "member's\ngrid has the same blocks: block b meets block b of "
+            "the others at the team's\nbarriers.");
+  openKernel(w, f.name, kernelParams(*this, plan, f.step, team), k.flat);
+  emitElementwisePrologue(w);
+  const UniformValues uniform = emitScalarInputs(w, plan, k, *this);
+  w.line("const int cc_me = cc_t.rank;");
+  w.line("(void)cc_me;");
+  if (f.reducing && !f.ranged)
+    w.line(std::string("const int64_t cc_from_at = ") +
+           (f.reducing->kind == Collective::ReduceScatter ? "cc_me * cc_g.n"
+                                                          : "0") +
+           ";");
+  if (f.gather)
+    w.line("const int64_t cc_to_at = cc_me * cc_g.n;");
+  w.line("(void)cc_g;");
+  w.comment("Every member's input is in place.");
+  w.line("cc_team_sync(cc_t);");
+  emitElementwiseLoops(w, plan, f.step, k, uniform, &f, f.ranged);
+  w.comment("Every member's output is complete, and no member reads this "
+            "one's input.");
+  w.line("cc_team_sync(cc_t);");
+  w.close();
+}
+
+void CudaTarget::emitFusedLaunch(CodeWriter &w, const Plan &plan,
+                                 const FusedKernel &f, llvm::StringRef gRef,
+                                 llvm::StringRef args,
+                                 const KernelRange &range) const {
+  const std::string g = gRef.str();
+  const ElementwiseKernel &k = f.kernel();
+  const std::string team = "cc_s." + f.team;
+  const std::string items =
+      range.whole() ? g + ".n" : range.hi + " - " + range.lo;
+  // The same grid on every member: the team's blocks, fewer for a small
+  // block (the element count is the same on every member).
+  w.line("const unsigned cc_blocks = std::min<unsigned>(cc_grid(" + items +
+         "), static_cast<unsigned>(" + team + "->blocks()));");
+  auto launch = [&](const std::string &kernel) {
+    return "COCONET_CUDA_CHECK(cc_launch(" + kernel +
+           ", cc_blocks, kThreads, 0, cc_stream, " + args.str() + "));";
+  };
+  if (!k.flat) {
+    w.line(launch(f.name));
+    return;
+  }
+  // The vector instantiation when every tensor is aligned, this member's
+  // blocks of the symmetric ones included (every member's memory is at
+  // the same offsets).
+  std::string aligned;
+  const int width = vectorWidth(plan, f.step);
+  auto check = [&](ir::DType dtype, const std::string &ptr) {
+    aligned += " &&\n    cc_aligned(" + ptr + ", " +
+               std::to_string(width * ir::dtypeSize(dtype)) + ")";
+  };
+  for (unsigned i = 0; i < k.inputs.size(); ++i) {
+    const KernelInput &in = k.inputs[i];
+    const Buffer &buf = plan.buffers[in.buffer];
+    if (in.isScalar())
+      continue;
+    if (static_cast<int>(i) == f.reducedInput) {
+      const Buffer &from = plan.buffers[f.reducing->input];
+      std::string at = f.reducing->kind == Collective::ReduceScatter
+                           ? " + " + team + "->rank() * " + g + ".n"
+                           : std::string();
+      if (!range.whole())
+        at = " + (" + range.fromAt + ")";
+      check(from.dtype, from.name + at);
+      if (f.gatherReduced) {
+        const Buffer &to = plan.buffers[f.gather->output];
+        check(to.dtype, to.name + " + " + team + "->rank() * " + g + ".n");
+      }
+      continue;
+    }
+    check(buf.dtype, in.shifted
+                         ? buf.name + " + " + g + ".o" + std::to_string(i)
+                         : buf.name);
+  }
+  for (size_t m = 0; m < k.members.size(); ++m) {
+    const int out = k.members[m].output;
+    if (out < 0)
+      continue;
+    if (static_cast<int>(m) == f.gatheredMember) {
+      const Buffer &to = plan.buffers[f.gather->output];
+      check(to.dtype, to.name + " + " + team + "->rank() * " + g + ".n");
+      if (!f.storeGatheredLocally)
+        continue;
+    }
+    check(plan.buffers[out].dtype, bufferName(plan, out));
+  }
+  if (!range.whole())
+    aligned +=
+        " &&\n    (" + range.lo + ") % " + std::to_string(width) + " == 0";
+  const std::string flag = f.name + "_vector";
+  w.line("const bool " + flag + " = " + items + " >= " + std::to_string(width) +
+         aligned + ";");
+  w.line("if (" + flag + ")");
+  w.line("  " + launch(f.name + "<true>"));
+  w.line("else");
+  w.line("  " + launch(f.name + "<false>"));
 }
 
 } // namespace

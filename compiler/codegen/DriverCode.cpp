@@ -120,14 +120,18 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("cc_rt::driver::TensorInfo info;");
   w.line("cc_rt::driver::Placement placement;");
   w.line("std::vector<uint8_t> host;");
+  w.line("/// The program's symmetric memory for it (else null).");
+  w.line("void *bound = nullptr;");
   t.emitBlockMembers(w);
   w.close(";");
   w.line();
   w.line("cc_rt::Status cc_makeBlock(cc_rt::driver::TensorInfo info,");
   w.line("                           const std::vector<int64_t> &axisSizes,");
-  w.open("                           const std::vector<int64_t> &coords, "
-         "cc_Block *out)");
+  w.line("                           const std::vector<int64_t> &coords, "
+         "void *bound,");
+  w.open("                           cc_Block *out)");
   w.line("out->info = std::move(info);");
+  w.line("out->bound = bound;");
   w.line("COCONET_RETURN_IF_ERROR(cc_rt::driver::place(out->info, axisSizes, "
          "coords, &out->placement));");
   w.line("out->host.assign(static_cast<size_t>(out->placement.elements()) * "
@@ -141,7 +145,11 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
 
   w.open("int main(int cc_argc, char **cc_argv)");
   t.emitMpiOrElse(w,
-                  {"MPI_Init(&cc_argc, &cc_argv);",
+                  {"// Overlaps call MPI from a progress thread too (never at "
+                   "the same time).",
+                   "int cc_provided = 0;",
+                   "MPI_Init_thread(&cc_argc, &cc_argv, MPI_THREAD_SERIALIZED, "
+                   "&cc_provided);",
                    "cc_rt::driver::MpiTransport cc_transport(MPI_COMM_WORLD);"},
                   {"cc_rt::driver::Transport &cc_transport = "
                    "cc_rt::driver::singleProcess();"});
@@ -188,13 +196,27 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   t.emitCreateProgram(w);
   w.line("if (!cc_st.ok())");
   w.line("  return cc_fail(cc_st);");
+  if (hasPath(plan)) {
+    w.line("if (cc_transport.rank() == 0 && !cc_options.quiet)");
+    w.line("  std::printf(\"%s: %s\\n\", cc_kProgram, cc_program->path());");
+  }
+  // The tensors a fused kernel shares live in the program's symmetric
+  // memory, unless --staging.
+  auto bound = [&](const Buffer &b) -> std::string {
+    if (b.team < 0)
+      return "nullptr";
+    return "cc_options.staging ? nullptr : static_cast<void *>(cc_program->"
+           "symmetric()." +
+           b.name + ")";
+  };
   // Parameters.
   w.comment("The parameters, filled as the simulator fills them.");
   for (const Plan::Param &p : plan.params) {
     const Buffer &b = plan.buffers[p.buffer];
     w.line("cc_Block " + b.name + ";");
     w.line("cc_st = cc_makeBlock(" + infoInit(p.name, p.index, p.type, mesh) +
-           ", cc_axisSizes, cc_coords, &" + b.name + ");");
+           ", cc_axisSizes, cc_coords,");
+    w.line("                     " + bound(b) + ", &" + b.name + ");");
     w.line("if (cc_st.ok())");
     w.line("  cc_st = cc_rt::driver::fillInput(" + b.name +
            ".info, cc_options, cc_axisSizes, cc_coords, " + b.name +
@@ -209,7 +231,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     const Plan::Result &r = plan.results[b.result];
     w.line("cc_Block " + b.name + ";");
     w.line("cc_st = cc_makeBlock(" + infoInit(r.name, 0, r.type, mesh) +
-           ", cc_axisSizes, cc_coords, &" + b.name + ");");
+           ", cc_axisSizes, cc_coords,");
+    w.line("                     " + bound(b) + ", &" + b.name + ");");
     w.line("if (!cc_st.ok())");
     w.line("  return cc_fail(cc_st);");
   }

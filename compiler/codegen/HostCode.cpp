@@ -195,6 +195,7 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
     args += (args.empty() ? "" : ", ") + outs;
   w.line("/// " + t.stepDoc());
   w.line("coconet::rt::Status operator()(" + args + ");");
+  emitSymmetricApi(w, plan, t);
   w.dedent();
   w.line();
   w.line("private:");
@@ -211,8 +212,17 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
 
 namespace {
 
+/// Every step, and the steps made for fused kernels (their own geometry).
+std::vector<Step> stepsWithGeometry(const Plan &plan) {
+  std::vector<Step> steps = plan.steps;
+  for (const FusedKernel &k : fusedKernels(plan))
+    if (k.madeStep)
+      steps.push_back(k.step);
+  return steps;
+}
+
 void emitGeometryTypes(CodeWriter &w, const Plan &plan) {
-  for (const Step &s : plan.steps) {
+  for (const Step &s : stepsWithGeometry(plan)) {
     auto fields = stepGeometry(plan, s);
     if (fields.empty())
       continue;
@@ -230,13 +240,15 @@ void emitState(CodeWriter &w, const Plan &plan, const Target &t) {
   w.line("Sizes sizes;");
   w.line("std::unique_ptr<" + ns + "::Mesh> mesh;");
   w.line(ns + "::Allocator *allocator = nullptr;");
+  emitTeamState(w, plan, t);
+  emitOverlapState(w, plan, t);
   t.emitStateMembers(w, plan);
   w.line("/// Scratch: one arena, one offset per slot.");
   w.line("char *arena = nullptr;");
   w.line("size_t arenaBytes = 0;");
   w.line("size_t slot[" + std::to_string(std::max(1u, plan.numSlots)) +
          "] = {};");
-  for (const Step &s : plan.steps)
+  for (const Step &s : stepsWithGeometry(plan))
     if (!stepGeometry(plan, s).empty())
       w.line(geometryType(s) + " " + geometryMember(s) + ";");
   w.close(";");
@@ -296,7 +308,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   w.line("const " + ns + "::Mesh *cc_mesh = state->mesh.get();");
   w.line("(void)cc_mesh;");
   w.comment("The geometry of every step.");
-  for (const Step &s : plan.steps) {
+  for (const Step &s : stepsWithGeometry(plan)) {
     auto fields = stepGeometry(plan, s);
     if (fields.empty())
       continue;
@@ -327,6 +339,8 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
            "&cc_arena));");
     w.line("state->arena = static_cast<char *>(cc_arena);");
   }
+  emitTeamCreate(w, plan, t);
+  emitOverlapCreate(w, plan, t);
   t.emitCreateLibraries(w, plan);
   w.line("out->reset(new " + plan.name + "(std::move(state)));");
   w.line("return Status();");
@@ -339,8 +353,11 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   w.line("if (cc_state->arena)");
   w.line("  cc_state->allocator->deallocate(cc_state->arena, "
          "cc_state->arenaBytes);");
+  emitTeamDestroy(w, plan);
+  emitOverlapDestroy(w, plan, t);
   t.emitDestroyLibraries(w, plan);
   w.close();
+  emitTeamMethods(w, plan, t);
 }
 
 void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
@@ -354,6 +371,7 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
   w.line("using coconet::rt::StatusCode;");
   w.line("State &cc_s = *cc_state;");
   w.line("(void)cc_s;");
+  target.emitStepPrologue(w);
   // Pointer checks.
   for (const Buffer &b : plan.buffers) {
     if (b.kind != Buffer::Kind::Param && b.kind != Buffer::Kind::Output)
@@ -400,6 +418,8 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line("  " + b.name + " = const_cast<" + type + " *>(" +
              bufferName(plan, b.loneInput) + ");");
     }
+  // The fused collectives' symmetric memory.
+  emitStagingIn(w, plan, target);
   // Views: this rank's block of the buffer an allgather gathers into.
   for (const Buffer &b : plan.buffers)
     if (b.kind == Buffer::Kind::View)
@@ -411,10 +431,12 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
                  [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); }) +
              ");");
   for (unsigned i = 0; i < plan.steps.size(); ++i) {
-    w.line();
-    w.comment("Step " + std::to_string(i) + ": " + plan.steps[i].summary + ".");
-    emitStep(w, target, plan, i);
+    if (const OverlapGroup *o = overlapAt(plan, i))
+      i = emitOverlap(w, target, plan, *o);
+    else
+      i = emitStepOrFused(w, target, plan, i);
   }
+  emitStagingOut(w, plan, target);
   w.line("return Status();");
   w.close();
 }
@@ -438,11 +460,18 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   w.line("#include \"" + plan.name + ".h\"").line();
   w.line("#include \"coconet/numeric.h\"");
   t.emitSourceIncludes(w);
+  if (!teamAxes(plan).empty())
+    w.line("#include \"" + t.teamHeader().str() + "\"");
+  if (!t.overlapHeader().empty() &&
+      llvm::any_of(plan.overlaps,
+                   [](const OverlapGroup &o) { return o.inChunks(); }))
+    w.line("#include \"" + t.overlapHeader().str() + "\"");
   w.line();
   w.line("#include <algorithm>")
       .line("#include <cmath>")
       .line("#include <cstdint>");
-  w.line("#include <cstring>").line("#include <string>").line();
+  w.line("#include <cstring>").line("#include <string>");
+  w.line("#include <vector>").line();
   w.open("namespace coconet::generated");
   w.dedent();
   w.line();

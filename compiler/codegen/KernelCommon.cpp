@@ -81,7 +81,8 @@ std::string memberName(const Plan &plan, const Step &step,
 
 void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
                      const ElementwiseKernel &k, const Target &target,
-                     ElementForm form, const UniformValues &uniform) {
+                     ElementForm form, const UniformValues &uniform,
+                     const BodyOverrides &overrides) {
   const std::string geom = "cc_g";
   const bool rowTile = form == ElementForm::RowTile;
   if (!rowTile) // a row tile's loop sets the coordinates
@@ -98,6 +99,12 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     std::string name = "cc_in" + std::to_string(i);
     // Scalars were loaded before the loop.
     if (in.isScalar()) {
+      inputs.push_back(name);
+      continue;
+    }
+    if (static_cast<int>(i) == overrides.input) {
+      w.line("const " + computeType(b.dtype) + " " + name + " = " +
+             overrides.inputValue + ";");
       inputs.push_back(name);
       continue;
     }
@@ -128,10 +135,16 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
   }
   for (size_t i = 0; i < k.members.size(); ++i) {
     const auto &m = k.members[i];
-    if (m.output < 0)
+    if (m.output < 0 || static_cast<int>(i) == overrides.skipStore)
       continue;
     const Buffer &b = plan.buffers[m.output];
-    if (tile && isNarrow(b.dtype)) {
+    if (static_cast<int>(i) == overrides.tileMember && !isNarrow(b.dtype)) {
+      w.line("cc_s" + std::to_string(i) +
+             "[cc_j] = " + target.store(b.dtype, members[i]) + ";");
+      continue;
+    }
+    if ((tile || static_cast<int>(i) == overrides.tileMember) &&
+        isNarrow(b.dtype)) {
       // Already rounded to the type: narrowed exactly after the tile.
       w.line("cc_s" + std::to_string(i) + "[cc_j] = " + members[i] + ";");
       continue;

@@ -21,29 +21,22 @@ using namespace lower;
 
 namespace {
 
-/// The kernel function's parameters: its geometry, then its buffers and
-/// scalars (kernelArgs).
 std::string params(const Target &t, const Plan &plan, const Step &step) {
-  std::string out = "const " + geometryType(step) + " cc_g";
-  for (const KernelArg &a : kernelArgs(plan, step, t)) {
-    std::string decl = a.decl;
-    // No two pointers of a kernel alias (Target.h).
-    if (decl.find('*') != std::string::npos)
-      decl.insert(decl.find('*') + 1,
-                  llvm::StringRef(decl).starts_with("const ")
-                      ? t.readOnlyPointer().str()
-                      : t.writtenPointer().str());
-    out += ", " + decl;
-  }
-  return out;
+  return kernelParams(t, plan, step, "");
 }
 
 void emitElementwise(CodeWriter &w, const Target &t, const Plan &plan,
-                     const Step &step, const ElementwiseKernel &k) {
-  t.openKernel(w, "cc_" + step.name, params(t, plan, step), k.flat);
+                     const Step &step, const ElementwiseKernel &k,
+                     bool ranged) {
+  t.openKernel(w, "cc_" + step.name,
+               kernelParams(t, plan, step,
+                            ranged
+                                ? "const int64_t cc_begin, const int64_t cc_end"
+                                : ""),
+               k.flat);
   t.emitElementwisePrologue(w);
   const UniformValues uniform = emitScalarInputs(w, plan, k, t);
-  t.emitElementwiseLoops(w, plan, step, k, uniform);
+  t.emitElementwiseLoops(w, plan, step, k, uniform, nullptr, ranged);
   w.close();
 }
 
@@ -240,15 +233,55 @@ void emitPack(CodeWriter &w, const Target &t, const Plan &plan,
 
 } // namespace
 
+std::string kernelParams(const Target &t, const Plan &plan, const Step &step,
+                         llvm::StringRef extra) {
+  std::string out = "const " + geometryType(step) + " cc_g";
+  if (!extra.empty())
+    out += ", " + extra.str();
+  for (const KernelArg &a : kernelArgs(plan, step, t)) {
+    std::string decl = a.decl;
+    // No two pointers of a kernel alias (Target.h).
+    if (decl.find('*') != std::string::npos)
+      decl.insert(decl.find('*') + 1,
+                  llvm::StringRef(decl).starts_with("const ")
+                      ? t.readOnlyPointer().str()
+                      : t.writtenPointer().str());
+    out += ", " + decl;
+  }
+  return out;
+}
+
+CollectiveOperands collectiveOperands(const Plan &plan, const CollectiveCall &c,
+                                      llvm::StringRef g) {
+  return {bufferName(plan, c.input), bufferName(plan, c.output),
+          g.str() + ".count", g.str() + ".out_count", std::to_string(c.root)};
+}
+
+MatMulOperands matMulOperands(const Plan &plan, const MatMulCall &mm,
+                              llvm::StringRef gRef) {
+  const std::string g = gRef.str();
+  return {g + ".batch",
+          g + ".m",
+          g + ".n",
+          g + ".k",
+          bufferName(plan, mm.a),
+          g + ".m * " + g + ".k",
+          bufferName(plan, mm.b),
+          mm.batchedB ? g + ".k * " + g + ".n" : std::string("0"),
+          bufferName(plan, mm.c),
+          g + ".m * " + g + ".n"};
+}
+
 void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
   t.emitKernelPrelude(w);
-  for (const Step &step : plan.steps) {
+  for (unsigned index = 0; index < plan.steps.size(); ++index) {
+    const Step &step = plan.steps[index];
     bool kernel = true;
     std::visit(
         [&](const auto &body) {
           using T = std::decay_t<decltype(body)>;
           if constexpr (std::is_same_v<T, ElementwiseKernel>)
-            emitElementwise(w, t, plan, step, body);
+            emitElementwise(w, t, plan, step, body, rangedStep(plan, index));
           else if constexpr (std::is_same_v<T, ReductionKernel>)
             emitReduction(w, t, plan, step, body);
           else if constexpr (std::is_same_v<T, NormKernel>)
@@ -263,6 +296,10 @@ void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
         step.body);
     if (kernel)
       w.line();
+  }
+  for (const FusedKernel &k : fusedKernels(plan)) {
+    t.emitFusedKernel(w, plan, k);
+    w.line();
   }
 }
 
@@ -281,9 +318,9 @@ void emitStep(CodeWriter &w, const Target &t, const Plan &plan,
       [&](const auto &body) {
         using T = std::decay_t<decltype(body)>;
         if constexpr (std::is_same_v<T, MatMulCall>) {
-          t.emitMatMul(w, plan, body, g);
+          t.emitMatMul(w, plan, body, matMulOperands(plan, body, g));
         } else if constexpr (std::is_same_v<T, CollectiveCall>) {
-          t.emitCollective(w, plan, body, g);
+          t.emitCollective(w, plan, body, collectiveOperands(plan, body, g));
         } else if constexpr (std::is_same_v<T, CopyCall>) {
           t.emitCopy(w, name(body.output), name(body.input), g + ".count",
                      plan.buffers[body.output].dtype);
@@ -292,10 +329,15 @@ void emitStep(CodeWriter &w, const Target &t, const Plan &plan,
           t.emitStoreScalar(w, name(body.output),
                             t.store(out.dtype, name(body.input)));
         } else {
+          KernelRange whole;
+          if (rangedStep(plan, index))
+            whole = {"0", g + ".n", ""};
           std::string args = g;
+          if (!whole.whole())
+            args += ", " + whole.lo + ", " + whole.hi;
           for (const KernelArg &a : kernelArgs(plan, step, t))
             args += ", " + a.value;
-          t.emitLaunch(w, plan, step, g, args);
+          t.emitLaunch(w, plan, step, g, args, whole);
         }
       },
       step.body);

@@ -28,6 +28,26 @@ namespace coconet::codegen {
 
 using support::CodeWriter;
 struct UniformValues;
+struct FusedKernel;
+
+/// What a collective call moves (expressions in operator()): by default
+/// its buffers and its geometry's counts; a part of an overlap moves a
+/// part of them.
+struct CollectiveOperands {
+  std::string in, out, count, outCount, root;
+};
+/// What a matmul call multiplies (expressions in operator()).
+struct MatMulOperands {
+  std::string batch, m, n, k, a, strideA, b, strideB, c, strideC;
+};
+/// The elements [lo, hi) of its domain a kernel computes: empty for all
+/// (the kernel has no range parameters), else expressions in operator().
+struct KernelRange {
+  std::string lo, hi;
+  /// A fused kernel's part: where its reduced input's elements start.
+  std::string fromAt;
+  bool whole() const { return lo.empty(); }
+};
 
 class Target {
 public:
@@ -93,10 +113,16 @@ public:
   /// The loops of an elementwise kernel around `body` (its scalar inputs
   /// and uniform values are declared between `prologue` and the loops).
   virtual void emitElementwisePrologue(CodeWriter &w) const = 0;
+  /// With `fused`, the loops of that fused collective's kernel: the
+  /// reduced input combined from every member, the gathered member stored
+  /// into every member. With `ranged`, over the elements [cc_begin, cc_end)
+  /// (kernel parameters) of the domain, else over all of them.
   virtual void emitElementwiseLoops(CodeWriter &w, const lower::Plan &plan,
                                     const lower::Step &step,
                                     const lower::ElementwiseKernel &k,
-                                    const UniformValues &uniform) const = 0;
+                                    const UniformValues &uniform,
+                                    const FusedKernel *fused,
+                                    bool ranged) const = 0;
   /// A loop over `count` groups (outputs of a reduction, rows of a norm):
   /// each group is one value that a group of threads computes.
   virtual void openGroupLoop(CodeWriter &w, llvm::StringRef var,
@@ -133,21 +159,70 @@ public:
   /// Around independent collectives issued together.
   virtual void beginCollectiveGroup(CodeWriter &w) const = 0;
   virtual void endCollectiveGroup(CodeWriter &w) const = 0;
-  /// `g` is the step's geometry ("cc_s.cc_NAME").
+  /// What operator() declares before its steps (the stream they use).
+  virtual void emitStepPrologue(CodeWriter &w) const = 0;
   virtual void emitCollective(CodeWriter &w, const lower::Plan &plan,
                               const lower::CollectiveCall &call,
-                              llvm::StringRef g) const = 0;
+                              const CollectiveOperands &ops) const = 0;
   virtual void emitMatMul(CodeWriter &w, const lower::Plan &plan,
                           const lower::MatMulCall &call,
-                          llvm::StringRef g) const = 0;
+                          const MatMulOperands &ops) const = 0;
   virtual void emitCopy(CodeWriter &w, llvm::StringRef to, llvm::StringRef from,
                         llvm::StringRef count, ir::DType dtype) const = 0;
   virtual void emitStoreScalar(CodeWriter &w, llvm::StringRef to,
                                llvm::StringRef value) const = 0;
-  /// Runs kernel step `step` with `args` (its geometry first).
+  /// Runs kernel step `step` with `args` (its geometry first, then the
+  /// range's bounds for a ranged kernel) on the elements of `range`.
   virtual void emitLaunch(CodeWriter &w, const lower::Plan &plan,
                           const lower::Step &step, llvm::StringRef g,
-                          llvm::StringRef args) const = 0;
+                          llvm::StringRef args,
+                          const KernelRange &range) const = 0;
+
+  // --- Overlaps
+  // ----------------------------------------------------------------
+
+  /// The runtime's header an overlap's code needs ("": none).
+  virtual llvm::StringRef overlapHeader() const = 0;
+  /// The State's members for overlaps, their creation at the end of
+  /// create() and their destruction.
+  virtual void emitOverlapState(CodeWriter &w) const = 0;
+  virtual void emitOverlapCreate(CodeWriter &w) const = 0;
+  virtual void emitOverlapDestroy(CodeWriter &w) const = 0;
+  /// An expression (in create(), after emitOverlapCreate) of what the
+  /// parts of an overlap run on.
+  virtual std::string overlapPath() const = 0;
+  /// Around the consumer's part `cc_c` of an overlap, after the producer's
+  /// part: it runs while the producer computes the next part.
+  virtual void emitPartBegin(CodeWriter &w) const = 0;
+  virtual void emitPartEnd(CodeWriter &w) const = 0;
+  /// After the last part: the steps that follow see every part done.
+  virtual void emitOverlapEnd(CodeWriter &w) const = 0;
+
+  // --- Fused collectives ----------------------------------------------------
+
+  /// The runtime's header declaring its Team.
+  virtual llvm::StringRef teamHeader() const = 0;
+  /// The kernel of a fused collective (codegen/FusedCode.cpp).
+  virtual void emitFusedKernel(CodeWriter &w, const lower::Plan &plan,
+                               const FusedKernel &k) const = 0;
+  /// The arguments after its geometry that give it its team (`team`: the
+  /// State's std::unique_ptr to the runtime's Team) and the members' memory.
+  virtual std::string fusedTeamArgs(const lower::Plan &plan,
+                                    const FusedKernel &k,
+                                    llvm::StringRef team) const = 0;
+  /// Runs it in operator(): `g` is its geometry, `args` all its arguments,
+  /// on the elements of `range`.
+  virtual void emitFusedLaunch(CodeWriter &w, const lower::Plan &plan,
+                               const FusedKernel &k, llvm::StringRef g,
+                               llvm::StringRef args,
+                               const KernelRange &range) const = 0;
+  /// What the State keeps for a symmetric buffer besides its pointer, and
+  /// how create() fills it once `team` exists.
+  virtual void emitTeamBufferState(CodeWriter &w, const lower::Plan &plan,
+                                   const lower::Buffer &b) const = 0;
+  virtual void emitTeamBufferBind(CodeWriter &w, const lower::Plan &plan,
+                                  const lower::Buffer &b,
+                                  llvm::StringRef team) const = 0;
 
   // --- The program object ----------------------------------------------------
 

@@ -163,6 +163,13 @@ static cl::opt<bool>
                cl::desc("Print the time each pass took (to stderr)"),
                cl::cat(category()));
 
+static cl::opt<bool> sequential(
+    "sequential",
+    cl::desc("Generate fused collectives as their steps in sequence and "
+             "overlaps as the matmul then the collective (for comparison); "
+             "--emit=report: what that form moves"),
+    cl::cat(category()));
+
 static cl::opt<bool> noCleanup(
     "no-cleanup",
     cl::desc("Skip the cleanup passes (constant folding, CSE, dead stages)"),
@@ -408,14 +415,16 @@ static int runEmit() {
       analysis::printReport(*scheduled,
                             job.schedule ? llvm::StringRef(job.schedule->name)
                                          : llvm::StringRef("unscheduled"),
-                            sizes, os);
+                            sizes, os, sequential);
       break;
     case EmitKind::Plan:
     case EmitKind::Code:
     case EmitKind::Driver: {
+      lower::LowerOptions lowerOptions;
+      lowerOptions.sequential = sequential;
       auto plan = lower::lowerProgram(
           *scheduled, job.schedule ? llvm::StringRef(job.schedule->name) : "",
-          *c->diags);
+          *c->diags, lowerOptions);
       if (!plan)
         return 1;
       if (emit == EmitKind::Plan) {

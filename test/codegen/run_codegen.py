@@ -24,6 +24,16 @@ Every size name that is not a mesh axis gets --unit (default 32): a multiple
 of every rank count times every overlap's chunk count in the samples;
 --size NAME=V,... gives some names other values (e.g. B=16,H=48, so that a
 mix-up of two dimensions cannot go unnoticed).
+--fused keeps only the (program, schedule) cases whose plan has a fused
+collective or an overlap, and runs each of them in every --modes mode:
+`team` (the fused kernels on the team's symmetric memory, the tensors they
+share bound to the program's own memory: zero copy), `staging` (the
+driver's own memory: the program copies in and out) and `fallback`
+(COCONET_TEAM=off: the steps in sequence); the driver must say which path
+it took (its path() line). --race-seeds N (cuda-emu) runs each case once
+more per mode and seed 1..N in the emulation's stream-race mode
+(COCONET_EMU_RACE).
+
 Exit status 0 when every case passes, 1 otherwise, 77 (skipped) when the
 compiler of the target is missing.
 """
@@ -52,6 +62,16 @@ def run(cmd, cwd=None, env=None):
     return p.returncode == 0, p.stdout
 
 
+def run_mpi(cmd, cwd=None, env=None):
+    """`run` for mpirun: once more when Open MPI failed to start (two
+    mpiruns starting at once can race creating its session directory in
+    /tmp: "orte_init failed")."""
+    ok, out = run(cmd, cwd=cwd, env=env)
+    if not ok and "orte_init failed" in out:
+        ok, out = run(cmd, cwd=cwd, env=env)
+    return ok, out
+
+
 def cases(coconetc, path):
     """(program, schedule or None) of a file, unscheduled first."""
     ok, out = run([coconetc, "--color=never", path])
@@ -72,20 +92,43 @@ def selector(program, schedule):
     return ["--schedule", schedule] if schedule else ["--program", program]
 
 
-def plan_info(coconetc, path, program, schedule):
-    """(mesh axes [(name, size name)], size names) from --emit=plan."""
+def plan_text(coconetc, path, program, schedule):
     ok, out = run([coconetc, "--color=never", "--emit=plan", path] +
                   selector(program, schedule))
     if not ok:
         raise RuntimeError(out)
+    return out
+
+
+def plan_info(coconetc, path, program, schedule):
+    """(mesh axes [(name, size name)], size names) from --emit=plan."""
     axes, sizes = [], []
-    for line in out.splitlines():
+    for line in plan_text(coconetc, path, program, schedule).splitlines():
         line = line.strip()
         if line.startswith("mesh"):
             axes = [tuple(a.split(":")) for a in line.split()[1:]]
         elif line.startswith("sizes"):
             sizes = line.split()[1:]
     return axes, sizes
+
+
+def has_fusion(coconetc, path, program, schedule):
+    """(the plan has a fused collective or an overlap, and one kernel
+    computes some fused collective)."""
+    text = plan_text(coconetc, path, program, schedule)
+    fused = "fused collective:" in text or "  overlap:" in text
+    return fused, "one kernel over the team" in text
+
+
+# --fused modes: (driver arguments, environment, what the driver's path()
+# line must say when one kernel computes some fused collective).
+MODES = {
+    "team": ([], {}, "one kernel on the team's symmetric memory"),
+    "staging": (["--staging"], {},
+                "one kernel on the team's symmetric memory"),
+    "fallback": ([], {"COCONET_TEAM": "off"},
+                 "steps in sequence (COCONET_TEAM=off)"),
+}
 
 
 def factorisations(ranks, axes):
@@ -183,22 +226,44 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
         report.line(f"FAILED: {title}: {compiler}")
         return
     axes, sizes = plan_info(args.coconetc, path, program, schedule)
+    kernel = args.fused and has_fusion(args.coconetc, path, program,
+                                       schedule)[1]
+    # (what, driver arguments, environment, the path() line it must print)
+    runs = [("", ["--quiet"], {}, None)]
+    if args.fused:
+        runs = []
+        for m in args.modes:
+            extra, mode_env, says = MODES[m]
+            runs.append((f", {m}", extra, mode_env, says))
+            # The stream-race mode (cuda-emu): every stream's tasks start
+            # after a random delay, so a missing event wait shows.
+            runs += [(f", {m}, race seed {seed}", extra,
+                      dict(mode_env, COCONET_EMU_RACE=str(seed)), says)
+                     for seed in range(1, args.race_seeds + 1)]
     for r in args.rank_counts:
-        for shape in factorisations(r, len(axes)):
+        for shape, (mode, extra, mode_env, says) in itertools.product(
+                factorisations(r, len(axes)), runs):
             binding = {size: v for (_, size), v in zip(axes, shape)}
             for s in sizes:
                 binding.setdefault(s, args.fixed.get(s, args.unit))
             size_arg = ",".join(f"{k}={v}" for k, v in binding.items())
             res = os.path.join(out_dir, f"out-{'x'.join(map(str, shape))}")
             shutil.rmtree(res, ignore_errors=True)
-            what = f"{title} on {r} ranks ({size_arg})"
-            ok, out = run(["mpirun", "--oversubscribe", "-np", str(r),
-                           "./" + name, "--size", size_arg, "--seed",
-                           str(args.seed), "--output-dir", res, "--quiet"],
-                          cwd=out_dir, env=env)
+            what = f"{title} on {r} ranks ({size_arg}{mode})"
+            run_env = dict(env, **mode_env)
+            exports = [a for k in mode_env for a in ("-x", k)]
+            ok, out = run_mpi(["mpirun", "--oversubscribe"] + exports +
+                          ["-np", str(r), "./" + name, "--size", size_arg,
+                           "--seed", str(args.seed), "--output-dir", res] +
+                          extra, cwd=out_dir, env=run_env)
             if not ok:
                 report.fail(f"{what}: the program failed:\n{out}")
                 report.line(f"FAILED: {what}: run")
+                continue
+            if kernel and says and says not in out:
+                report.fail(f"{what}: the driver does not say "
+                            f"'{says}':\n{out}")
+                report.line(f"FAILED: {what}: path")
                 continue
             ok, out = run([args.coconetc, "--color=never", "sim", path,
                            "--size", size_arg, "--seed", str(args.seed),
@@ -272,8 +337,19 @@ def main():
                     help="cases checked at once")
     ap.add_argument("--omp-threads", type=int, default=1,
                     help="OpenMP threads of each rank (cpu)")
+    ap.add_argument("--fused", action="store_true",
+                    help="only cases with fused collectives or overlaps, "
+                         "in every --modes mode")
+    ap.add_argument("--modes", default="team,staging,fallback",
+                    help="--fused: team, staging, fallback")
+    ap.add_argument("--race-seeds", type=int, default=0,
+                    help="--fused, cuda-emu: runs in the stream-race mode")
     ap.add_argument("files", nargs="+", help=".coco files or directories")
     args = ap.parse_args()
+    args.modes = [m for m in args.modes.split(",") if m]
+    for m in args.modes:
+        if m not in MODES:
+            ap.error(f"unknown mode '{m}' (team, staging, fallback)")
     # Compilers and programs run inside each case's directory.
     for name in ("coconetc", "runtime_include", "runtime_lib", "work",
                  "emu_include", "emu_lib"):
@@ -313,7 +389,9 @@ def main():
         shutil.rmtree(file_dir, ignore_errors=True)
         try:
             todo += [(path, file_dir, program, schedule)
-                     for program, schedule in cases(args.coconetc, path)]
+                     for program, schedule in cases(args.coconetc, path)
+                     if not args.fused or
+                     has_fusion(args.coconetc, path, program, schedule)[0]]
         except RuntimeError as e:
             print(f"FAILED: {os.path.basename(path)}: coconetc", flush=True)
             failures.append(f"{os.path.basename(path)}: coconetc failed:\n{e}")

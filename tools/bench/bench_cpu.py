@@ -26,6 +26,18 @@ communication), which run on one rank with every core.
 Every rank gets T OpenMP threads (default: cores / ranks, at least 1);
 ranks are not bound to cores (mpirun --bind-to none). Needs tools/build.sh
 to have built the compiler and the runtime.
+
+A schedule with fused collectives or overlaps gets three rows: its own
+(the fused kernels on the team's symmetric memory, the shared tensors in
+it: zero copy), `(staging)` (the same program given the driver's own
+memory: it copies them in and out) and `(sequential)` (compiled with
+coconetc --sequential: its steps in sequence, the form the fusion and
+overlap replace); "x seq" is each row's ratio to the sequential form, and
+"MiB" the bytes a rank reads and writes in one step by the report
+(coconetc --emit=report, with --sequential for that form, plus the
+staging copies). --chunks K1,K2,... adds each overlapped schedule again
+with its chunk counts replaced by each Ki (`NAME_kKi`); --schedules keeps
+only the named schedules (and variants).
 """
 import argparse
 import os
@@ -71,6 +83,12 @@ def main():
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int)
+    ap.add_argument("--chunks", default="",
+                    help="chunk counts of added variants of overlaps")
+    ap.add_argument("--schedules", default="",
+                    help="only these schedules (comma-separated)")
+    ap.add_argument("--no-hand", action="store_true",
+                    help="no hand-written references")
     ap.add_argument("sample")
     args = ap.parse_args()
     build = pathlib.Path(os.environ.get("COCONET_BUILD_DIR", ROOT / "build"))
@@ -89,11 +107,54 @@ def main():
         return ["mpirun", "--oversubscribe", "--bind-to", "none", "-x",
                 f"OMP_NUM_THREADS={threads(r)}", "-np", str(r)] + cmd
 
-    # Commands: (label, ranks, kind, argv); kind is "floor", "hand" or "gen".
+    # Commands: (label, ranks, kind, argv, bytes, sequential twin); kind is
+    # "floor", "hand" or "gen"; the twin is the index of the command of the
+    # same program's sequential form (None: none).
     commands = []
     stem = pathlib.Path(args.sample).stem
     reference = ROOT / "tools" / "bench" / f"{stem}_hand.cpp"
-    if reference.exists():
+    sizes = dict(kv.split("=") for kv in args.size.split(","))
+    # Overlap variants: a copy of the sample with each overlapped schedule
+    # again under every --chunks count.
+    sample = pathlib.Path(args.sample)
+    chunks = [int(k) for k in args.chunks.split(",") if k]
+    if chunks:
+        text = sample.read_text()
+        extra = []
+        for m in re.finditer(r"schedule (\w+) for (\w+) \{(.*?)\n\}", text,
+                             re.S):
+            if "overlap(" not in m.group(3):
+                continue
+            for k in chunks:
+                body = re.sub(r"chunks \d+", f"chunks {k}", m.group(3))
+                extra.append(f"schedule {m.group(1)}_k{k} for {m.group(2)} "
+                             f"{{{body}\n}}\n")
+        sample = work / sample.name
+        sample.write_text(text + "\n" + "".join(extra))
+    wanted = [w for w in args.schedules.split(",") if w]
+
+    def selected(schedule):
+        if not wanted:
+            return True
+        return schedule is not None and any(
+            schedule == w or schedule.startswith(w + "_k") for w in wanted)
+
+    def report_bytes(select, r, sequential, staging):
+        """A rank's bytes read and written in one step, by the report."""
+        size = ",".join(f"{k}={v}" for k, v in sizes.items())
+        out = run([str(coconetc), "--color=never", "--emit=report", "--size",
+                   size, "--ranks", str(r)] +
+                  (["--sequential"] if sequential else []) + select +
+                  [str(sample)])
+        total = out[out.index("  total:"):]
+        m = re.search(r"memory .*= (\d+)", total)
+        value = int(m.group(1)) if m else 0
+        if staging:
+            value += sum(int(c) for c in
+                         re.findall(r"copies .*= (\d+)", out))
+        return value / 2**20
+
+    if reference.exists() and not args.no_hand:
         text = reference.read_text()
         modes = re.search(r"^// modes: *(.*)$", text, re.M).group(1).split()
         single = re.search(r"^// one rank: *(.*)$", text, re.M)
@@ -110,8 +171,9 @@ def main():
                 commands.append((f"hand-written: {mode}", r,
                                  "floor" if mode == "floor" else "hand",
                                  mpirun(r, [str(hand), mode, n,
-                                            str(args.iterations)])))
-    listing = run([str(coconetc), "--color=never", args.sample])
+                                            str(args.iterations)]),
+                                 None, None))
+    listing = run([str(coconetc), "--color=never", str(sample)])
     for line in listing.splitlines():
         m = re.match(r"program (\w+)", line)
         s = re.match(r"schedule (\w+) for (\w+)", line)
@@ -121,31 +183,53 @@ def main():
             program, schedule = s.group(2), s.group(1)
         else:
             continue
+        if not selected(schedule):
+            continue
         name = program + (f"_{schedule}" if schedule else "")
         select = (["--schedule", schedule] if schedule
                   else ["--program", program])
-        out = work / name
-        run([str(coconetc), "--emit=driver", "--target=cpu"] + select +
-            ["-o", str(out), args.sample])
-        run([str(ROOT / "tools" / "build-generated.sh"), "cpu", str(out),
-             name])
+        plan = run([str(coconetc), "--color=never", "--emit=plan"] + select +
+                   [str(sample)])
+        fused = "fused collective:" in plan or "  overlap:" in plan
         label = f"{program} / {schedule}" if schedule else \
             f"{program} (unscheduled)"
+        # (label suffix, coconetc flags, driver flags)
+        forms = [("", [], [])]
+        if fused:
+            forms = [(" (sequential)", ["--sequential"], []), ("", [], []),
+                     (" (staging)", [], ["--staging"])]
+        built = {}
+        for suffix, flags, _ in forms:
+            key = tuple(flags)
+            if key in built:
+                continue
+            out = work / (name + ("_seq" if flags else ""))
+            run([str(coconetc), "--emit=driver", "--target=cpu"] + flags +
+                select + ["-o", str(out), str(sample)])
+            run([str(ROOT / "tools" / "build-generated.sh"), "cpu", str(out),
+                 name])
+            built[key] = out / name
         for r in ranks:
-            commands.append((label, r, "gen",
-                             mpirun(r, [str(out / name), "--size", args.size,
-                                        "--quiet", "--warmup", "1",
-                                        "--iterations",
-                                        str(args.iterations)])))
+            twin = None
+            for suffix, flags, driver in forms:
+                if flags:
+                    twin = len(commands)
+                commands.append((
+                    label + suffix, r, "gen",
+                    mpirun(r, [str(built[tuple(flags)]), "--size", args.size,
+                               "--quiet", "--warmup", "1", "--iterations",
+                               str(args.iterations)] + driver),
+                    report_bytes(select, r, bool(flags), bool(driver)),
+                    twin if fused else None))
 
     times = [[] for _ in commands]  # times[command][round]
     for _ in range(args.rounds):
-        for i, (_, _, _, argv) in enumerate(commands):
-            times[i].append(ms_per_step(run(argv, env=env)))
+        for i, command in enumerate(commands):
+            times[i].append(ms_per_step(run(command[3], env=env)))
 
     floor = next((i for i, c in enumerate(commands) if c[2] == "floor"), None)
     fastest_hand = {}  # ranks -> the hand-written command fastest there
-    for i, (_, r, kind, _) in enumerate(commands):
+    for i, (_, r, kind, _, _, _) in enumerate(commands):
         if kind == "hand" and (r not in fastest_hand or
                                min(times[i]) < min(times[fastest_hand[r]])):
             fastest_hand[r] = i
@@ -160,13 +244,14 @@ def main():
           f"{platform.machine()}, {cores} cores, {cpu_name()}")
     print(f"ms per step: fastest and median of {args.rounds} rounds; ratios: "
           f"median over rounds of the ratio within a round")
-    print("%-28s %5s %7s %8s %8s %8s %8s" % ("program / schedule", "ranks",
-                                             "threads", "min ms", "median",
-                                             "x floor", "x hand"))
-    for i, (label, r, _, _) in enumerate(commands):
-        print("%-28s %5d %7d %8.2f %8.2f %8s %8s" % (
+    print("%-42s %5s %7s %8s %8s %8s %8s %7s %8s" % (
+        "program / schedule", "ranks", "threads", "min ms", "median",
+        "x floor", "x hand", "x seq", "MiB"))
+    for i, (label, r, _, _, mib, twin) in enumerate(commands):
+        print("%-42s %5d %7d %8.2f %8.2f %8s %8s %7s %8s" % (
             label, r, threads(r), min(times[i]), statistics.median(times[i]),
-            ratio(i, floor), ratio(i, fastest_hand.get(r))))
+            ratio(i, floor), ratio(i, fastest_hand.get(r)), ratio(i, twin),
+            "-" if mib is None else "%.1f" % mib))
 
 
 if __name__ == "__main__":

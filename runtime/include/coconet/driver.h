@@ -41,6 +41,9 @@ struct Options {
   int iterations = 1;                        ///< --iterations: steps to time
   int warmup = 0;                            ///< --warmup: untimed steps first
   bool quiet = false;                        ///< --quiet: no summary lines
+  /// --staging: the tensors fused collective kernels share are passed in
+  /// the driver's own memory (copied in and out), not the program's.
+  bool staging = false;
 };
 
 /// Parses the driver's command line; `program` names it in --help and in

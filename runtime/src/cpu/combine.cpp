@@ -99,39 +99,51 @@ template <bool kMax, bool kUnsigned> struct MaxMinOp {
 /// accumulated exactly (f64 for floats) and rounded once; a tile of
 /// elements at a time, the tiles shared by OpenMP's threads. The order of
 /// each element's operations is the simulator's, so the bits are too.
+/// out[0, n) = elements [first, first + n) of the members' blocks combined
+/// (n at most kTile): one tile.
 template <typename Traits, typename Op>
-void combineTyped(const typename Traits::T *const *blocks, int64_t members,
-                  typename Traits::T *out, int64_t count, Op op, bool avg) {
+void combineOneTile(const void *const *blocks, int64_t members, int64_t first,
+                    typename Traits::T *out, int64_t n, Op op, bool avg) {
+  using T = typename Traits::T;
   using Acc = std::conditional_t<Traits::kFloat, double, uint64_t>;
-  const int64_t tiles = (count + kTile - 1) / kTile;
-#pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t first = t * kTile;
-    const int64_t n = std::min(kTile, count - first);
-    Acc acc[kTile], v[kTile];
-    float wide[kTile];
-    loadTile<Traits>(blocks[0] + first, acc, wide, n);
-    for (int64_t m = 1; m < members; ++m) {
-      loadTile<Traits>(blocks[m] + first, v, wide, n);
+  Acc acc[kTile], v[kTile];
+  float wide[kTile];
+  loadTile<Traits>(static_cast<const T *>(blocks[0]) + first, acc, wide, n);
+  for (int64_t m = 1; m < members; ++m) {
+    loadTile<Traits>(static_cast<const T *>(blocks[m]) + first, v, wide, n);
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = op(acc[j], v[j]);
+  }
+  if constexpr (Traits::kFloat) {
+    if (avg) {
+      const double divisor = static_cast<double>(members);
 #pragma omp simd
       for (int64_t j = 0; j < n; ++j)
-        acc[j] = op(acc[j], v[j]);
+        acc[j] /= divisor;
     }
-    if constexpr (Traits::kFloat) {
-      if (avg) {
-        const double divisor = static_cast<double>(members);
-#pragma omp simd
-        for (int64_t j = 0; j < n; ++j)
-          acc[j] /= divisor;
-      }
-    }
-    storeTile<Traits>(acc, out + first, wide, n);
+  }
+  storeTile<Traits>(acc, out, wide, n);
+}
+
+template <typename Traits, typename Op>
+void combineTyped(const void *const *blocks, int64_t members, int64_t offset,
+                  typename Traits::T *out, int64_t count, Op op, bool avg,
+                  bool parallel) {
+  const int64_t tiles = (count + kTile - 1) / kTile;
+  const bool many = parallel && count >= kParallelThreshold;
+#pragma omp parallel for schedule(static) if (many)
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t first = t * kTile;
+    combineOneTile<Traits>(blocks, members, offset + first, out + first,
+                           std::min(kTile, count - first), op, avg);
   }
 }
 
 template <typename Traits>
-void combineOp(const typename Traits::T *const *blocks, int64_t members,
-               typename Traits::T *out, int64_t count, ReduceOp op) {
+void combineOp(const void *const *blocks, int64_t members, int64_t offset,
+               typename Traits::T *out, int64_t count, ReduceOp op,
+               bool parallel) {
   constexpr bool kUnsigned = [] {
     if constexpr (Traits::kFloat)
       return false;
@@ -140,17 +152,20 @@ void combineOp(const typename Traits::T *const *blocks, int64_t members,
   }();
   switch (op) {
   case ReduceOp::Sum:
-    return combineTyped<Traits>(blocks, members, out, count, SumOp{}, false);
+    return combineTyped<Traits>(blocks, members, offset, out, count, SumOp{},
+                                false, parallel);
   case ReduceOp::Avg: // integers have no avg (checked); the sum, divided
-    return combineTyped<Traits>(blocks, members, out, count, SumOp{}, true);
+    return combineTyped<Traits>(blocks, members, offset, out, count, SumOp{},
+                                true, parallel);
   case ReduceOp::Prod:
-    return combineTyped<Traits>(blocks, members, out, count, ProdOp{}, false);
+    return combineTyped<Traits>(blocks, members, offset, out, count, ProdOp{},
+                                false, parallel);
   case ReduceOp::Max:
-    return combineTyped<Traits>(blocks, members, out, count,
-                                MaxMinOp<true, kUnsigned>{}, false);
+    return combineTyped<Traits>(blocks, members, offset, out, count,
+                                MaxMinOp<true, kUnsigned>{}, false, parallel);
   case ReduceOp::Min:
-    return combineTyped<Traits>(blocks, members, out, count,
-                                MaxMinOp<false, kUnsigned>{}, false);
+    return combineTyped<Traits>(blocks, members, offset, out, count,
+                                MaxMinOp<false, kUnsigned>{}, false, parallel);
   }
 }
 
@@ -190,13 +205,21 @@ void combineMembers(const void *const *members, int64_t numMembers, void *out,
     return;
   visitDType(dtype, [&](auto traits) {
     using Traits = decltype(traits);
-    using T = typename Traits::T;
-    std::vector<const T *> typed(static_cast<size_t>(numMembers));
-    for (int64_t m = 0; m < numMembers; ++m)
-      typed[static_cast<size_t>(m)] =
-          static_cast<const T *>(members[static_cast<size_t>(m)]);
-    combineOp<Traits>(typed.data(), numMembers, static_cast<T *>(out), count,
-                      op);
+    combineOp<Traits>(members, numMembers, 0,
+                      static_cast<typename Traits::T *>(out), count, op,
+                      /*parallel=*/true);
+  });
+}
+
+void combineTile(const void *const *members, int64_t numMembers, int64_t offset,
+                 void *out, int64_t count, DType dtype, ReduceOp op) {
+  if (numMembers < 1 || count < 1)
+    return;
+  visitDType(dtype, [&](auto traits) {
+    using Traits = decltype(traits);
+    combineOp<Traits>(members, numMembers, offset,
+                      static_cast<typename Traits::T *>(out), count, op,
+                      /*parallel=*/false);
   });
 }
 

@@ -15,7 +15,7 @@ namespace {
 const char kSummary[] =
     " [--size NAME=N[,NAME=N...]] [--seed N] [--set NAME=VALUE]"
     " [--input NAME=FILE.npy] [--output-dir DIR] [--iterations N]"
-    " [--warmup N] [--quiet] [--help]";
+    " [--warmup N] [--staging] [--quiet] [--help]";
 
 /// Splits "NAME=VALUE" (both trimmed, neither empty).
 bool splitAssignment(std::string_view text, std::string *name,
@@ -48,6 +48,13 @@ std::string usage(const char *program) {
          "  --output-dir DIR      write every result to DIR/<name>.npy\n"
          "  --iterations N        steps to time (default 1)\n"
          "  --warmup N            untimed steps first (default 0)\n"
+         "  --staging             pass the program ordinary memory for the "
+         "tensors its\n"
+         "                        fused collective kernels share with other "
+         "ranks (it\n"
+         "                        copies them in and out); by default they "
+         "live in the\n"
+         "                        program's own symmetric memory (no copy)\n"
          "  --quiet               no summary lines\n"
          "  --help                print this text\n";
 }
@@ -78,10 +85,10 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
       name.resize(eq);
       hasValue = true;
     }
-    if (name == "quiet") {
+    if (name == "quiet" || name == "staging") {
       if (hasValue)
-        return fail("--quiet takes no value");
-      options.quiet = true;
+        return fail("--" + name + " takes no value");
+      (name == "quiet" ? options.quiet : options.staging) = true;
       continue;
     }
     static const char *const kWithValue[] = {

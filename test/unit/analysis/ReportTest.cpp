@@ -158,6 +158,8 @@ TEST_CASE("a fused collective kernel moves only what crosses it",
   CHECK(l[0].read.str() == "2*N + 4*N/P + 4");
   CHECK(l[0].write.str() == "4*N");
   CHECK(l[0].sent.str() == "6*N - 6*N/P");
+  // Staging: g (f16) copied in; w (f32), read by the kernel, in and out.
+  CHECK(l[0].staging.str() == "20*N");
   ir::DimEnv sizes{{"N", 1024}, {"P", 4}};
   CHECK(l[0].read.evaluate(sizes) == std::optional<double>(3076));
   std::string text = report(*s->program, sizes);

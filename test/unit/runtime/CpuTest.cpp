@@ -18,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace coconet;
@@ -108,6 +109,20 @@ TEST_CASE("combineBlocks and combineMembers combine as the simulator's "
                                     n, toRuntime(dtype),
                                     static_cast<rt::ReduceOp>(op));
             CHECK(fromMembers == want);
+            // combineTile: pieces at any offset (not a multiple of a tile),
+            // each into a buffer of its own, as a fused kernel's tiles.
+            const size_t size = rt::dtypeSize(toRuntime(dtype));
+            std::vector<uint8_t> pieces(want.size(), 0xee);
+            for (int64_t at = 0; at < n; at += 700) {
+              const int64_t len = std::min<int64_t>(700, n - at);
+              std::vector<uint8_t> piece(static_cast<size_t>(len) * size, 0xee);
+              rt::cpu::combineTile(members.data(), ranks, at, piece.data(), len,
+                                   toRuntime(dtype),
+                                   static_cast<rt::ReduceOp>(op));
+              std::memcpy(pieces.data() + static_cast<size_t>(at) * size,
+                          piece.data(), piece.size());
+            }
+            CHECK(pieces == want);
             // In place, over the first block.
             rt::cpu::combineBlocks(blocks.data(), ranks, blocks.data(), n,
                                    toRuntime(dtype),

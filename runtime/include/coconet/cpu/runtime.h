@@ -134,6 +134,12 @@ void combineBlocks(const void *blocks, int64_t members, void *out,
 /// where they are.
 void combineMembers(const void *const *members, int64_t numMembers, void *out,
                     int64_t count, DType dtype, ReduceOp op);
+/// The same for elements [offset, offset + count) of every member's block,
+/// into out[0, count), on the calling thread and without allocating: one
+/// tile of a fused collective kernel, which reads its block of every
+/// member's memory where it is (combineMembers's order and rounding).
+void combineTile(const void *const *members, int64_t numMembers, int64_t offset,
+                 void *out, int64_t count, DType dtype, ReduceOp op);
 
 /// C = A x B, row-major, as the simulator computes it: A is [batch, M, K],
 /// B is [K, N] (strideB == 0) or [batch, K, N], C is [batch, M, N]; strides

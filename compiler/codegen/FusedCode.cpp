@@ -1,0 +1,455 @@
+//===- FusedCode.cpp - fused collectives: teams, symmetric memory, steps --===//
+//
+// A fused collective that one kernel computes (lower/Fusion.cpp) needs,
+// besides its kernel (the target's emitFusedKernel):
+//   - a team per mesh axis, created with the program object (a collective
+//     call: the runtime's Team, which says when the device path is
+//     unavailable and why);
+//   - symmetric memory on that team for the buffers peers reach: the
+//     reducing collective's input and the allgather's output (Buffer::team),
+//     at fixed offsets in the team's window;
+//   - the application's way to that memory: symmetric() gives this rank's
+//     block of every such parameter and output, which the application may
+//     fill and pass to operator() (zero copy). operator() copies any other
+//     pointer's data in before the steps and back after them (staging);
+//     without a team, symmetric() is ordinary memory and nothing is copied;
+//   - in operator(), the fused kernel where the team exists, else the
+//     sequential steps (the fallback), and path(), which says which.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CodegenImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::codegen {
+
+using namespace lower;
+
+namespace {
+
+std::string sizeVar(llvm::StringRef name) { return "sizes." + name.str(); }
+std::string stateSize(llvm::StringRef name) {
+  return "cc_s.sizes." + name.str();
+}
+
+bool hasTeam(const Plan &plan, unsigned axis) {
+  return llvm::any_of(plan.fusedCollectives, [&](const FusedCollective &f) {
+    return f.fused() && f.axis == static_cast<int>(axis);
+  });
+}
+
+/// The symmetric buffers of `plan`, in buffer order.
+llvm::SmallVector<unsigned, 4> symmetricBuffers(const Plan &plan) {
+  llvm::SmallVector<unsigned, 4> out;
+  for (unsigned b = 0; b < plan.buffers.size(); ++b)
+    if (plan.buffers[b].team >= 0)
+      out.push_back(b);
+  return out;
+}
+
+/// Does the application see buffer `b`'s symmetric memory (a parameter or
+/// an output), or is it the program's own (scratch)?
+bool caller(const Buffer &b) {
+  return b.kind == Buffer::Kind::Param || b.kind == Buffer::Kind::Output;
+}
+
+std::string symMember(const Buffer &b) { return "cc_sym_" + b.name; }
+
+std::string bytesOf(const Plan &plan, const Target &t, const Buffer &b,
+                    SizeNamer sizes) {
+  return "static_cast<size_t>(" + printCount(b.shape, plan.mesh, sizes) +
+         ") * sizeof(" + t.storageType(b.dtype) + ")";
+}
+
+/// Is `b` read by a step of `plan` (itself, or a view of it)?
+bool readByAStep(const Plan &plan, unsigned b) {
+  return llvm::any_of(plan.steps, [&](const Step &s) {
+    return llvm::any_of(s.reads, [&](unsigned r) {
+      const Buffer &read = plan.buffers[r];
+      return r == b || (read.kind == Buffer::Kind::View && read.base == b);
+    });
+  });
+}
+bool writtenByAStep(const Plan &plan, unsigned b) {
+  return llvm::any_of(plan.steps, [&](const Step &s) {
+    return llvm::is_contained(s.writes, b);
+  });
+}
+
+/// A flat access of a buffer over `domain`.
+KernelInput flatInput(unsigned buffer, const Extents &domain) {
+  KernelInput in;
+  in.buffer = buffer;
+  in.flat = true;
+  for (unsigned d = 0; d < domain.size(); ++d) {
+    DimAccess a;
+    a.domainDim = d;
+    a.operandAxes = domain[d].axes;
+    a.extent = domain[d];
+    in.dims.push_back(a);
+  }
+  if (in.dims.empty()) { // a one-element block: read at index 0 all the same
+    DimAccess a;
+    a.extent = Extent{ir::Dim::constant(1), {}};
+    in.dims.push_back(a);
+  }
+  return in;
+}
+
+} // namespace
+
+llvm::SmallVector<unsigned, 2> teamAxes(const Plan &plan) {
+  llvm::SmallVector<unsigned, 2> out;
+  for (unsigned a = 0; a < plan.mesh.size(); ++a)
+    if (hasTeam(plan, a))
+      out.push_back(a);
+  return out;
+}
+
+std::string teamMember(const Plan &plan, unsigned axis) {
+  return "cc_team_" + plan.mesh.axes[axis].name;
+}
+
+std::vector<FusedKernel> fusedKernels(const Plan &plan) {
+  std::vector<FusedKernel> out;
+  for (const FusedCollective &f : plan.fusedCollectives) {
+    if (!f.fused())
+      continue;
+    FusedKernel k;
+    k.f = &f;
+    k.team = teamMember(plan, f.axis);
+    if (f.reducing >= 0)
+      k.reducing = &std::get<CollectiveCall>(plan.steps[f.reducing].body);
+    if (f.gather >= 0)
+      k.gather = &std::get<CollectiveCall>(plan.steps[f.gather].body);
+    const int reducedBuffer = k.reducing ? int(k.reducing->output) : -1;
+    const int gatheredBuffer = k.gather ? int(k.gather->input) : -1;
+    if (f.kernel >= 0) {
+      k.step = plan.steps[f.kernel];
+    } else {
+      // One member passing its input through: the reduced value (to the
+      // gather, or stored), or the block the allgather gathers.
+      const unsigned in = k.reducing ? k.reducing->output : k.gather->input;
+      const Buffer &b = plan.buffers[in];
+      k.identity = std::make_shared<ir::ScalarExpr>();
+      k.identity->op = ir::ScalarOp::Operand;
+      k.identity->dtype = b.dtype;
+      ElementwiseKernel body;
+      body.domain = f.domain;
+      body.inputs.push_back(flatInput(in, f.domain));
+      body.flat = true;
+      ElementwiseKernel::Member m;
+      m.name = m.identifier = b.name;
+      m.body = k.identity.get();
+      m.operands.push_back({Source::Kind::Input, 0});
+      m.output = static_cast<int>(in);
+      body.members.push_back(std::move(m));
+      k.step.name = "fused_" + plan.steps[f.steps.front()].name;
+      k.step.summary = "the fused collective of steps " +
+                       std::to_string(f.steps.front()) + " to " +
+                       std::to_string(f.steps.back());
+      k.step.body = std::move(body);
+      k.step.reads.push_back(in);
+      k.step.writes.push_back(in);
+      k.madeStep = true;
+    }
+    const ElementwiseKernel &body = k.kernel();
+    for (unsigned i = 0; i < body.inputs.size(); ++i)
+      if (static_cast<int>(body.inputs[i].buffer) == reducedBuffer)
+        k.reducedInput = static_cast<int>(i);
+    for (unsigned m = 0; m < body.members.size(); ++m)
+      if (gatheredBuffer >= 0 && body.members[m].output == gatheredBuffer)
+        k.gatheredMember = static_cast<int>(m);
+    k.gatherReduced = k.gather && k.gatheredMember < 0 && k.reducedInput >= 0;
+    if (k.gather) {
+      const Buffer &in = plan.buffers[k.gather->input];
+      k.selfInView = in.kind == Buffer::Kind::View;
+      k.storeGatheredLocally = k.selfInView || f.storeGathered;
+    }
+    // What the fused kernel reads and writes: not the reduced value's
+    // buffer (combined from every member instead) unless it is stored; the
+    // gathered buffer only where it is stored locally.
+    llvm::erase_if(k.step.reads, [&](unsigned b) {
+      return static_cast<int>(b) == reducedBuffer &&
+             !(k.madeStep && !k.reducing);
+    });
+    llvm::erase_if(k.step.writes, [&](unsigned b) {
+      return static_cast<int>(b) == reducedBuffer ||
+             (static_cast<int>(b) == gatheredBuffer && !k.storeGatheredLocally);
+    });
+    if (f.storeReduced)
+      k.step.writes.push_back(k.reducing->output);
+    k.name = "cc_fused_" + k.step.name;
+    k.ranged = llvm::any_of(plan.overlaps, [&](const OverlapGroup &o) {
+      return o.inChunks() && llvm::is_contained(o.perChunk, f.steps.front());
+    });
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+bool hasPath(const Plan &plan) {
+  return !plan.fusedCollectives.empty() || !plan.overlaps.empty();
+}
+
+void appendPath(CodeWriter &w, const std::string &what) {
+  w.line("state->path += std::string(state->path.empty() ? \"\" : \"; \") + " +
+         what + ";");
+}
+
+void emitSymmetricApi(CodeWriter &w, const Plan &plan, const Target &t) {
+  if (!hasPath(plan))
+    return;
+  w.line();
+  w.line("/// How the fused collectives and overlaps run on this rank, and "
+         "why: one");
+  w.line("/// kernel on the team's symmetric memory or their steps in "
+         "sequence (the");
+  w.line("/// fallback); parts beside the matmul or one after the other.");
+  w.line("const char *path() const;");
+  if (teamAxes(plan).empty())
+    return;
+  w.line("/// This rank's block of every tensor that a fused collective "
+         "kernel reaches on");
+  w.line("/// other ranks, in memory the program owns (symmetric memory: the "
+         "same on every");
+  w.line("/// rank of the team). Pass these pointers to operator() and a "
+         "step copies");
+  w.line("/// nothing; other pointers are copied in before the steps and "
+         "back after them.");
+  w.line("/// Valid while the object lives.");
+  w.open("struct Symmetric");
+  for (unsigned b : symmetricBuffers(plan)) {
+    const Buffer &buf = plan.buffers[b];
+    if (caller(buf))
+      w.line(t.storageType(buf.dtype) + " *" + buf.name + " = nullptr;");
+  }
+  w.close(";");
+  w.line("const Symmetric &symmetric() const;");
+}
+
+void emitTeamState(CodeWriter &w, const Plan &plan, const Target &t) {
+  if (hasPath(plan))
+    w.line("std::string path;");
+  const auto axes = teamAxes(plan);
+  if (axes.empty())
+    return;
+  const std::string ns = t.runtimeNamespace().str();
+  w.comment("Fused collectives: a team per axis (null: the fallback), the "
+            "symmetric\nmemory of each buffer peers reach, and what path() "
+            "says.");
+  for (unsigned a : axes)
+    w.line("std::unique_ptr<" + ns + "::Team> " + teamMember(plan, a) + ";");
+  w.line("Symmetric symmetric;");
+  for (unsigned b : symmetricBuffers(plan)) {
+    const Buffer &buf = plan.buffers[b];
+    w.line(t.storageType(buf.dtype) + " *" + symMember(buf) + " = nullptr;");
+    t.emitTeamBufferState(w, plan, buf);
+  }
+  w.line("/// Without a team: the symmetric() memory.");
+  w.line("char *plain = nullptr;");
+  w.line("size_t plainBytes = 0;");
+}
+
+void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
+  for (const FusedCollective &f : plan.fusedCollectives)
+    if (!f.fused()) {
+      std::string steps;
+      for (unsigned s : f.steps)
+        steps += (steps.empty() ? "" : " ") + std::to_string(s);
+      appendPath(w,
+                 "\"steps " + steps + ": in sequence (" + f.sequential + ")\"");
+    }
+  const auto axes = teamAxes(plan);
+  if (axes.empty())
+    return;
+  const std::string ns = t.runtimeNamespace().str();
+  w.comment("A team per axis of a fused collective (collective calls), and "
+            "the\nsymmetric memory: each buffer at a fixed offset of its "
+            "team's.");
+  for (unsigned a : axes) {
+    const std::string axis = plan.mesh.axes[a].name;
+    const std::string team = "state->" + teamMember(plan, a);
+    w.line("size_t cc_bytes_" + axis + " = 0;");
+    for (unsigned b : symmetricBuffers(plan)) {
+      const Buffer &buf = plan.buffers[b];
+      if (buf.team != static_cast<int>(a))
+        continue;
+      w.line("const size_t cc_at_" + buf.name + " = cc_bytes_" + axis + ";");
+      w.line("cc_bytes_" + axis + " += (" + bytesOf(plan, t, buf, sizeVar) +
+             " + 255) / 256 * 256;");
+    }
+    w.line("std::string cc_why_" + axis + ";");
+    w.line("COCONET_RETURN_IF_ERROR(" + ns + "::Team::create(*state->mesh, " +
+           std::to_string(a) + ", cc_bytes_" + axis + ", &" + team +
+           ", &cc_why_" + axis + "));");
+    w.open("if (" + team + ")");
+    w.line("char *cc_base = static_cast<char *>(" + team + "->local());");
+    for (unsigned b : symmetricBuffers(plan)) {
+      const Buffer &buf = plan.buffers[b];
+      if (buf.team != static_cast<int>(a))
+        continue;
+      const std::string type = t.storageType(buf.dtype);
+      w.line("state->" + symMember(buf) + " = reinterpret_cast<" + type +
+             " *>(cc_base + cc_at_" + buf.name + ");");
+      t.emitTeamBufferBind(w, plan, buf, team);
+    }
+    w.close();
+    appendPath(w, "\"fused collectives over " + axis + ": \" +\n    (" + team +
+                      " ? \"one kernel on the team's symmetric memory (\" + "
+                      "std::to_string(" +
+                      team + "->size()) + \" members)\"\n" +
+                      "          : \"steps in sequence (\" + cc_why_" + axis +
+                      " + \")\")");
+  }
+  // Without a team, symmetric() is ordinary memory of the same blocks.
+  w.line("size_t cc_plain = 0;");
+  for (unsigned b : symmetricBuffers(plan)) {
+    const Buffer &buf = plan.buffers[b];
+    if (!caller(buf))
+      continue;
+    w.line("const size_t cc_plain_" + buf.name + " = cc_plain;");
+    w.line("if (!state->" + teamMember(plan, buf.team) + ")");
+    w.line("  cc_plain += (" + bytesOf(plan, t, buf, sizeVar) +
+           " + 255) / 256 * 256;");
+  }
+  w.open("if (cc_plain > 0)");
+  w.line("void *cc_memory = nullptr;");
+  w.line("COCONET_RETURN_IF_ERROR(allocator.allocate(cc_plain, &cc_memory));");
+  w.line("state->plain = static_cast<char *>(cc_memory);");
+  w.line("state->plainBytes = cc_plain;");
+  w.close();
+  for (unsigned b : symmetricBuffers(plan)) {
+    const Buffer &buf = plan.buffers[b];
+    if (!caller(buf))
+      continue;
+    const std::string m = "state->" + symMember(buf);
+    w.line("if (!state->" + teamMember(plan, buf.team) + ")");
+    w.line("  " + m + " = reinterpret_cast<" + t.storageType(buf.dtype) +
+           " *>(state->plain + cc_plain_" + buf.name + ");");
+    w.line("state->symmetric." + buf.name + " = " + m + ";");
+  }
+}
+
+void emitTeamDestroy(CodeWriter &w, const Plan &plan) {
+  if (teamAxes(plan).empty())
+    return;
+  w.line("if (cc_state->plain)");
+  w.line("  cc_state->allocator->deallocate(cc_state->plain, "
+         "cc_state->plainBytes);");
+}
+
+void emitTeamMethods(CodeWriter &w, const Plan &plan, const Target &) {
+  if (hasPath(plan)) {
+    w.line();
+    w.line("const char *" + plan.name +
+           "::path() const { return cc_state->path.c_str(); }");
+  }
+  if (teamAxes(plan).empty())
+    return;
+  w.line();
+  w.open("const " + plan.name + "::Symmetric &" + plan.name +
+         "::symmetric() const");
+  w.line("return cc_state->symmetric;");
+  w.close();
+}
+
+void emitStagingIn(CodeWriter &w, const Plan &plan, const Target &t) {
+  // Scratch that peers reach lives in the team's memory.
+  for (unsigned b : symmetricBuffers(plan)) {
+    const Buffer &buf = plan.buffers[b];
+    if (buf.kind != Buffer::Kind::Scratch)
+      continue;
+    w.line("if (cc_s." + teamMember(plan, buf.team) + ")");
+    w.line("  " + buf.name + " = cc_s." + symMember(buf) + ";");
+  }
+  // The caller's tensors: moved into the team's memory (unless they are
+  // there), and the steps use that copy.
+  for (unsigned b : symmetricBuffers(plan)) {
+    const Buffer &buf = plan.buffers[b];
+    if (!caller(buf))
+      continue;
+    const std::string type = t.storageType(buf.dtype);
+    const bool back = buf.kind == Buffer::Kind::Output || buf.written;
+    if (back)
+      w.line(type + " *cc_caller_" + buf.name + " = nullptr;");
+    w.open("if (cc_s." + teamMember(plan, buf.team) + " && " + buf.name +
+           " != cc_s." + symMember(buf) + ")");
+    if (buf.kind == Buffer::Kind::Param && readByAStep(plan, b))
+      t.emitCopy(w, "cc_s." + symMember(buf), buf.name,
+                 printCount(buf.shape, plan.mesh, stateSize), buf.dtype);
+    if (back)
+      w.line("cc_caller_" + buf.name + " = " + buf.name + ";");
+    w.line(buf.name + " = cc_s." + symMember(buf) + ";");
+    w.close();
+  }
+}
+
+void emitStagingOut(CodeWriter &w, const Plan &plan, const Target &t) {
+  for (unsigned b : symmetricBuffers(plan)) {
+    const Buffer &buf = plan.buffers[b];
+    if (!caller(buf) || !(buf.kind == Buffer::Kind::Output || buf.written))
+      continue;
+    if (!writtenByAStep(plan, b))
+      continue;
+    w.line("if (cc_caller_" + buf.name + ")");
+    w.indent();
+    t.emitCopy(w, "cc_caller_" + buf.name, buf.name,
+               printCount(buf.shape, plan.mesh, stateSize), buf.dtype);
+    w.dedent();
+  }
+}
+
+void emitFusedCall(CodeWriter &w, const Target &t, const Plan &plan,
+                   const FusedKernel &k, const KernelRange &range) {
+  const std::string g = "cc_s." + geometryMember(k.step);
+  std::string args = g;
+  if (!range.whole()) {
+    args += ", " + range.lo + ", " + range.hi;
+    if (k.reducing)
+      args += ", " + range.fromAt;
+  }
+  args += ", " + t.fusedTeamArgs(plan, k, "cc_s." + k.team);
+  for (const KernelArg &a : kernelArgs(plan, k.step, t))
+    args += ", " + a.value;
+  t.emitFusedLaunch(w, plan, k, g, args, range);
+}
+
+unsigned emitStepOrFused(CodeWriter &w, const Target &t, const Plan &plan,
+                         unsigned index) {
+  const FusedCollective *fused = nullptr;
+  unsigned which = 0;
+  for (const FusedCollective &f : plan.fusedCollectives) {
+    if (f.fused() && f.steps.front() == index) {
+      fused = &f;
+      break;
+    }
+    which += f.fused() ? 1 : 0;
+  }
+  auto step = [&](unsigned i) {
+    w.line();
+    w.comment("Step " + std::to_string(i) + ": " + plan.steps[i].summary + ".");
+    emitStep(w, t, plan, i);
+  };
+  if (!fused) {
+    step(index);
+    return index;
+  }
+  const FusedKernel k = fusedKernels(plan)[which];
+  w.line();
+  w.comment("Steps " + std::to_string(fused->steps.front()) + " to " +
+            std::to_string(fused->steps.back()) +
+            ": one kernel on the team, else in sequence.");
+  w.open("if (cc_s." + k.team + ")");
+  emitFusedCall(w, t, plan, k, {});
+  w.dedent();
+  w.line("} else {");
+  w.indent();
+  for (unsigned i : fused->steps)
+    step(i);
+  w.close();
+  return fused->steps.back();
+}
+
+} // namespace coconet::codegen

@@ -1,0 +1,240 @@
+//===- OverlapCode.cpp - an overlap's matmul and collective in parts ------===//
+//
+// An overlap that runs in parts (lower/Chunks.cpp) is one loop in
+// operator(): for each part c, the matmul computes the part's rows (of
+// every block, written chunk-major for a reducescatter), then the target
+// hands the consumer's part to what runs beside the matmul (a second
+// stream on CUDA, the progress thread on the CPU) and the loop goes on to
+// the next part. The consumer's part is the collective on the part's
+// elements, or the fused collective's kernel on them (where the team is
+// available; else its steps on them, and its allgather once after the
+// last part).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CodegenImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace coconet::codegen {
+
+using namespace lower;
+
+namespace {
+
+std::string sizeVar(llvm::StringRef name) { return "sizes." + name.str(); }
+
+/// The index of `o` in plan.overlaps (names its State fields).
+std::string indexOf(const Plan &plan, const OverlapGroup &o) {
+  return std::to_string(&o - plan.overlaps.data());
+}
+
+bool anyInChunks(const Plan &plan) {
+  return llvm::any_of(plan.overlaps,
+                      [](const OverlapGroup &o) { return o.inChunks(); });
+}
+
+/// The fused collective whose first step is `step` and that one kernel
+/// computes, and its FusedKernel.
+std::optional<FusedKernel> fusedAt(const Plan &plan, unsigned step) {
+  for (const FusedKernel &k : fusedKernels(plan))
+    if (k.f->steps.front() == step)
+      return k;
+  return std::nullopt;
+}
+
+/// Part `cc_c` (elements [cc_begin, cc_end) of each block) of step `index`,
+/// one of the overlap's per-part steps.
+void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
+              const OverlapGroup &o, unsigned index) {
+  const Step &step = plan.steps[index];
+  const std::string i = indexOf(plan, o);
+  const std::string part = "cc_s.cc_part" + i;
+  const std::string g = "cc_s." + geometryMember(step);
+  w.comment("Step " + std::to_string(index) + ": " + step.summary +
+            ", this part.");
+  if (const auto *c = std::get_if<CollectiveCall>(&step.body)) {
+    CollectiveOperands ops = collectiveOperands(plan, *c, g);
+    switch (c->kind) {
+    case Collective::ReduceScatter:
+      // Part c of every block, together (the matmul wrote it so).
+      ops.in += " + cc_c * cc_s.cc_blocks" + i + " * " + part;
+      ops.out += " + cc_begin";
+      ops.count = "cc_s.cc_blocks" + i + " * " + part;
+      ops.outCount = part;
+      t.emitCollective(w, plan, *c, ops);
+      return;
+    case Collective::AllReduce:
+      ops.in += " + cc_begin";
+      ops.out += " + cc_begin";
+      ops.count = ops.outCount = part;
+      t.emitCollective(w, plan, *c, ops);
+      return;
+    case Collective::AllGather: {
+      // Every member's part c, each to its place: one broadcast per root.
+      CollectiveCall b = *c;
+      b.kind = Collective::Broadcast;
+      const std::string block =
+          printCount(plan.buffers[c->input].shape, plan.mesh,
+                     [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); });
+      ops.in += " + cc_begin";
+      ops.out += " + cc_q * (" + block + ") + cc_begin";
+      ops.count = ops.outCount = part;
+      ops.root = "cc_q";
+      t.beginCollectiveGroup(w);
+      w.open("for (int64_t cc_q = 0; cc_q < " +
+             printAxisSize(
+                 c->axis, plan.mesh,
+                 [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); }) +
+             "; ++cc_q)");
+      t.emitCollective(w, plan, b, ops);
+      w.close();
+      t.endCollectiveGroup(w);
+      return;
+    }
+    default:
+      break;
+    }
+  }
+  // An elementwise kernel on the part's elements.
+  std::string args = g + ", cc_begin, cc_end";
+  for (const KernelArg &a : kernelArgs(plan, step, t))
+    args += ", " + a.value;
+  t.emitLaunch(w, plan, step, g, args, {"cc_begin", "cc_end", ""});
+}
+
+} // namespace
+
+bool rangedStep(const Plan &plan, unsigned index) {
+  if (!std::holds_alternative<ElementwiseKernel>(plan.steps[index].body))
+    return false;
+  return llvm::any_of(plan.overlaps, [&](const OverlapGroup &o) {
+    return o.inChunks() && llvm::is_contained(o.perChunk, index);
+  });
+}
+
+const OverlapGroup *overlapAt(const Plan &plan, unsigned index) {
+  for (const OverlapGroup &o : plan.overlaps)
+    if (o.inChunks() && o.producer == index)
+      return &o;
+  return nullptr;
+}
+
+void emitOverlapState(CodeWriter &w, const Plan &plan, const Target &t) {
+  if (!anyInChunks(plan))
+    return;
+  w.comment("Overlaps in parts: each block's rows per part, the blocks, and "
+            "a part's\nelements per block.");
+  for (const OverlapGroup &o : plan.overlaps)
+    if (o.inChunks())
+      w.line("int64_t cc_rows" + indexOf(plan, o) + " = 0, cc_blocks" +
+             indexOf(plan, o) + " = 1, cc_part" + indexOf(plan, o) + " = 0;");
+  t.emitOverlapState(w);
+}
+
+void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
+  if (anyInChunks(plan))
+    t.emitOverlapCreate(w);
+  for (const OverlapGroup &o : plan.overlaps) {
+    const std::string steps = "\"overlap of steps " +
+                              std::to_string(o.producer) + " and " +
+                              std::to_string(o.consumer) + ": ";
+    if (!o.inChunks()) {
+      appendPath(w, steps + "one after the other (" + o.sequential + ")\"");
+      continue;
+    }
+    appendPath(w, steps + std::to_string(o.chunks) +
+                      " parts, each beside the "
+                      "next (\" + " +
+                      t.overlapPath() + " + \")\"");
+  }
+  if (!anyInChunks(plan))
+    return;
+  for (const OverlapGroup &o : plan.overlaps) {
+    if (!o.inChunks())
+      continue;
+    const std::string i = indexOf(plan, o);
+    const auto &mm = std::get<MatMulCall>(plan.steps[o.producer].body);
+    const std::string blocks =
+        o.blockAxis < 0 ? "1" : printAxisSize(o.blockAxis, plan.mesh, sizeVar);
+    w.line("state->cc_blocks" + i + " = " + blocks + ";");
+    w.line("state->cc_rows" + i + " = " +
+           printExtent(mm.m, plan.mesh, sizeVar) + " / (state->cc_blocks" + i +
+           " * " + std::to_string(o.chunks) + ");");
+    w.line("state->cc_part" + i + " = state->cc_rows" + i + " * " +
+           printExtent(mm.n, plan.mesh, sizeVar) + ";");
+  }
+}
+
+void emitOverlapDestroy(CodeWriter &w, const Plan &plan, const Target &t) {
+  if (anyInChunks(plan))
+    t.emitOverlapDestroy(w);
+}
+
+unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
+                     const OverlapGroup &o) {
+  const std::string i = indexOf(plan, o);
+  const Step &producer = plan.steps[o.producer];
+  const auto &mm = std::get<MatMulCall>(producer.body);
+  const std::string g = "cc_s." + geometryMember(producer);
+  unsigned last = o.perChunk.back();
+  if (o.after >= 0)
+    last = std::max(last, static_cast<unsigned>(o.after));
+  w.line();
+  w.comment("Steps " + std::to_string(o.producer) + " to " +
+            std::to_string(last) + ": " + producer.summary + " in " +
+            std::to_string(o.chunks) +
+            " parts; each part's consumer runs as soon as the\npart is done, "
+            "while the next part is computed.");
+  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(o.chunks) +
+         "; ++cc_c)");
+  const std::string part = "cc_s.cc_part" + i;
+  w.line("const int64_t cc_begin = cc_c * " + part + ", cc_end = cc_begin + " +
+         part + ";");
+  w.line("(void)cc_end;");
+  // The matmul's part: rows [c * rows, (c + 1) * rows) of every block,
+  // stored together.
+  MatMulOperands ops = matMulOperands(plan, mm, g);
+  ops.batch = "cc_s.cc_blocks" + i;
+  ops.m = "cc_s.cc_rows" + i;
+  ops.a += " + cc_c * cc_s.cc_rows" + i + " * " + g + ".k";
+  ops.strideA = "(" + g + ".m / cc_s.cc_blocks" + i + ") * " + g + ".k";
+  ops.c += " + cc_c * cc_s.cc_blocks" + i + " * " + part;
+  ops.strideC = part;
+  w.comment("Step " + std::to_string(o.producer) + ": " + producer.summary +
+            ", this part.");
+  t.emitMatMul(w, plan, mm, ops);
+  t.emitPartBegin(w);
+  const std::optional<FusedKernel> fused = fusedAt(plan, o.consumer);
+  if (fused) {
+    w.open("if (cc_s." + fused->team + ")");
+    std::string fromAt = "0";
+    if (fused->reducing && fused->reducing->kind == Collective::ReduceScatter)
+      fromAt = "cc_c * (cc_s.cc_blocks" + i + " - 1) * " + part + " + cc_s." +
+               fused->team + "->rank() * " + part;
+    emitFusedCall(w, t, plan, *fused, {"cc_begin", "cc_end", fromAt});
+    w.dedent();
+    w.line("} else {");
+    w.indent();
+  }
+  for (unsigned s : o.perChunk)
+    emitPart(w, t, plan, o, s);
+  if (fused)
+    w.close();
+  t.emitPartEnd(w);
+  w.close();
+  t.emitOverlapEnd(w);
+  if (o.after >= 0) {
+    w.line();
+    w.comment("Step " + std::to_string(o.after) + ": " +
+              plan.steps[o.after].summary + ", after the last part.");
+    if (fused)
+      w.open("if (!cc_s." + fused->team + ")");
+    emitStep(w, t, plan, o.after);
+    if (fused)
+      w.close();
+  }
+  return last;
+}
+
+} // namespace coconet::codegen

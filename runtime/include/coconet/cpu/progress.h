@@ -1,0 +1,61 @@
+//===- cpu/progress.h - a thread that runs communication beside compute ---===//
+//
+// What an overlap on the CPU target uses so that communication progresses
+// while the next part of a matmul is computed: a thread that runs the
+// tasks posted to it in order (the collective, or the fused collective's
+// kernel, of each part), with one OpenMP thread of its own. MPI is then
+// called from that thread, never at the same time as from the posting one
+// (which only computes between post() and wait()): MPI_THREAD_SERIALIZED.
+// When MPI provides less (or COCONET_PROGRESS=off), there is no thread and
+// post() runs the task on the spot; why() says so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_RUNTIME_CPU_PROGRESS_H
+#define COCONET_RUNTIME_CPU_PROGRESS_H
+
+#include "coconet/status.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace coconet::rt::cpu {
+
+class Progress {
+public:
+  /// Not collective. MPI must be initialised.
+  static Status create(std::unique_ptr<Progress> *out);
+  /// Waits for the posted tasks, then ends the thread.
+  ~Progress();
+  Progress(const Progress &) = delete;
+  Progress &operator=(const Progress &) = delete;
+
+  /// Runs `task` after every task posted before it: on the thread, or now.
+  void post(std::function<Status()> task);
+  /// Waits until every posted task has run. Returns the first failure since
+  /// the last wait; the tasks posted after a failure are skipped.
+  Status wait();
+  /// "" when there is a thread, else why tasks run where they are posted.
+  const std::string &why() const { return why_; }
+
+private:
+  Progress() = default;
+  void run();
+
+  std::string why_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::function<Status()>> tasks_;
+  bool busy_ = false, stop_ = false;
+  Status failure_;
+};
+
+} // namespace coconet::rt::cpu
+
+#endif // COCONET_RUNTIME_CPU_PROGRESS_H
