@@ -334,8 +334,11 @@ void declareNarrowResults(CodeWriter &w, const Plan &plan,
     if (out < 0)
       continue;
     const ir::DType dtype = plan.buffers[out].dtype;
-    // The gathered member's tile, narrow or not: copied after the tile.
-    const bool gathered = fused && static_cast<int>(m) == fused->gatheredMember;
+    // The gathered member's tile, narrow or not, unless it is stored into
+    // its own buffer where the others are copied from.
+    const bool gathered = fused &&
+                          static_cast<int>(m) == fused->gatheredMember &&
+                          !fused->storeGatheredLocally;
     if (isNarrow(dtype) || gathered)
       w.line(std::string(isNarrow(dtype) ? "float"
                                          : cpuTarget().storageType(dtype)) +
@@ -344,17 +347,25 @@ void declareNarrowResults(CodeWriter &w, const Plan &plan,
 }
 
 /// A fused kernel's tile, before its elements: the reduced tile `cc_red`,
-/// combined from every member's block in ascending member order (and
-/// stored where the plan keeps the reduced value).
+/// combined from every member's block in ascending member order (the block
+/// itself when the team has one member), and stored where the plan keeps
+/// the reduced value.
 void fusedTileStart(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
   if (!f.reducing)
     return;
   const Buffer &out = plan.buffers[f.reducing->output];
   const std::string type = cpuTarget().storageType(out.dtype);
-  w.line(type + " cc_red[" + std::to_string(kTile) + "];");
-  w.line("coconet::rt::cpu::combineTile(cc_from, cc_members, cc_from_at + "
-         "cc_first, cc_red, cc_len,");
-  w.line("                              " + runtimeDType(out.dtype) + ", " +
+  // One member's block is its own reduction (as a lone collective's alias
+  // is): read where it is.
+  w.line(type + " cc_combined[" + std::to_string(kTile) + "];");
+  w.line("const " + type + " *__restrict__ cc_red = cc_combined;");
+  w.line("if (cc_members == 1)");
+  w.line("  cc_red = static_cast<const " + type +
+         " *>(cc_from[0]) + cc_from_at + cc_first;");
+  w.line("else");
+  w.line("  coconet::rt::cpu::combineTile(cc_from, cc_members, cc_from_at + "
+         "cc_first, cc_combined, cc_len,");
+  w.line("                                " + runtimeDType(out.dtype) + ", " +
          runtimeReduceOp(f.reducing->op) + ");");
   const std::string bytes =
       "static_cast<size_t>(cc_len) * sizeof(" + type + ")";
@@ -380,13 +391,17 @@ void fusedTileEnd(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
   const Buffer &in = plan.buffers[k.members[f.gatheredMember].output];
   const Buffer &out = plan.buffers[f.gather->output];
   const std::string type = cpuTarget().storageType(out.dtype);
+  // A wide value stored into its own buffer by the tile's loop is copied
+  // from there (while it is in the cache); else from the tile.
+  const bool fromOwn = !isNarrow(out.dtype) && f.storeGatheredLocally;
   auto copyTo = [&](const std::string &to) {
     if (isNarrow(out.dtype))
       return "coconet::rt::cpu::narrow(cc_s" + m + ", " + to + ", cc_len);";
-    return "std::memcpy(" + to + ", cc_s" + m +
+    return "std::memcpy(" + to + ", " +
+           (fromOwn ? in.name + " + cc_first" : "cc_s" + m) +
            ", static_cast<size_t>(cc_len) * sizeof(" + type + "));";
   };
-  if (f.storeGatheredLocally)
+  if (f.storeGatheredLocally && !fromOwn)
     w.line(copyTo(in.name + " + cc_first"));
   w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
   if (f.selfInView)
@@ -403,7 +418,14 @@ BodyOverrides fusedOverrides(const Plan &plan, const FusedKernel *f) {
   BodyOverrides o;
   if (!f)
     return o;
-  o.tileMember = f->gatheredMember;
+  // The gathered member goes to the tile cc_s<m> unless the loop stores a
+  // wide value into its own buffer, which the copies then read.
+  if (f->gatheredMember >= 0) {
+    const ir::DType dtype =
+        plan.buffers[f->kernel().members[f->gatheredMember].output].dtype;
+    if (isNarrow(dtype) || !f->storeGatheredLocally)
+      o.tileMember = f->gatheredMember;
+  }
   if (f->reducedInput >= 0) {
     const ir::DType dtype = plan.buffers[f->reducing->output].dtype;
     o.input = f->reducedInput;

@@ -128,9 +128,10 @@ COCONET_HD uint32_t floatBitsRoundedToOdd(double value) {
   const uint32_t bits = floatBits(nearest);
   // One step toward zero when rounding to nearest went away from zero (the
   // magnitude's pattern minus one; float overflow gives FLT_MAX).
-  const bool away = (back > value && value >= 0) || (back < value && value < 0);
-  const uint32_t truncated = bits - (away ? 1u : 0u);
-  return truncated | (back != value ? 1u : 0u);
+  // Bitwise, not short-circuit, logic: no branch, so loops of it vectorise.
+  const uint32_t away = static_cast<uint32_t>((back > value) & (value >= 0)) |
+                        static_cast<uint32_t>((back < value) & (value < 0));
+  return (bits - away) | static_cast<uint32_t>(back != value);
 }
 
 } // namespace detail

@@ -131,13 +131,23 @@ void combineTyped(const void *const *blocks, int64_t members, int64_t offset,
                   typename Traits::T *out, int64_t count, Op op, bool avg,
                   bool parallel) {
   const int64_t tiles = (count + kTile - 1) / kTile;
-  const bool many = parallel && count >= kParallelThreshold;
-#pragma omp parallel for schedule(static) if (many)
-  for (int64_t t = 0; t < tiles; ++t) {
+  auto tile = [&](int64_t t) {
     const int64_t first = t * kTile;
     combineOneTile<Traits>(blocks, members, offset + first, out + first,
                            std::min(kTile, count - first), op, avg);
+  };
+  // A fused kernel's tile runs inside its own parallel loop: no parallel
+  // region here at all (even one that is not taken costs a team's set-up
+  // per call).
+  if (!parallel) {
+    for (int64_t t = 0; t < tiles; ++t)
+      tile(t);
+    return;
   }
+  const bool many = count >= kParallelThreshold;
+#pragma omp parallel for schedule(static) if (many)
+  for (int64_t t = 0; t < tiles; ++t)
+    tile(t);
 }
 
 template <typename Traits>
