@@ -4,11 +4,11 @@ every schedule of the samples and standard-library programs that has one,
 compiles the generated .cu for sm_90 (-Xptxas -v) and disassembles it
 (cuobjdump -sass), and prints one row per fused kernel and instantiation:
 registers, stack and spills (ptxas), and the memory instructions of its
-SASS by kind: `own` memory of this rank (LDG/STG; .128: 16 bytes at a
-time), `peers`' symmetric memory, which ncclGetLsaPointer returns as
-generic pointers (LD/ST), NCCL's `window` table (constant loads of the
-window's base and stride for each peer pointer) and the team's `barrier`
-(system-scope LD/ST .STRONG.SYS).
+SASS by kind: `own` global memory (LDG/STG; .128: 16 bytes at a time;
+.CONSTANT: through the read-only cache, which includes NCCL's window table,
+the base and stride of each peer pointer), `peers`' symmetric memory,
+which ncclGetLsaPointer returns as generic pointers (LD/ST), and the
+team's `barrier` (system-scope LD/ST .STRONG.SYS).
 
     tools/bench/cuda_kernels.py [--coconetc build/bin/coconetc] [FILE.coco...]
 
@@ -114,13 +114,11 @@ def main():
                         "element" if "ILb0E" in fn else "-")
                 groups = collections.OrderedDict(
                     (k, collections.Counter())
-                    for k in ("own", "peers", "window", "barrier"))
+                    for k in ("own", "peers", "barrier"))
                 for op in re.findall(r"\b((?:LDG|LD|STG|ST)\.E[.A-Z0-9]*)",
                                      part):
                     if "STRONG.SYS" in op:
                         groups["barrier"][op] += 1
-                    elif "CONSTANT" in op:
-                        groups["window"][op] += 1
                     elif op.startswith(("LDG", "STG")):
                         groups["own"][op] += 1
                     else:
