@@ -248,6 +248,9 @@ CollectiveOperands collectiveOperands(const lower::Plan &plan,
                                       llvm::StringRef g);
 MatMulOperands matMulOperands(const lower::Plan &plan,
                               const lower::MatMulCall &mm, llvm::StringRef g);
+/// The function (CPU) or kernel (CUDA) of fused kernel `k`.
+void emitFusedKernel(CodeWriter &w, const Target &t, const lower::Plan &plan,
+                     const FusedKernel &k);
 /// The call of fused kernel `k` in operator() over `range` (whole, or a
 /// part of an overlap).
 void emitFusedCall(CodeWriter &w, const Target &t, const lower::Plan &plan,

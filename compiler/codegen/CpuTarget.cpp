@@ -229,8 +229,21 @@ public:
   // --- Fused collectives ----------------------------------------------------
 
   llvm::StringRef teamHeader() const override { return "coconet/cpu/team.h"; }
-  void emitFusedKernel(CodeWriter &w, const Plan &plan,
-                       const FusedKernel &k) const override;
+  std::string fusedTeamParams(const Plan &,
+                              const FusedKernel &k) const override {
+    std::string team = "coconet::rt::cpu::Team &cc_team";
+    if (k.reducing)
+      team += ", const void *const *cc_from";
+    if (k.gather)
+      team += ", void *const *cc_to";
+    return team;
+  }
+  llvm::StringRef teamRank() const override { return "cc_team.rank()"; }
+  llvm::StringRef teamSize() const override { return "cc_team.size()"; }
+  void emitTeamBarrier(CodeWriter &w) const override {
+    w.line("cc_team.barrier();");
+  }
+  llvm::StringRef teamMemory() const override { return "shared memory"; }
   std::string fusedTeamArgs(const Plan &plan, const FusedKernel &k,
                             llvm::StringRef team) const override {
     std::string out = "*" + team.str();
@@ -581,45 +594,6 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
   narrowResults(w, plan, k, fused);
   if (fused)
     fusedTileEnd(w, plan, *fused);
-  w.close();
-}
-
-void CpuTarget::emitFusedKernel(CodeWriter &w, const Plan &plan,
-                                const FusedKernel &f) const {
-  const ElementwiseKernel &k = f.kernel();
-  std::string team;
-  if (f.ranged)
-    team = std::string("const int64_t cc_begin, const int64_t cc_end, ") +
-           (f.reducing ? "const int64_t cc_from_at, " : "");
-  team += "coconet::rt::cpu::Team &cc_team";
-  if (f.reducing)
-    team += ", const void *const *cc_from";
-  if (f.gather)
-    team += ", void *const *cc_to";
-  w.comment(f.step.summary + ", with its collectives (steps " +
-            std::to_string(f.f->steps.front()) + " to " +
-            std::to_string(f.f->steps.back()) +
-            "), as one kernel on the team's\nshared memory: this member's "
-            "block combined from every member's, in member\norder; the "
-            "gathered value stored into every member's output.");
-  openKernel(w, f.name, kernelParams(*this, plan, f.step, team), false);
-  const UniformValues uniform = emitScalarInputs(w, plan, k, *this);
-  w.line("const int64_t cc_me = cc_team.rank(), cc_members = cc_team.size();");
-  w.line("(void)cc_me;");
-  if (f.reducing && !f.ranged)
-    w.line(std::string("const int64_t cc_from_at = ") +
-           (f.reducing->kind == Collective::ReduceScatter ? "cc_me * cc_g.n"
-                                                          : "0") +
-           ";");
-  if (f.gather)
-    w.line("const int64_t cc_to_at = cc_me * cc_g.n;");
-  w.line("(void)cc_g;");
-  w.comment("Every member's input is in place.");
-  w.line("cc_team.barrier();");
-  emitElementwiseLoops(w, plan, f.step, k, uniform, &f, f.ranged);
-  w.comment("Every member's output is complete, and no member reads this "
-            "one's input.");
-  w.line("cc_team.barrier();");
   w.close();
 }
 

@@ -320,8 +320,26 @@ public:
   // --- Fused collectives ----------------------------------------------------
 
   llvm::StringRef teamHeader() const override { return "coconet/cuda/team.h"; }
-  void emitFusedKernel(CodeWriter &w, const Plan &plan,
-                       const FusedKernel &k) const override;
+  std::string fusedTeamParams(const Plan &plan,
+                              const FusedKernel &k) const override {
+    std::string team = "const cc_team cc_t";
+    if (k.reducing)
+      team += ", const " + storageType(plan.buffers[k.reducing->input].dtype) +
+              " *cc_from";
+    if (k.gather)
+      team +=
+          ", " + storageType(plan.buffers[k.gather->output].dtype) + " *cc_to";
+    return team;
+  }
+  llvm::StringRef teamRank() const override { return "cc_t.rank"; }
+  llvm::StringRef teamSize() const override { return "cc_t.size"; }
+  void emitTeamBarrier(CodeWriter &w) const override {
+    w.line("cc_team_sync(cc_t);");
+  }
+  llvm::StringRef teamMemory() const override {
+    return "symmetric memory (every member's grid has the same blocks: "
+           "block b meets\nblock b of the others at the team's barriers)";
+  }
   std::string fusedTeamArgs(const Plan &plan, const FusedKernel &k,
                             llvm::StringRef team) const override {
     std::string out = team.str() + "->device()";
@@ -470,7 +488,7 @@ private:
                       const FusedKernel *fused, bool ranged) const;
   /// Opens the loop over the members a gathered value is stored into.
   static void openGather(CodeWriter &w, const FusedKernel &f) {
-    w.open("for (int cc_q = 0; cc_q < cc_t.size; ++cc_q)");
+    w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
     if (f.selfInView)
       w.line("if (cc_q == cc_me)")
           .line("  continue; // this member's own block");
@@ -668,52 +686,6 @@ void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
   } else {
     w.line(launch("cc_" + step.name));
   }
-}
-
-void CudaTarget::emitFusedKernel(CodeWriter &w, const Plan &plan,
-                                 const FusedKernel &f) const {
-  const ElementwiseKernel &k = f.kernel();
-  std::string team;
-  if (f.ranged)
-    team = std::string("const int64_t cc_begin, const int64_t cc_end, ") +
-           (f.reducing ? "const int64_t cc_from_at, " : "");
-  team += "const cc_team cc_t";
-  if (f.reducing) {
-    const Buffer &b = plan.buffers[f.reducing->input];
-    team += ", const " + storageType(b.dtype) + " *cc_from";
-  }
-  if (f.gather) {
-    const Buffer &b = plan.buffers[f.gather->output];
-    team += ", " + storageType(b.dtype) + " *cc_to";
-  }
-  w.comment(f.step.summary + ", with its collectives (steps " +
-            std::to_string(f.f->steps.front()) + " to " +
-            std::to_string(f.f->steps.back()) +
-            "), as one kernel on the team's\nsymmetric memory: this member's "
-            "block combined from every member's, in member\norder; the "
-            "gathered value stored into every member's output. Every "
-            "member's\ngrid has the same blocks: block b meets block b of "
-            "the others at the team's\nbarriers.");
-  openKernel(w, f.name, kernelParams(*this, plan, f.step, team), k.flat);
-  emitElementwisePrologue(w);
-  const UniformValues uniform = emitScalarInputs(w, plan, k, *this);
-  w.line("const int cc_me = cc_t.rank;");
-  w.line("(void)cc_me;");
-  if (f.reducing && !f.ranged)
-    w.line(std::string("const int64_t cc_from_at = ") +
-           (f.reducing->kind == Collective::ReduceScatter ? "cc_me * cc_g.n"
-                                                          : "0") +
-           ";");
-  if (f.gather)
-    w.line("const int64_t cc_to_at = cc_me * cc_g.n;");
-  w.line("(void)cc_g;");
-  w.comment("Every member's input is in place.");
-  w.line("cc_team_sync(cc_t);");
-  emitElementwiseLoops(w, plan, f.step, k, uniform, &f, f.ranged);
-  w.comment("Every member's output is complete, and no member reads this "
-            "one's input.");
-  w.line("cc_team_sync(cc_t);");
-  w.close();
 }
 
 void CudaTarget::emitFusedLaunch(CodeWriter &w, const Plan &plan,

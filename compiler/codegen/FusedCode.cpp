@@ -1,7 +1,7 @@
 //===- FusedCode.cpp - fused collectives: teams, symmetric memory, steps --===//
 //
 // A fused collective that one kernel computes (lower/Fusion.cpp) needs,
-// besides its kernel (the target's emitFusedKernel):
+// besides its kernel (emitFusedKernel, with the target's hooks):
 //   - a team per mesh axis, created with the program object (a collective
 //     call: the runtime's Team, which says when the device path is
 //     unavailable and why);
@@ -399,6 +399,47 @@ void emitStagingOut(CodeWriter &w, const Plan &plan, const Target &t) {
                printCount(buf.shape, plan.mesh, stateSize), buf.dtype);
     w.dedent();
   }
+}
+
+void emitFusedKernel(CodeWriter &w, const Target &t, const Plan &plan,
+                     const FusedKernel &f) {
+  const ElementwiseKernel &k = f.kernel();
+  std::string params;
+  if (f.ranged)
+    params = std::string("const int64_t cc_begin, const int64_t cc_end, ") +
+             (f.reducing ? "const int64_t cc_from_at, " : "");
+  params += t.fusedTeamParams(plan, f);
+  w.comment(f.step.summary + ", with its collectives (steps " +
+            std::to_string(f.f->steps.front()) + " to " +
+            std::to_string(f.f->steps.back()) +
+            "), as one kernel on the team's " + t.teamMemory().str() +
+            ":\nthis member's block combined from every member's, in member "
+            "order; the\ngathered value stored into every member's output.");
+  t.openKernel(w, f.name, kernelParams(t, plan, f.step, params), k.flat);
+  t.emitElementwisePrologue(w);
+  const UniformValues uniform = emitScalarInputs(w, plan, k, t);
+  w.line("const int64_t cc_me = " + t.teamRank().str() +
+         ", cc_members = " + t.teamSize().str() + ";");
+  w.line("(void)cc_me;");
+  w.line("(void)cc_members;");
+  // Where this member's elements are in the members' memory: its block of
+  // a reducescatter's input (an allreduce's: all of it) and of the
+  // allgather's output; an overlap's part is told where its input is.
+  if (f.reducing && !f.ranged)
+    w.line(std::string("const int64_t cc_from_at = ") +
+           (f.reducing->kind == Collective::ReduceScatter ? "cc_me * cc_g.n"
+                                                          : "0") +
+           ";");
+  if (f.gather)
+    w.line("const int64_t cc_to_at = cc_me * cc_g.n;");
+  w.line("(void)cc_g;");
+  w.comment("Every member's input is in place.");
+  t.emitTeamBarrier(w);
+  t.emitElementwiseLoops(w, plan, f.step, k, uniform, &f, f.ranged);
+  w.comment("Every member's output is complete, and no member reads this "
+            "one's input.");
+  t.emitTeamBarrier(w);
+  w.close();
 }
 
 void emitFusedCall(CodeWriter &w, const Target &t, const Plan &plan,

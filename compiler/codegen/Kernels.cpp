@@ -298,7 +298,7 @@ void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
       w.line();
   }
   for (const FusedKernel &k : fusedKernels(plan)) {
-    t.emitFusedKernel(w, plan, k);
+    emitFusedKernel(w, t, plan, k);
     w.line();
   }
 }

@@ -202,9 +202,17 @@ public:
 
   /// The runtime's header declaring its Team.
   virtual llvm::StringRef teamHeader() const = 0;
-  /// The kernel of a fused collective (codegen/FusedCode.cpp).
-  virtual void emitFusedKernel(CodeWriter &w, const lower::Plan &plan,
-                               const FusedKernel &k) const = 0;
+  /// A fused kernel's parameters that give it its team and the members'
+  /// memory of the reducing collective's input (`cc_from`) and of the
+  /// allgather's output (`cc_to`), and the team's rank, size and barrier
+  /// inside it (codegen/FusedCode.cpp writes the kernel).
+  virtual std::string fusedTeamParams(const lower::Plan &plan,
+                                      const FusedKernel &k) const = 0;
+  virtual llvm::StringRef teamRank() const = 0;
+  virtual llvm::StringRef teamSize() const = 0;
+  virtual void emitTeamBarrier(CodeWriter &w) const = 0;
+  /// Where the kernel runs on the team's memory (for its comment).
+  virtual llvm::StringRef teamMemory() const = 0;
   /// The arguments after its geometry that give it its team (`team`: the
   /// State's std::unique_ptr to the runtime's Team) and the members' memory.
   virtual std::string fusedTeamArgs(const lower::Plan &plan,
