@@ -451,15 +451,15 @@ public:
          "&cc_world);"},
         {"std::unique_ptr<cc_rt::cuda::Communicator> cc_world;",
          "cc_st = cc_rt::cuda::Communicator::single(&cc_world);"});
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
+    w.line("if (int cc_code = cc_agree(1))");
+    w.line("  return cc_code;");
     w.line("cudaStream_t cc_stream = nullptr;");
     w.line("cc_st = [&]() -> cc_rt::Status {");
     w.line("  COCONET_CUDA_CHECK(cudaStreamCreate(&cc_stream));");
     w.line("  return cc_rt::Status();");
     w.line("}();");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
+    w.line("if (int cc_code = cc_agree(1))");
+    w.line("  return cc_code;");
     w.line("std::unique_ptr<cc_Program> cc_program;");
     w.line("cc_st = cc_Program::create(*cc_world, cc_sizes, cc_stream, "
            "&cc_program);");
@@ -472,8 +472,8 @@ public:
       return;
     }
     w.line("cc_st = " + sync + ";");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
+    w.line("if (int cc_code = cc_agree(1))");
+    w.line("  return cc_code;");
   }
   void emitDownload(CodeWriter &w) const override {
     w.line("cc_st = " +

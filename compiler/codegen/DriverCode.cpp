@@ -90,12 +90,6 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line();
   w.line("const char *const cc_kProgram = \"" + plan.name + "\";");
   w.line();
-  w.open("int cc_fail(const cc_rt::Status &cc_status)");
-  w.line("std::fprintf(stderr, \"%s: %s\\n\", cc_kProgram, "
-         "cc_status.toString().c_str());");
-  w.line("return 1;");
-  w.close();
-  w.line();
   w.comment("The value of a size name: --size, else `fallback` (0: "
             "required).");
   w.line("cc_rt::Status cc_sizeOf(const cc_rt::driver::Options &options, "
@@ -166,21 +160,35 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("  std::printf(\"%s\", cc_rt::driver::usage(cc_kProgram).c_str());");
   w.line("return 0;");
   w.close();
-  w.open("if (!cc_st.ok())");
-  w.line("std::fprintf(stderr, \"%s: %s\\n\", cc_kProgram, "
-         "cc_st.message().c_str());");
-  w.line("return 2;");
-  w.close();
-  // Sizes.
+  w.comment("After each phase every rank learns whether some rank failed "
+            "(and all\nexit with the same status); rank 0 prints each "
+            "distinct error once.");
+  w.line("auto cc_agree = [&](int cc_code) {");
+  w.line("  return cc_rt::driver::agree(cc_transport, cc_st, cc_code, "
+         "cc_kProgram);");
+  w.line("};");
+  // The names the command line may bind, and the sizes.
+  std::string sizeNames, paramNames;
+  for (const std::string &s : plan.allSizeNames())
+    sizeNames += (sizeNames.empty() ? "\"" : ", \"") + s + "\"";
+  for (const Plan::Param &p : plan.params)
+    paramNames += (paramNames.empty() ? "{\"" : ", {\"") + p.name + "\", " +
+                  runtimeDType(p.type.dtype) + "}";
+  w.line("if (cc_st.ok())");
+  w.line("  cc_st = cc_rt::driver::checkNames(cc_options, {" + sizeNames +
+         "},");
+  w.line("                                    {" + paramNames + "});");
   w.line("cc_Program::Sizes cc_sizes;");
   for (const std::string &s : plan.allSizeNames()) {
     bool world = mesh.isImplicit && s == mesh.axes[0].size;
-    w.line("cc_st = cc_sizeOf(cc_options, \"" + s + "\", " +
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = cc_sizeOf(cc_options, \"" + s + "\", " +
            (world ? "cc_transport.size()" : std::string("0")) + ", &cc_sizes." +
            s + ");");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
   }
+  w.comment("A usage error: exit status 2.");
+  w.line("if (int cc_code = cc_agree(2))");
+  w.line("  return cc_code;");
   std::string axisSizes;
   for (const auto &a : mesh.axes)
     axisSizes += (axisSizes.empty() ? "" : ", ") + sizeVar(a.size);
@@ -194,8 +202,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.close();
   // Communicator and program object.
   t.emitCreateProgram(w);
-  w.line("if (!cc_st.ok())");
-  w.line("  return cc_fail(cc_st);");
+  w.line("if (int cc_code = cc_agree(1))");
+  w.line("  return cc_code;");
   if (hasPath(plan)) {
     w.line("if (cc_transport.rank() == 0 && !cc_options.quiet)");
     w.line("  std::printf(\"%s: %s\\n\", cc_kProgram, cc_program->path());");
@@ -214,28 +222,30 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   for (const Plan::Param &p : plan.params) {
     const Buffer &b = plan.buffers[p.buffer];
     w.line("cc_Block " + b.name + ";");
-    w.line("cc_st = cc_makeBlock(" + infoInit(p.name, p.index, p.type, mesh) +
-           ", cc_axisSizes, cc_coords,");
-    w.line("                     " + bound(b) + ", &" + b.name + ");");
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = cc_makeBlock(" + infoInit(p.name, p.index, p.type, mesh) +
+           ", cc_axisSizes,");
+    w.line("                       cc_coords, " + bound(b) + ", &" + b.name +
+           ");");
     w.line("if (cc_st.ok())");
     w.line("  cc_st = cc_rt::driver::fillInput(" + b.name +
            ".info, cc_options, cc_axisSizes, cc_coords, " + b.name +
            ".placement, " + b.name + ".host.data());");
     t.emitUpload(w, b.name);
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
   }
   // Outputs.
   for (unsigned o : plan.outputs()) {
     const Buffer &b = plan.buffers[o];
     const Plan::Result &r = plan.results[b.result];
     w.line("cc_Block " + b.name + ";");
-    w.line("cc_st = cc_makeBlock(" + infoInit(r.name, 0, r.type, mesh) +
-           ", cc_axisSizes, cc_coords,");
-    w.line("                     " + bound(b) + ", &" + b.name + ");");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = cc_makeBlock(" + infoInit(r.name, 0, r.type, mesh) +
+           ", cc_axisSizes,");
+    w.line("                       cc_coords, " + bound(b) + ", &" + b.name +
+           ");");
   }
+  w.line("if (int cc_code = cc_agree(1))");
+  w.line("  return cc_code;");
   // The call.
   std::string args;
   for (const Plan::Param &p : plan.params) {
@@ -262,8 +272,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.comment("One step, then its results.");
   w.line("cc_st = cc_runStep();");
   t.emitSynchronize(w, /*conditional=*/true);
-  w.line("if (!cc_st.ok())");
-  w.line("  return cc_fail(cc_st);");
+  w.line("if (int cc_code = cc_agree(1))");
+  w.line("  return cc_code;");
   for (const Plan::Result &r : plan.results) {
     const Buffer &b = plan.buffers[r.buffer];
     // An update written in place lives in the parameter's block.
@@ -279,27 +289,30 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     w.line("if (cc_st.ok() && !cc_options.outputDir.empty())");
     w.line("  cc_st = cc_rt::driver::writeResult(cc_info, cc_options, "
            "cc_axisSizes, cc_transport, cc_result.host.data());");
-    w.line("if (!cc_st.ok())");
-    w.line("  return cc_fail(cc_st);");
+    w.comment("A result that cannot be written: exit status 2.");
+    w.line("if (int cc_code = cc_agree(cc_st.code() == "
+           "cc_rt::StatusCode::IoError ? 2 : 1))");
+    w.line("  return cc_code;");
     w.close();
   }
   // Timing.
   w.comment("More steps, timed (their results are not written).");
   w.open("if (cc_options.iterations > 1 || cc_options.warmup > 0)");
-  w.open("for (int cc_i = 0; cc_i < cc_options.warmup; ++cc_i)");
-  w.line("if (!(cc_st = cc_runStep()).ok())");
-  w.line("  return cc_fail(cc_st);");
-  w.close();
-  t.emitSynchronize(w, /*conditional=*/false);
+  w.line("for (int cc_i = 0; cc_i < cc_options.warmup && cc_st.ok(); ++cc_i)");
+  w.line("  cc_st = cc_runStep();");
+  t.emitSynchronize(w, /*conditional=*/true);
+  w.line("if (int cc_code = cc_agree(1))");
+  w.line("  return cc_code;");
   t.emitMpiOrElse(w, {"MPI_Barrier(MPI_COMM_WORLD);"}, {});
   w.line("const auto cc_start = std::chrono::steady_clock::now();");
-  w.open("for (int cc_i = 0; cc_i < cc_options.iterations; ++cc_i)");
-  w.line("if (!(cc_st = cc_runStep()).ok())");
-  w.line("  return cc_fail(cc_st);");
-  w.close();
-  t.emitSynchronize(w, /*conditional=*/false);
+  w.line("for (int cc_i = 0; cc_i < cc_options.iterations && cc_st.ok(); "
+         "++cc_i)");
+  w.line("  cc_st = cc_runStep();");
+  t.emitSynchronize(w, /*conditional=*/true);
   w.line("double cc_seconds = std::chrono::duration<double>("
          "std::chrono::steady_clock::now() - cc_start).count();");
+  w.line("if (int cc_code = cc_agree(1))");
+  w.line("  return cc_code;");
   t.emitMpiOrElse(w,
                   {"MPI_Allreduce(MPI_IN_PLACE, &cc_seconds, 1, MPI_DOUBLE, "
                    "MPI_MAX, MPI_COMM_WORLD);"},

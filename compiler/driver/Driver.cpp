@@ -7,6 +7,7 @@
 
 #include "driver/Driver.h"
 #include "driver/DriverOptions.h"
+#include "driver/RangedOption.h"
 
 #include "analysis/Report.h"
 #include "ast/Ast.h"
@@ -82,10 +83,9 @@ static ColorMode colorMode() {
   return *option;
 }
 
-static cl::opt<unsigned>
-    errorLimit("error-limit",
-               cl::desc("Stop after this many errors (0: no limit)"),
-               cl::init(20), cl::cat(category()));
+static NumberOption<unsigned>
+    errorLimit("error-limit", "Stop after this many errors (0: no limit)", 0,
+               UINT32_MAX, 20, category());
 
 static cl::opt<bool> warningsAsErrors("Werror",
                                       cl::desc("Treat warnings as errors"),
@@ -498,7 +498,7 @@ int runDriver(int argc, char **argv) {
           "both forms.\n",
           &llvm::errs()))
     return 2;
-  if (!checkInputGiven())
+  if (!checkNumberOptions() || !checkInputGiven())
     return 2;
   for (const std::string &name : printAfter)
     if (!passes::findPass(name)) {

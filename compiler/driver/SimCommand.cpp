@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "driver/DriverOptions.h"
+#include "driver/RangedOption.h"
 
+#include "sim/Inputs.h"
 #include "sim/Simulator.h"
 #include "verify/Differential.h"
 
@@ -26,11 +28,13 @@ cl::OptionCategory &simCategory() {
   return cat;
 }
 
-static cl::opt<int64_t>
+/// Ranks are MPI ranks: an int. (The simulator runs at most 1024 per axis
+/// and says so; --emit=report evaluates its formulas for any count.)
+static NumberOption<int64_t>
     ranks("ranks",
-          cl::desc("Number of ranks of a program without a mesh (its size "
-                   "name P); default 4"),
-          cl::init(0), cl::cat(simCategory()));
+          "Number of ranks of a program without a mesh (its size name P); "
+          "default 4",
+          1, INT32_MAX, 0, simCategory());
 
 static cl::list<std::string>
     sizes("size",
@@ -39,14 +43,14 @@ static cl::list<std::string>
           cl::value_desc("NAME=VALUE"), cl::CommaSeparated,
           cl::cat(simCategory()));
 
-static cl::opt<int64_t> defaultSize(
+static NumberOption<int64_t> defaultSize(
     "default-size",
-    cl::desc("Value of size names not bound by --size (default: 4 x the "
-             "number of ranks, so every slice divides evenly)"),
-    cl::init(0), cl::cat(simCategory()));
+    "Value of size names not bound by --size (default: 4 x the number of "
+    "ranks, so every slice divides evenly)",
+    1, INT64_MAX, 0, simCategory());
 
-static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
-                              cl::init(1), cl::cat(simCategory()));
+static NumberOption<uint64_t> seed("seed", "Seed of the generated inputs", 0,
+                                   UINT64_MAX, 1, simCategory());
 
 static cl::list<std::string>
     scalarSets("set",
@@ -79,11 +83,11 @@ static cl::opt<std::string> checkOutputs(
              "difference"),
     cl::value_desc("dir"), cl::cat(simCategory()));
 
-static cl::opt<double> checkUlps(
+static NonNegativeOption checkUlps(
     "check-ulps",
-    cl::desc("With --check-outputs: accept differences up to this many "
-             "units of each type's precision (default 0: bitwise)"),
-    cl::init(0), cl::cat(simCategory()));
+    "With --check-outputs: accept differences up to this many units of each "
+    "type's precision (default 0: bitwise)",
+    0, simCategory());
 
 bool simOptionGiven(std::string &which) {
   for (const auto &entry : cl::getRegisteredOptions()) {
@@ -121,8 +125,8 @@ static bool parseSizes(const ir::Program *program, ir::DimEnv &out) {
       return false;
     int64_t v = 0;
     if (llvm::StringRef(value).getAsInteger(10, v) || v <= 0) {
-      fail("--size " + name + " must be a positive integer, got '" + value +
-           "'");
+      fail("--size " + name + " expects an integer from 1 to 2^63-1, got '" +
+           value + "'");
       return false;
     }
     if (program && !llvm::is_contained(program->sizeNames, name)) {
@@ -130,6 +134,45 @@ static bool parseSizes(const ir::Program *program, ir::DimEnv &out) {
       return false;
     }
     out[name] = v;
+  }
+  return true;
+}
+
+/// --set and --input name parameters of `program`, and no parameter is
+/// given both ways (which would win is not a question a user should have
+/// to ask).
+static bool checkParameterNames(const ir::Program &program,
+                                const sim::SimOptions &options) {
+  std::string names;
+  for (const ir::Stage *p : program.getParams())
+    names += (names.empty() ? "" : ", ") + p->name;
+  auto known = [&](llvm::StringRef option, const std::string &name) {
+    const ir::Stage *s = program.findStage(name);
+    if (s && s->isParam())
+      return true;
+    fail("--" + option + " " + name + ": program '" + program.name +
+         "' has no parameter named '" + name + "' (its parameters: " + names +
+         ")");
+    return false;
+  };
+  for (const auto &[name, value] : options.scalarValues) {
+    if (!known("set", name))
+      return false;
+    // The value must fit the parameter's type (coconet/values.h).
+    if (auto v = sim::parseScalar(*program.findStage(name), value); !v) {
+      fail(llvm::toString(v.takeError()));
+      return false;
+    }
+  }
+  for (const auto &[name, path] : options.inputFiles) {
+    if (!known("input", name))
+      return false;
+    if (options.scalarValues.count(name)) {
+      fail("parameter '" + name +
+           "' is given by both --set and --input; "
+           "give it one value");
+      return false;
+    }
   }
   return true;
 }
@@ -167,7 +210,7 @@ int runSim(const std::string &path, const std::string &programName) {
     return 1;
 
   sim::SimOptions options;
-  options.seed = seed;
+  options.seed = *seed;
   if (!parseSizes(program, options.sizes))
     return 2;
 
@@ -185,14 +228,14 @@ int runSim(const std::string &path, const std::string &programName) {
         return 2;
       }
     } else if (program->mesh.isImplicit && ranks > 0 && it->second != ranks) {
-      fail("--ranks=" + llvm::Twine(ranks) + " disagrees with --size " +
+      fail("--ranks=" + llvm::Twine(*ranks) + " disagrees with --size " +
            axis.size + "=" + llvm::Twine(it->second));
       return 2;
     }
     worldSize *= it->second;
   }
   if (!program->mesh.isImplicit && ranks > 0 && ranks != worldSize) {
-    fail("--ranks=" + llvm::Twine(ranks) +
+    fail("--ranks=" + llvm::Twine(*ranks) +
          " disagrees with the mesh, which has " + llvm::Twine(worldSize) +
          " ranks");
     return 2;
@@ -213,6 +256,8 @@ int runSim(const std::string &path, const std::string &programName) {
       return 2;
     options.inputFiles[name] = value;
   }
+  if (!checkParameterNames(*program, options))
+    return 2;
 
   if (compareUnscheduled) {
     auto cmp = verify::comparePrograms(*program, *scheduled, options);
@@ -222,7 +267,7 @@ int runSim(const std::string &path, const std::string &programName) {
     }
     llvm::outs() << "schedule " << schedule->name << " of " << program->name
                  << " against the unscheduled program on " << worldSize
-                 << (worldSize == 1 ? " rank" : " ranks") << ", seed " << seed
+                 << (worldSize == 1 ? " rank" : " ranks") << ", seed " << *seed
                  << ":\n";
     cmp->print(llvm::outs());
     llvm::outs() << (cmp->ok() ? "same results\n" : "DIFFERENT results\n");
@@ -239,7 +284,7 @@ int runSim(const std::string &path, const std::string &programName) {
   if (schedule)
     llvm::outs() << " (schedule " << schedule->name << ")";
   llvm::outs() << " on " << worldSize << (worldSize == 1 ? " rank" : " ranks")
-               << ", seed " << seed << ", sizes";
+               << ", seed " << *seed << ", sizes";
   for (const auto &[name, value] : options.sizes)
     llvm::outs() << ' ' << name << '=' << value;
   llvm::outs() << '\n';
@@ -247,7 +292,7 @@ int runSim(const std::string &path, const std::string &programName) {
   if (!outputDir.empty()) {
     if (auto err = sim::writeResults(*program, *result, outputDir)) {
       fail(llvm::toString(std::move(err)));
-      return 1;
+      return 2; // a file that cannot be written (docs/cli.md)
     }
   }
   if (!checkOutputs.empty()) {

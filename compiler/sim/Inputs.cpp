@@ -5,6 +5,8 @@
 #include "support/Npy.h"
 #include "support/Philox.h"
 
+#include "coconet/values.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -48,40 +50,27 @@ Tensor generateInput(const ir::Stage &param,
   return t;
 }
 
+/// The runtime's type for an IR type (the same enumerators in the same
+/// order).
+static rt::DType runtimeType(DType dtype) {
+  static_assert(static_cast<int>(rt::DType::Bool) ==
+                    static_cast<int>(DType::Bool),
+                "rt::DType mirrors ir::DType");
+  return static_cast<rt::DType>(dtype);
+}
+
 llvm::Expected<Tensor> parseScalar(const ir::Stage &param,
                                    llvm::StringRef text) {
-  const DType dtype = param.type.dtype;
-  auto bad = [&](llvm::StringRef expected) {
-    return llvm::createStringError(
-        llvm::formatv("--set {0}={1}: expected {2} for a parameter of type {3}",
-                      param.name, text, expected, ir::dtypeName(dtype))
-            .str());
-  };
-  Tensor t(dtype, {});
+  // The rule generated drivers apply too (coconet/values.h).
+  rt::ElementValue v;
+  rt::Status st =
+      rt::parseSetValue(param.name, runtimeType(param.type.dtype), text, &v);
+  if (!st.ok())
+    return llvm::createStringError(st.message());
+  Tensor t(param.type.dtype, {});
   Scalar s;
-  if (dtype == DType::Bool) {
-    if (text == "true" || text == "1")
-      s.i = 1;
-    else if (text == "false" || text == "0")
-      s.i = 0;
-    else
-      return bad("true or false");
-  } else if (ir::isFloat(dtype)) {
-    if (text.getAsDouble(s.f, /*AllowInexact=*/true))
-      return bad("a number");
-  } else if (dtype == DType::U64) {
-    unsigned long long v = 0;
-    if (llvm::getAsUnsignedInteger(text, 0, v))
-      return bad("an unsigned integer");
-    s.i = v;
-  } else {
-    long long v = 0;
-    if (llvm::getAsSignedInteger(text, 0, v))
-      return bad("an integer");
-    if (dtype == DType::I32 && (v < INT32_MIN || v > INT32_MAX))
-      return bad("an integer that fits in 32 bits");
-    s.i = static_cast<uint64_t>(v);
-  }
+  s.f = v.f;
+  s.i = v.i;
   t.setScalar(0, s);
   return t;
 }
@@ -107,21 +96,19 @@ llvm::Expected<Tensor> readInputFile(const ir::Stage &param,
     return fail("expected shape " + shapeText(assembledShape) +
                 ", the file has " + shapeText(array->shape));
   const DType dtype = param.type.dtype;
-  using support::NpyType;
-  bool fileFloat = array->type == NpyType::F16 || array->type == NpyType::F32 ||
-                   array->type == NpyType::F64;
-  bool fileBool = array->type == NpyType::Bool;
-  if (ir::isFloat(dtype) != fileFloat || (dtype == DType::Bool) != fileBool)
+  if (!support::npyKindMatches(array->type, runtimeType(dtype)))
     return fail("a " + ir::dtypeName(dtype) +
                 " parameter cannot be read from '" +
                 support::npyDescr(array->type) + "' data");
+  // Converted only where exact (coconet/values.h, as generated drivers).
   Tensor t(dtype, assembledShape);
   for (int64_t i = 0; i < t.size(); ++i) {
+    auto v = support::npyElementValue(*array, i, runtimeType(dtype));
+    if (!v)
+      return fail(llvm::toString(v.takeError()));
     Scalar s;
-    if (fileFloat)
-      s.f = array->getAsDouble(i); // rounded to dtype by setScalar
-    else
-      s.i = static_cast<uint64_t>(array->getAsInt(i));
+    s.f = v->f;
+    s.i = v->i;
     t.setScalar(i, s);
   }
   return t;

@@ -89,6 +89,15 @@ llvm::Error Run::placeAll() {
     int64_t elements = 1;
     for (const ir::Dim &dim : stage->type.shape) {
       auto v = dim.evaluate(result.sizes);
+      const bool bound = llvm::all_of(dim.symbols(), [&](const std::string &s) {
+        return result.sizes.count(s);
+      });
+      if (!v && bound)
+        return llvm::createStringError(
+            llvm::formatv("size '{0}' of '{1}' overflows 64 bits with these "
+                          "sizes",
+                          dim.str(), stage->name)
+                .str());
       if (!v || *v <= 0)
         return llvm::createStringError(
             llvm::formatv("size '{0}' of '{1}' has no value; bind it with "

@@ -95,4 +95,17 @@ llvm::Error writeNpyFile(llvm::StringRef path, const NpyArray &array) {
                                   array.data.size()));
 }
 
+bool npyKindMatches(NpyType type, rt::DType dtype) {
+  return rt::npyKindMatches(toRuntime(type), dtype);
+}
+
+llvm::Expected<rt::ElementValue> npyElementValue(const NpyArray &array,
+                                                 int64_t i, rt::DType dtype) {
+  rt::ElementValue v;
+  if (llvm::Error err = toError(rt::npyElementValue(
+          toRuntime(array.type), element(array, i), i, dtype, &v)))
+    return err;
+  return v;
+}
+
 } // namespace coconet::support

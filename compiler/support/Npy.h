@@ -16,6 +16,8 @@
 #ifndef COCONET_SUPPORT_NPY_H
 #define COCONET_SUPPORT_NPY_H
 
+#include "coconet/values.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -52,6 +54,14 @@ struct NpyArray {
 /// "the header says 12 elements but the file holds 8").
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes);
 llvm::Expected<NpyArray> readNpyFile(llvm::StringRef path);
+
+/// Whether a file of `type` can feed a parameter of `dtype` at all, and
+/// element i as a value of `dtype` when it is exact in it (the rule of
+/// coconet/values.h, which generated drivers apply too): an error naming
+/// the element otherwise. `dtype` is the runtime's (rt::DType).
+bool npyKindMatches(NpyType type, rt::DType dtype);
+llvm::Expected<rt::ElementValue> npyElementValue(const NpyArray &array,
+                                                 int64_t i, rt::DType dtype);
 
 /// Serialises an array (version 1.0 header padded to 64 bytes).
 std::string serializeNpy(const NpyArray &array);

@@ -10,9 +10,16 @@ Status MeshShape::initShape(const std::vector<int64_t> &axisSizes,
                             int worldSize, int rank) {
   int64_t product = 1;
   for (int64_t s : axisSizes) {
-    if (s <= 0 || s > worldSize)
+    if (s <= 0)
       return Status::error(StatusCode::InvalidArgument,
                            "a mesh axis has size " + std::to_string(s));
+    // Each factor is at most worldSize, so the product cannot overflow
+    // before it exceeds worldSize.
+    if (s > worldSize || product * s > worldSize)
+      return Status::error(StatusCode::InvalidArgument,
+                           "the mesh needs more ranks than the world's " +
+                               std::to_string(worldSize) +
+                               " (an axis of size " + std::to_string(s) + ")");
     product *= s;
   }
   if (product != worldSize)

@@ -3,7 +3,8 @@
 # Test files are .coco programs (or .test scripts) with RUN lines. A file
 # whose name starts with `fail-` must be rejected by the compiler, and only
 # such files may be: every RUN line that invokes %coconetc in a fail- file
-# goes through `not`, and no other file uses `not %coconetc`.
+# goes through `not` (or `%expect-exit N`, N > 0: that exit status), and no
+# other file uses `not %coconetc`.
 import os
 import re
 import shutil
@@ -26,6 +27,9 @@ config.substitutions.append(("%samples", os.path.join(config.coconet_src_root, "
 config.substitutions.append(("%stdlib", os.path.join(config.coconet_src_root, "stdlib")))
 config.substitutions.append(("%tools", os.path.join(config.coconet_src_root, "tools")))
 config.substitutions.append(("%python", config.python))
+# %expect-exit N CMD: CMD must exit with status N (its output passes through).
+config.substitutions.append(
+    ("%expect-exit", config.python + " " + os.path.join(config.test_source_root, "expect_exit.py")))
 
 # Graphviz, for the tests that render --emit=dot (test/lit/emit/).
 if shutil.which("dot"):
@@ -43,10 +47,11 @@ def check_fail_prefix(root):
                 continue
             text = open(os.path.join(dirpath, name), encoding="utf-8", errors="replace").read()
             runs = [l for l in text.splitlines() if re.search(r"RUN:.*%coconetc", l)]
-            rejected = any(re.search(r"RUN:.*\bnot\s+%coconetc", l) for l in runs)
-            accepted = any(not re.search(r"\bnot\s+%coconetc", l) for l in runs)
+            refused = r"(\bnot|%expect-exit\s+[1-9]\d*)\s+%coconetc"
+            rejected = any(re.search(r"RUN:.*" + refused, l) for l in runs)
+            accepted = any(not re.search(refused, l) for l in runs)
             if name.startswith("fail-") and (not rejected or accepted):
-                problems.append(name + ": a fail- test must only run `not %coconetc`")
+                problems.append(name + ": a fail- test must only run `not %coconetc` (or `%expect-exit N %coconetc`, N > 0)")
             if not name.startswith("fail-") and rejected:
                 problems.append(name + ": rejects its input, so its name must start with fail-")
     if problems:

@@ -82,6 +82,19 @@ struct Placement {
 Status place(const TensorInfo &info, const std::vector<int64_t> &axisSizes,
              const std::vector<int64_t> &coords, Placement *out);
 
+/// A parameter's name and type, for checkNames.
+struct ParamName {
+  const char *name;
+  DType dtype;
+};
+/// Checks that every --size names one of `sizeNames` and every --set and
+/// --input one of `params`, and that every --set value fits its
+/// parameter's type (coconet/values.h): InvalidArgument naming the unknown
+/// name and the names there are, or the value.
+Status checkNames(const Options &options,
+                  const std::vector<std::string> &sizeNames,
+                  const std::vector<ParamName> &params);
+
 /// Ranks and gathering bytes to rank 0.
 class Transport {
 public:
@@ -91,9 +104,21 @@ public:
   /// Rank 0 receives every rank's `bytes` (rank order) in `*all`.
   virtual Status gather(const void *data, size_t bytes,
                         std::vector<uint8_t> *all) = 0;
+  /// Every rank gets the largest of their `value`s (`value` itself when
+  /// the ranks cannot agree: the communication failed).
+  virtual int maxOf(int value) = 0;
 };
 /// One process, rank 0 of 1.
 Transport &singleProcess();
+
+/// Collective over the transport's ranks, after each phase of a driver:
+/// 0 when `status` is ok on every rank, else `code` on every rank. Rank 0
+/// prints each distinct failure once, as "PROGRAM: MESSAGE" (the status's
+/// toString(), or its message alone when `code` is 2, a usage error),
+/// naming the ranks it came from unless it came from all; so an error that
+/// every rank meets is printed once, not once per rank.
+int agree(Transport &transport, const Status &status, int code,
+          const char *program);
 
 /// Fills this rank's block (host memory, `placement.elements()` elements of
 /// info.dtype; a scalar is one element) as the simulator would: --set,
@@ -135,6 +160,7 @@ public:
   int size() const override { return size_; }
   Status gather(const void *data, size_t bytes,
                 std::vector<uint8_t> *all) override;
+  int maxOf(int value) override;
 
 private:
   MPI_Comm comm_;

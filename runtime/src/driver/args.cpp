@@ -8,6 +8,8 @@
 
 #include "driver_impl.h"
 
+#include "coconet/values.h"
+
 namespace coconet::rt::driver {
 
 namespace {
@@ -63,8 +65,9 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
                  bool *help) {
   const std::string p = program ? program : "driver";
   auto fail = [&](const std::string &why) {
+    // The caller prints the program's name before the message.
     return Status::error(StatusCode::InvalidArgument,
-                         p + ": " + why + "\nusage: " + p + kSummary);
+                         why + "\nusage: " + p + kSummary);
   };
   Options options = *out;
   *help = false;
@@ -116,7 +119,8 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
         int64_t v = 0;
         if (!detail::parseSigned(sizeText, &v, 10) || v <= 0)
           return fail("--size " + sizeName +
-                      " must be a positive integer, got '" + sizeText + "'");
+                      " expects an integer from 1 to 2^63-1, got '" + sizeText +
+                      "'");
         options.sizes[sizeName] = v;
         if (comma == std::string_view::npos)
           break;
@@ -124,7 +128,8 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
       }
     } else if (name == "seed") {
       if (!detail::parseUnsigned(detail::trim(value), &options.seed))
-        return fail("--seed expects an unsigned integer, got '" + value + "'");
+        return fail("--seed expects an integer from 0 to 2^64-1, got '" +
+                    value + "'");
     } else if (name == "set" || name == "input") {
       std::string key, text;
       if (!splitAssignment(value, &key, &text))
@@ -139,13 +144,56 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
       const bool iterations = name == "iterations";
       if (!detail::parseSigned(detail::trim(value), &v) ||
           v < (iterations ? 1 : 0) || v > INT32_MAX)
-        return fail("--" + name + " expects " +
-                    (iterations ? "a positive" : "a non-negative") +
-                    " integer, got '" + value + "'");
+        return fail("--" + name + " expects an integer from " +
+                    (iterations ? "1" : "0") + " to 2^31-1, got '" + value +
+                    "'");
       (iterations ? options.iterations : options.warmup) = static_cast<int>(v);
     }
   }
+  for (const auto &[name, value] : options.values)
+    if (options.inputs.count(name))
+      return fail("parameter '" + name +
+                  "' is given by both --set and --input; give it one value");
   *out = std::move(options);
+  return Status::success();
+}
+
+Status checkNames(const Options &options,
+                  const std::vector<std::string> &sizeNames,
+                  const std::vector<ParamName> &params) {
+  std::string sizeList, paramList;
+  for (const std::string &n : sizeNames)
+    sizeList += (sizeList.empty() ? "" : ", ") + n;
+  for (const ParamName &p : params)
+    paramList += (paramList.empty() ? "" : ", ") + std::string(p.name);
+  for (const auto &[name, value] : options.sizes) {
+    bool known = false;
+    for (const std::string &n : sizeNames)
+      known |= n == name;
+    if (!known)
+      return Status::error(StatusCode::InvalidArgument,
+                           "--size " + name +
+                               ": the program has no size "
+                               "named '" +
+                               name + "' (its sizes: " + sizeList + ")");
+  }
+  for (const auto *given : {&options.values, &options.inputs})
+    for (const auto &[name, value] : *given) {
+      const ParamName *param = nullptr;
+      for (const ParamName &p : params)
+        if (name == p.name)
+          param = &p;
+      const bool set = given == &options.values;
+      if (!param)
+        return Status::error(StatusCode::InvalidArgument,
+                             std::string(set ? "--set " : "--input ") + name +
+                                 ": the program has no parameter named '" +
+                                 name + "' (its parameters: " + paramList +
+                                 ")");
+      ElementValue v;
+      if (set)
+        COCONET_RETURN_IF_ERROR(parseSetValue(name, param->dtype, value, &v));
+    }
   return Status::success();
 }
 

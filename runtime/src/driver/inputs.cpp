@@ -11,6 +11,7 @@
 #include "driver_impl.h"
 
 #include "coconet/npy.h"
+#include "coconet/values.h"
 
 #include "../element.h"
 
@@ -42,38 +43,13 @@ void storeScalar(DType dtype, void *block, int64_t i, Scalar s) {
   });
 }
 
-/// Parses a --set value as sim::parseScalar does (same messages).
+/// Parses a --set value by the rule of coconet/values.h (the simulator's).
 Status parseValue(const TensorInfo &info, const std::string &text,
                   Scalar *out) {
-  auto bad = [&](const std::string &expected) {
-    return Status::error(StatusCode::InvalidArgument,
-                         "--set " + info.name + "=" + text + ": expected " +
-                             expected + " for a parameter of type " +
-                             dtypeName(info.dtype));
-  };
-  Scalar s;
-  if (info.dtype == DType::Bool) {
-    if (text == "true" || text == "1")
-      s.i = 1;
-    else if (text == "false" || text == "0")
-      s.i = 0;
-    else
-      return bad("true or false");
-  } else if (isFloat(info.dtype)) {
-    if (!detail::parseDouble(text, &s.f))
-      return bad("a number");
-  } else if (info.dtype == DType::U64) {
-    if (!detail::parseUnsigned(text, &s.i))
-      return bad("an unsigned integer");
-  } else {
-    int64_t v = 0;
-    if (!detail::parseSigned(text, &v))
-      return bad("an integer");
-    if (info.dtype == DType::I32 && (v < INT32_MIN || v > INT32_MAX))
-      return bad("an integer that fits in 32 bits");
-    s.i = static_cast<uint64_t>(v);
-  }
-  *out = s;
+  ElementValue v;
+  COCONET_RETURN_IF_ERROR(parseSetValue(info.name, info.dtype, text, &v));
+  out->f = v.f;
+  out->i = v.i;
   return Status::success();
 }
 
@@ -117,7 +93,8 @@ Scalar generated(const TensorInfo &info, uint64_t seed, uint64_t stream,
   return s;
 }
 
-/// Element `index` of a .npy array converted as sim::readInputFile does.
+/// Element `index` of a .npy array converted as sim::readInputFile does
+/// (fillFromFile has checked that every element is exact).
 Scalar fromFile(const NpyArray &array, int64_t index) {
   Scalar s;
   if (array.type == NpyType::F16 || array.type == NpyType::F32 ||
@@ -180,15 +157,17 @@ Status fillFromFile(const TensorInfo &info, const std::string &path,
   if (array.shape != shape)
     return fail("expected shape " + detail::shapeTuple(shape) +
                 ", the file has " + detail::shapeTuple(array.shape));
-  const bool fileFloat = array.type == NpyType::F16 ||
-                         array.type == NpyType::F32 ||
-                         array.type == NpyType::F64;
-  const bool fileBool = array.type == NpyType::Bool;
-  if (isFloat(info.dtype) != fileFloat ||
-      (info.dtype == DType::Bool) != fileBool)
+  if (!npyKindMatches(array.type, info.dtype))
     return fail(std::string("a ") + dtypeName(info.dtype) +
                 " parameter cannot be read from '" + npyDescr(array.type) +
                 "' data");
+  // Every element converts exactly, or the file is refused (every rank
+  // checks the whole file, so that all of them give the same error).
+  for (int64_t i = 0, n = array.numElements(); i < n; ++i) {
+    ElementValue v;
+    if (Status st = npyElementValue(array, i, info.dtype, &v); !st.ok())
+      return fail(st.message());
+  }
 
   const bool stacked = detail::isLocalAnywhere(info);
   const int64_t rank = detail::rankOf(axisSizes, coords);

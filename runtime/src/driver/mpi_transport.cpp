@@ -76,4 +76,11 @@ Status MpiTransport::gather(const void *data, size_t bytes,
   return Status::success();
 }
 
+int MpiTransport::maxOf(int value) {
+  int max = value;
+  if (MPI_Allreduce(&value, &max, 1, MPI_INT, MPI_MAX, comm_) != MPI_SUCCESS)
+    return value;
+  return max;
+}
+
 } // namespace coconet::rt::driver

@@ -116,6 +116,7 @@ public:
       all->insert(all->end(), b.begin(), b.end());
     return rt::Status::success();
   }
+  int maxOf(int value) override { return value; }
 
 private:
   std::vector<std::vector<uint8_t>> blocks;
@@ -189,7 +190,7 @@ TEST_CASE("fillInput sets values as the simulator does", "[runtime][driver]") {
        {"x6", "18446744073709551615"},
        {"x7", "true"},
        {"s0", "65519"},
-       {"s1", "-1e39"},
+       {"s1", "-3.38e38"},
        {"s2", "3.4028235e38"},
        {"s3", "-0.0"},
        {"s4", "017"},
@@ -200,8 +201,8 @@ TEST_CASE("fillInput sets values as the simulator does", "[runtime][driver]") {
        {"x1", "-0"},
        {"x2", "inf"},
        {"x3", "-inf"},
-       {"s0", "65520"},
-       {"s1", "1e-45"},
+       {"s0", "65504"},
+       {"s1", "1e-40"},
        {"s2", "0.1"},
        {"s3", "1e308"},
        {"s7", "false"}}};
@@ -228,7 +229,15 @@ TEST_CASE("fillInput refuses values as the simulator does",
                                                         {"s5", "1.5"},
                                                         {"s7", "yes"},
                                                         {"x2", "1.5x"},
-                                                        {"s3", ""}}) {
+                                                        {"s3", ""},
+                                                        // Out of range, and
+                                                        // not 0 but rounded
+                                                        // to it.
+                                                        {"s0", "65520"},
+                                                        {"s1", "1e-45"},
+                                                        {"s1", "-1e39"},
+                                                        {"s2", "1e39"},
+                                                        {"x2", "1e999"}}) {
     sim::SimOptions o = meshOptions(2, 3);
     o.scalarValues[name] = value;
     auto s = simulateSource(kProgram, o);

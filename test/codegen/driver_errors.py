@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""A generated driver's mistakes are said once, with the right exit status
+(CTest codegen-cpu:driver-errors).
+
+    driver_errors.py --coconetc BIN --runtime-include DIR --runtime-lib DIR
+        --work DIR
+
+Builds samples/sgd.coco's driver for the CPU target and runs it on 2 ranks
+with bad command lines, inputs and output directories. Each must exit with
+the status docs/codegen.md gives (2: the command line, or a result that
+cannot be written; 1: anything else) and print its message exactly once
+(rank 0 speaks for every rank that met it; once the program's name led
+the line twice and each rank printed it), with no other error line. Exit
+status 0 when every case behaves, 1 otherwise, 77 without mpicxx.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+from run_codegen import CPU_FLAGS, run
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--coconetc", required=True)
+    ap.add_argument("--runtime-include", required=True)
+    ap.add_argument("--runtime-lib", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    if not shutil.which("mpicxx") or not shutil.which("mpirun"):
+        print("SKIPPED: mpicxx or mpirun is not installed")
+        return 77
+    work = os.path.abspath(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    ok, out = run([args.coconetc, "--emit=driver", "--target=cpu", "-o", work,
+                   os.path.join(ROOT, "samples", "sgd.coco")])
+    if not ok:
+        print(out)
+        return 1
+    lib = args.runtime_lib
+    ok, out = run(["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
+                  ["-Wall", "-Wextra", "-Werror", "-I" + args.runtime_include,
+                   "sgd.cpp", "sgd_main.cpp", "-o", "sgd",
+                   os.path.join(lib, "libcoconet_rt_mpi.a"),
+                   os.path.join(lib, "libcoconet_rt_cpu.a"),
+                   os.path.join(lib, "libcoconet_rt.a")], cwd=work)
+    if not ok:
+        print(out)
+        return 1
+    with open(os.path.join(work, "a-file"), "w") as f:
+        f.write("not a directory\n")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+
+    # (driver arguments, exit status, the one error line)
+    cases = [
+        (["--size", "N=8,Q=3"], 2,
+         "sgd: --size Q: the program has no size named 'Q' (its sizes: P, N)"),
+        (["--set", "nothere=1"], 2,
+         "sgd: --set nothere: the program has no parameter named 'nothere' "
+         "(its parameters: g, w, lr)"),
+        (["--input", "nothere=x.npy"], 2,
+         "sgd: --input nothere: the program has no parameter named "
+         "'nothere' (its parameters: g, w, lr)"),
+        (["--bogus"], 2, "sgd: unknown option '--bogus'"),
+        (["--set", "lr=1e999"], 2,
+         "sgd: --set lr=1e999: out of the range of a double"),
+        (["--set", "lr=1e-50"], 2, "sgd: --set lr=1e-50: rounds to 0 in f32"),
+        (["--set", "lr=0.5", "--input", "lr=x.npy"], 2,
+         "sgd: parameter 'lr' is given by both --set and --input; give it "
+         "one value"),
+        (["--size", "N=0"], 2,
+         "sgd: --size N expects an integer from 1 to 2^63-1, got '0'"),
+        (["--input", "w=" + os.path.join(work, "no-such.npy")], 1,
+         "sgd: I/O error: cannot read '" + os.path.join(work, "no-such.npy") +
+         "'"),
+        (["--output-dir", os.path.join(work, "a-file", "out")], 2,
+         "sgd: I/O error: cannot create directory '" +
+         os.path.join(work, "a-file", "out") + "': Not a directory (rank 0)"),
+        (["--size", "P=3"], 1,
+         "sgd: invalid argument: the mesh needs more ranks than the world's "
+         "2 (an axis of size 3)"),
+    ]
+    failures = 0
+    for extra, status, line in cases:
+        cmd = ["mpirun", "--oversubscribe", "-np", "2", "./sgd", "--quiet",
+               "--size", "N=8"] + extra
+        p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != status and "orte_init failed" in p.stdout:
+            p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+        lines = [l for l in p.stdout.splitlines() if l.startswith("sgd: ")]
+        said = [l for l in lines if l.startswith(line)]
+        problems = []
+        if p.returncode != status:
+            problems.append(f"exit status {p.returncode}, expected {status}")
+        if len(said) != 1:
+            problems.append(f"the error printed {len(said)} times, not once")
+        if len(lines) != 1:
+            problems.append(f"{len(lines)} lines from the driver, not 1")
+        if "sgd: sgd:" in p.stdout:
+            problems.append("the program's name twice")
+        name = " ".join(extra)
+        if problems:
+            failures += 1
+            print(f"FAILED: {name}: " + "; ".join(problems) +
+                  "\n  expected: " + line + "\n" +
+                  "\n".join("  | " + l for l in p.stdout.splitlines()))
+        else:
+            print(f"ok: {name}: exit {status}: {said[0]}")
+    ok, out = run(["mpirun", "--oversubscribe", "-np", "2", "./sgd",
+                   "--quiet", "--size", "N=8"], cwd=work, env=env)
+    if not ok:
+        failures += 1
+        print("FAILED: a good command line:\n" + out)
+    else:
+        print("ok: a good command line runs")
+    print(f"{len(cases) + 1 - failures} of {len(cases) + 1} cases behave")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
