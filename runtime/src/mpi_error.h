@@ -4,7 +4,7 @@
 // MPI (coconet_rt_cpu, coconet_rt_mpi, coconet_rt_cuda_mpi) can use it
 // without linking another. MPI_Error_string may only be called between
 // MPI_Init and MPI_Finalize (OpenMPI aborts otherwise), so outside that
-// window the code is given as a number.
+// window the code is given as a number. And the largest MPI message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,9 @@
 
 #include <mpi.h>
 
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
 namespace coconet::rt::detail {
@@ -28,6 +31,24 @@ inline std::string mpiErrorText(int rc) {
       return std::string(text, static_cast<size_t>(length));
   }
   return "MPI error " + std::to_string(rc);
+}
+
+/// The most bytes one MPI call moves: INT_MAX (MPI's counts and
+/// displacements are ints), or COCONET_MPI_PIECE_BYTES when it is set to a
+/// smaller positive number (tests lower it to run many pieces on small
+/// data). Collectives larger than this run in pieces.
+inline int64_t mpiPieceBytes() {
+  static const int64_t limit = [] {
+    int64_t l = INT_MAX;
+    if (const char *e = std::getenv("COCONET_MPI_PIECE_BYTES")) {
+      char *end = nullptr;
+      const long long v = std::strtoll(e, &end, 10);
+      if (end != e && *end == '\0' && v > 0 && v < l)
+        l = v;
+    }
+    return l;
+  }();
+  return limit;
 }
 
 } // namespace coconet::rt::detail

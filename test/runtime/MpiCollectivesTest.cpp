@@ -280,8 +280,10 @@ void testRefusals(cpu::Mesh &mesh) {
           mesh.broadcast(buffer.data(), buffer.data(), -1, DType::F64, 0, -1));
   refused("a root out of range", mesh.reduce(buffer.data(), buffer.data(), 1,
                                              DType::F64, ReduceOp::Sum, p, -1));
+  // (A count over INT_MAX bytes runs in pieces; one whose bytes overflow
+  // 64 bits is refused.)
   refused("a huge count", mesh.allGather(buffer.data(), buffer.data(),
-                                         int64_t(1) << 40, DType::F64, -1));
+                                         int64_t(1) << 62, DType::F64, -1));
 }
 
 std::vector<std::vector<int64_t>> meshesFor(int64_t p) {

@@ -14,15 +14,22 @@
 // A group of one member moves its input to its output once, or not at all
 // when they are the same memory (its bits as they are: a signalling NaN
 // stays signalling, where combining would quiet it). Data moves as
-// MPI_BYTE (f16 and bf16 have no MPI type); byte counts must fit in an int,
-// which is checked.
+// MPI_BYTE (f16 and bf16 have no MPI type). MPI's counts and displacements
+// are ints: a collective whose messages would pass INT_MAX bytes runs in
+// pieces, each a range of element positions (of every member's block) that
+// fits, in order; the combine is per element, so the bits do not depend on
+// the pieces. COCONET_MPI_PIECE_BYTES lowers the limit (tests use it to run
+// many pieces on small data).
 //
 //===----------------------------------------------------------------------===//
 
 #include "coconet/cpu/runtime.h"
 
+#include "../mpi_error.h"
+
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 namespace coconet::rt::cpu {
@@ -41,23 +48,57 @@ Status invalid(const char *what, const std::string &why) {
                        std::string(what) + ": " + why);
 }
 
-/// The MPI byte count of `members` blocks of `count` elements of `dtype`.
-Status byteCount(const char *what, int64_t count, DType dtype, int64_t members,
-                 int *out) {
+/// The bytes of one element of `dtype`, after checking that `members`
+/// blocks of `count` of them have a size in bytes.
+Status elementBytes(const char *what, int64_t count, DType dtype,
+                    int64_t members, int64_t *out) {
   if (count < 0)
     return invalid(what, "negative count " + std::to_string(count));
-  const int64_t size = static_cast<int64_t>(dtypeSize(dtype));
-  if (size == 0)
+  *out = static_cast<int64_t>(dtypeSize(dtype));
+  if (*out == 0)
     return invalid(what, "unknown element type");
-  if (count > INT_MAX / size / members)
+  if (count > INT64_MAX / *out / members)
     return invalid(what, std::to_string(count) + " elements of " +
                              dtypeName(dtype) + " times " +
                              std::to_string(members) +
-                             " members exceed INT_MAX bytes, the largest "
-                             "MPI count");
-  *out = static_cast<int>(count * size * members);
+                             " members overflow a 64-bit byte count");
   return Status::success();
 }
+
+/// Elements of `size` bytes per piece so that `factor` pieces, plus
+/// `slack` elements, fit the limit; at least 1.
+int64_t pieceElements(int64_t size, int64_t factor, int64_t slack = 0) {
+  return std::max<int64_t>(1, detail::mpiPieceBytes() / size / factor - slack);
+}
+
+/// `bytes` contiguous bytes repeated every `stride` bytes: one member's
+/// part of a piece of a collective over blocks (MPI's displacements are
+/// ints; a datatype's extent is not). Freed when it goes out of scope.
+class Strided {
+public:
+  Strided(int64_t bytes, int64_t stride) {
+    MPI_Datatype piece;
+    ok_ = MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &piece) ==
+          MPI_SUCCESS;
+    ok_ =
+        ok_ && MPI_Type_create_resized(piece, 0, stride, &type_) == MPI_SUCCESS;
+    if (ok_)
+      MPI_Type_free(&piece);
+    ok_ = ok_ && MPI_Type_commit(&type_) == MPI_SUCCESS;
+  }
+  ~Strided() {
+    if (type_ != MPI_DATATYPE_NULL)
+      MPI_Type_free(&type_);
+  }
+  Strided(const Strided &) = delete;
+  Strided &operator=(const Strided &) = delete;
+  bool ok() const { return ok_; }
+  MPI_Datatype type() const { return type_; }
+
+private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  bool ok_ = false;
+};
 
 Status checkOp(const char *what, DType dtype, ReduceOp op) {
   if (op == ReduceOp::Avg && !isFloat(dtype))
@@ -76,7 +117,7 @@ Status checkRoot(const char *what, int64_t root, const Group &g) {
 
 /// A group of one member: its result is its input, moved at most once
 /// (nothing when `in == out`), by every thread when the blocks are apart.
-Status alone(const void *in, void *out, int bytes) {
+Status alone(const void *in, void *out, int64_t bytes) {
   if (in == out || bytes <= 0)
     return Status::success();
   const auto *from = static_cast<const uint8_t *>(in);
@@ -118,33 +159,41 @@ Status Mesh::allReduce(const void *in, void *out, int64_t count, DType dtype,
   COCONET_RETURN_IF_ERROR(groupOf(*this, what, axis, &g));
   g.comm = axisComm(axis);
   COCONET_RETURN_IF_ERROR(checkOp(what, dtype, op));
-  int total = 0;
-  COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, 1, &total));
+  int64_t size = 0;
+  COCONET_RETURN_IF_ERROR(elementBytes(what, count, dtype, g.size, &size));
   if (g.size == 1)
-    return alone(in, out, total);
-  // Piece j: count / P elements, one more for the first count % P pieces.
-  const int64_t p = g.size, base = count / p, extra = count % p;
-  const int size = static_cast<int>(dtypeSize(dtype));
-  std::vector<int> pieceBytes(p), pieceOffsets(p);
-  for (int64_t j = 0; j < p; ++j) {
-    pieceBytes[j] = static_cast<int>((base + (j < extra ? 1 : 0)) * size);
-    pieceOffsets[j] = static_cast<int>((j * base + std::min(j, extra)) * size);
+    return alone(in, out, count * size);
+  const int64_t p = g.size;
+  // A piece's pieces reach each member: it receives p of them, each at
+  // most piece / p + 1 elements.
+  const int64_t piece = pieceElements(size, 1, p);
+  std::vector<int> pieceBytes(p), pieceOffsets(p), recvBytes(p), recvOffsets(p);
+  for (int64_t at = 0; at < count; at += piece) {
+    const int64_t n = std::min(piece, count - at);
+    const auto *from = static_cast<const uint8_t *>(in) + at * size;
+    auto *to = static_cast<uint8_t *>(out) + at * size;
+    // Part j: n / P elements, one more for the first n % P parts.
+    const int64_t base = n / p, extra = n % p;
+    for (int64_t j = 0; j < p; ++j) {
+      pieceBytes[j] = static_cast<int>((base + (j < extra ? 1 : 0)) * size);
+      pieceOffsets[j] =
+          static_cast<int>((j * base + std::min(j, extra)) * size);
+    }
+    const int64_t mine = base + (g.position < extra ? 1 : 0);
+    for (int64_t m = 0; m < p; ++m) {
+      recvBytes[m] = static_cast<int>(mine * size);
+      recvOffsets[m] = static_cast<int>(m * mine * size);
+    }
+    uint8_t *parts = scratch(0, static_cast<size_t>(mine * size * p));
+    COCONET_MPI_CHECK(MPI_Alltoallv(
+        from, pieceBytes.data(), pieceOffsets.data(), MPI_BYTE, parts,
+        recvBytes.data(), recvOffsets.data(), MPI_BYTE, g.comm));
+    uint8_t *combined = scratch(1, static_cast<size_t>(mine * size));
+    combineBlocks(parts, p, combined, mine, dtype, op);
+    COCONET_MPI_CHECK(MPI_Allgatherv(combined, static_cast<int>(mine * size),
+                                     MPI_BYTE, to, pieceBytes.data(),
+                                     pieceOffsets.data(), MPI_BYTE, g.comm));
   }
-  const int64_t mine = base + (g.position < extra ? 1 : 0);
-  int mineBytes = 0;
-  COCONET_RETURN_IF_ERROR(byteCount(what, mine, dtype, p, &mineBytes));
-  std::vector<int> recvBytes(p, static_cast<int>(mine * size)), recvOffsets(p);
-  for (int64_t m = 0; m < p; ++m)
-    recvOffsets[m] = static_cast<int>(m * mine * size);
-  uint8_t *pieces = scratch(0, static_cast<size_t>(mineBytes));
-  COCONET_MPI_CHECK(MPI_Alltoallv(in, pieceBytes.data(), pieceOffsets.data(),
-                                  MPI_BYTE, pieces, recvBytes.data(),
-                                  recvOffsets.data(), MPI_BYTE, g.comm));
-  uint8_t *combined = scratch(1, static_cast<size_t>(mine * size));
-  combineBlocks(pieces, p, combined, mine, dtype, op);
-  COCONET_MPI_CHECK(MPI_Allgatherv(combined, static_cast<int>(mine * size),
-                                   MPI_BYTE, out, pieceBytes.data(),
-                                   pieceOffsets.data(), MPI_BYTE, g.comm));
   return Status::success();
 }
 
@@ -155,16 +204,31 @@ Status Mesh::reduceScatter(const void *in, void *out, int64_t countPerRank,
   COCONET_RETURN_IF_ERROR(groupOf(*this, what, axis, &g));
   g.comm = axisComm(axis);
   COCONET_RETURN_IF_ERROR(checkOp(what, dtype, op));
-  int blockBytes = 0, allBytes = 0;
-  COCONET_RETURN_IF_ERROR(byteCount(what, countPerRank, dtype, 1, &blockBytes));
+  int64_t size = 0;
   COCONET_RETURN_IF_ERROR(
-      byteCount(what, countPerRank, dtype, g.size, &allBytes));
+      elementBytes(what, countPerRank, dtype, g.size, &size));
   if (g.size == 1)
-    return alone(in, out, blockBytes);
-  uint8_t *blocks = scratch(0, static_cast<size_t>(allBytes));
-  COCONET_MPI_CHECK(MPI_Alltoall(in, blockBytes, MPI_BYTE, blocks, blockBytes,
-                                 MPI_BYTE, g.comm));
-  combineBlocks(blocks, g.size, out, countPerRank, dtype, op);
+    return alone(in, out, countPerRank * size);
+  // Piece [at, at + n) of every member's block j goes to member j.
+  const int64_t piece = pieceElements(size, g.size);
+  for (int64_t at = 0; at < countPerRank; at += piece) {
+    const int64_t n = std::min(piece, countPerRank - at);
+    const int bytes = static_cast<int>(n * size);
+    uint8_t *blocks = scratch(0, static_cast<size_t>(n * size * g.size));
+    const auto *from = static_cast<const uint8_t *>(in) + at * size;
+    if (n == countPerRank) {
+      COCONET_MPI_CHECK(
+          MPI_Alltoall(from, bytes, MPI_BYTE, blocks, bytes, MPI_BYTE, g.comm));
+    } else {
+      Strided part(n * size, countPerRank * size);
+      if (!part.ok())
+        return invalid(what, "cannot make an MPI datatype for a piece");
+      COCONET_MPI_CHECK(
+          MPI_Alltoall(from, 1, part.type(), blocks, bytes, MPI_BYTE, g.comm));
+    }
+    combineBlocks(blocks, g.size, static_cast<uint8_t *>(out) + at * size, n,
+                  dtype, op);
+  }
   return Status::success();
 }
 
@@ -174,19 +238,34 @@ Status Mesh::allGather(const void *in, void *out, int64_t countPerRank,
   Group g;
   COCONET_RETURN_IF_ERROR(groupOf(*this, what, axis, &g));
   g.comm = axisComm(axis);
-  int blockBytes = 0, allBytes = 0;
-  COCONET_RETURN_IF_ERROR(byteCount(what, countPerRank, dtype, 1, &blockBytes));
+  int64_t size = 0;
   COCONET_RETURN_IF_ERROR(
-      byteCount(what, countPerRank, dtype, g.size, &allBytes));
+      elementBytes(what, countPerRank, dtype, g.size, &size));
   if (g.size == 1)
-    return alone(in, out, blockBytes);
+    return alone(in, out, countPerRank * size);
   // A member whose block is already in place in `out` sends it from there.
-  const void *send =
-      in == static_cast<const uint8_t *>(out) + g.position * blockBytes
-          ? MPI_IN_PLACE
-          : in;
-  COCONET_MPI_CHECK(MPI_Allgather(send, blockBytes, MPI_BYTE, out, blockBytes,
-                                  MPI_BYTE, g.comm));
+  const int64_t block = countPerRank * size;
+  const bool inPlace =
+      in == static_cast<const uint8_t *>(out) + g.position * block;
+  // Piece [at, at + n) of every member's block.
+  const int64_t piece = pieceElements(size, g.size);
+  for (int64_t at = 0; at < countPerRank; at += piece) {
+    const int64_t n = std::min(piece, countPerRank - at);
+    const int bytes = static_cast<int>(n * size);
+    const void *send =
+        inPlace ? MPI_IN_PLACE : static_cast<const uint8_t *>(in) + at * size;
+    auto *to = static_cast<uint8_t *>(out) + at * size;
+    if (n == countPerRank) {
+      COCONET_MPI_CHECK(
+          MPI_Allgather(send, bytes, MPI_BYTE, to, bytes, MPI_BYTE, g.comm));
+    } else {
+      Strided part(n * size, block);
+      if (!part.ok())
+        return invalid(what, "cannot make an MPI datatype for a piece");
+      COCONET_MPI_CHECK(
+          MPI_Allgather(send, bytes, MPI_BYTE, to, 1, part.type(), g.comm));
+    }
+  }
   return Status::success();
 }
 
@@ -197,12 +276,17 @@ Status Mesh::broadcast(const void *in, void *out, int64_t count, DType dtype,
   COCONET_RETURN_IF_ERROR(groupOf(*this, what, axis, &g));
   g.comm = axisComm(axis);
   COCONET_RETURN_IF_ERROR(checkRoot(what, root, g));
-  int bytes = 0;
-  COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, 1, &bytes));
-  if (g.position == root && in != out && bytes > 0)
-    std::memmove(out, in, static_cast<size_t>(bytes));
-  COCONET_MPI_CHECK(
-      MPI_Bcast(out, bytes, MPI_BYTE, static_cast<int>(root), g.comm));
+  int64_t size = 0;
+  COCONET_RETURN_IF_ERROR(elementBytes(what, count, dtype, g.size, &size));
+  if (g.position == root && in != out && count > 0)
+    std::memmove(out, in, static_cast<size_t>(count * size));
+  const int64_t piece = pieceElements(size, 1);
+  for (int64_t at = 0; at < count; at += piece) {
+    const int64_t n = std::min(piece, count - at);
+    COCONET_MPI_CHECK(MPI_Bcast(static_cast<uint8_t *>(out) + at * size,
+                                static_cast<int>(n * size), MPI_BYTE,
+                                static_cast<int>(root), g.comm));
+  }
   return Status::success();
 }
 
@@ -214,19 +298,26 @@ Status Mesh::reduce(const void *in, void *out, int64_t count, DType dtype,
   g.comm = axisComm(axis);
   COCONET_RETURN_IF_ERROR(checkOp(what, dtype, op));
   COCONET_RETURN_IF_ERROR(checkRoot(what, root, g));
-  int bytes = 0, allBytes = 0;
-  COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, 1, &bytes));
-  COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, g.size, &allBytes));
+  int64_t size = 0;
+  COCONET_RETURN_IF_ERROR(elementBytes(what, count, dtype, g.size, &size));
   if (g.size == 1)
-    return alone(in, out, bytes);
+    return alone(in, out, count * size);
   const bool isRoot = g.position == root;
-  uint8_t *blocks = scratch(0, isRoot ? static_cast<size_t>(allBytes) : 0);
-  COCONET_MPI_CHECK(MPI_Gather(in, bytes, MPI_BYTE, blocks, bytes, MPI_BYTE,
-                               static_cast<int>(root), g.comm));
-  if (isRoot)
-    combineBlocks(blocks, g.size, out, count, dtype, op);
-  else if (bytes > 0)
-    std::memset(out, 0, static_cast<size_t>(bytes));
+  const int64_t piece = pieceElements(size, g.size);
+  for (int64_t at = 0; at < count; at += piece) {
+    const int64_t n = std::min(piece, count - at);
+    const int bytes = static_cast<int>(n * size);
+    uint8_t *blocks =
+        scratch(0, isRoot ? static_cast<size_t>(n * size * g.size) : 0);
+    COCONET_MPI_CHECK(MPI_Gather(static_cast<const uint8_t *>(in) + at * size,
+                                 bytes, MPI_BYTE, blocks, bytes, MPI_BYTE,
+                                 static_cast<int>(root), g.comm));
+    if (isRoot)
+      combineBlocks(blocks, g.size, static_cast<uint8_t *>(out) + at * size, n,
+                    dtype, op);
+  }
+  if (!isRoot && count > 0)
+    std::memset(out, 0, static_cast<size_t>(count * size));
   return Status::success();
 }
 
@@ -236,8 +327,8 @@ Status Mesh::sendRecv(const void *in, void *out, int64_t count, DType dtype,
   Group g;
   COCONET_RETURN_IF_ERROR(groupOf(*this, what, axis, &g));
   g.comm = axisComm(axis);
-  int bytes = 0;
-  COCONET_RETURN_IF_ERROR(byteCount(what, count, dtype, 1, &bytes));
+  int64_t size = 0;
+  COCONET_RETURN_IF_ERROR(elementBytes(what, count, dtype, g.size, &size));
   // Member c sends to c + offset and receives from c - offset.
   int to = MPI_PROC_NULL, from = MPI_PROC_NULL;
   if (offset > -g.size && offset < g.size) {
@@ -246,10 +337,16 @@ Status Mesh::sendRecv(const void *in, void *out, int64_t count, DType dtype,
     if (g.position - offset >= 0 && g.position - offset < g.size)
       from = static_cast<int>(g.position - offset);
   }
-  COCONET_MPI_CHECK(MPI_Sendrecv(in, bytes, MPI_BYTE, to, 0, out, bytes,
-                                 MPI_BYTE, from, 0, g.comm, MPI_STATUS_IGNORE));
-  if (from == MPI_PROC_NULL && bytes > 0)
-    std::memset(out, 0, static_cast<size_t>(bytes));
+  const int64_t piece = pieceElements(size, 1);
+  for (int64_t at = 0; at < count; at += piece) {
+    const int bytes = static_cast<int>(std::min(piece, count - at) * size);
+    COCONET_MPI_CHECK(
+        MPI_Sendrecv(static_cast<const uint8_t *>(in) + at * size, bytes,
+                     MPI_BYTE, to, 0, static_cast<uint8_t *>(out) + at * size,
+                     bytes, MPI_BYTE, from, 0, g.comm, MPI_STATUS_IGNORE));
+  }
+  if (from == MPI_PROC_NULL && count > 0)
+    std::memset(out, 0, static_cast<size_t>(count * size));
   return Status::success();
 }
 

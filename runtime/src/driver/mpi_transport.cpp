@@ -11,7 +11,9 @@
 #include "../call_status.h"
 #include "../mpi_error.h"
 
+#include <algorithm>
 #include <climits>
+#include <cstring>
 
 namespace coconet::rt::driver {
 
@@ -42,37 +44,48 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm) {
 Status MpiTransport::gather(const void *data, size_t bytes,
                             std::vector<uint8_t> *all) {
   unsigned long long mine = bytes;
-  std::vector<unsigned long long> sizes(rank_ == 0 ? size_ : 0);
-  COCONET_TRANSPORT_MPI_CHECK(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG,
-                                         sizes.data(), 1,
-                                         MPI_UNSIGNED_LONG_LONG, 0, comm_));
-  // Every rank checks its own count; rank 0 also the displacements.
-  bool tooLarge = bytes > static_cast<size_t>(INT_MAX);
+  std::vector<unsigned long long> sizes(size_);
+  // Every rank learns every size (all ranks choose the same way below).
+  COCONET_TRANSPORT_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG,
+                                            sizes.data(), 1,
+                                            MPI_UNSIGNED_LONG_LONG, comm_));
+  const auto limit =
+      static_cast<unsigned long long>(rt::detail::mpiPieceBytes());
+  unsigned long long total = 0;
   std::vector<int> counts, displs;
-  if (rank_ == 0) {
-    unsigned long long total = 0;
-    for (unsigned long long s : sizes) {
-      counts.push_back(static_cast<int>(s));
-      displs.push_back(static_cast<int>(total));
-      total += s;
-      tooLarge |= s > static_cast<unsigned long long>(INT_MAX) ||
-                  total > static_cast<unsigned long long>(INT_MAX);
-    }
-    if (!tooLarge)
-      all->resize(total);
+  for (unsigned long long s : sizes) {
+    counts.push_back(static_cast<int>(std::min(s, limit)));
+    displs.push_back(static_cast<int>(std::min(total, limit)));
+    total += s;
   }
-  // All ranks must agree on going ahead, or the gather would hang.
-  int local = tooLarge ? 1 : 0, any = 0;
-  COCONET_TRANSPORT_MPI_CHECK(
-      MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, comm_));
-  if (any)
-    return Status::error(StatusCode::InvalidArgument,
-                         "gathering more than INT_MAX bytes to rank 0 is not "
-                         "supported");
-  COCONET_TRANSPORT_MPI_CHECK(
-      MPI_Gatherv(data, static_cast<int>(bytes), MPI_BYTE,
-                  rank_ == 0 ? all->data() : nullptr, counts.data(),
-                  displs.data(), MPI_BYTE, 0, comm_));
+  if (rank_ == 0)
+    all->resize(total);
+  if (total <= limit) {
+    COCONET_TRANSPORT_MPI_CHECK(
+        MPI_Gatherv(data, static_cast<int>(bytes), MPI_BYTE,
+                    rank_ == 0 ? all->data() : nullptr, counts.data(),
+                    displs.data(), MPI_BYTE, 0, comm_));
+    return Status::success();
+  }
+  // Too large for one MPI call's int counts and displacements: each rank's
+  // bytes in pieces of at most the limit, rank by rank, to rank 0.
+  const auto *mineBytes = static_cast<const uint8_t *>(data);
+  unsigned long long at = 0;
+  for (int r = 0; r < size_; ++r) {
+    for (unsigned long long off = 0; off < sizes[r]; off += limit) {
+      const int n = static_cast<int>(std::min(limit, sizes[r] - off));
+      if (r == 0 && rank_ == 0)
+        std::memcpy(all->data() + at + off, mineBytes + off, n);
+      else if (rank_ == 0)
+        COCONET_TRANSPORT_MPI_CHECK(MPI_Recv(all->data() + at + off, n,
+                                             MPI_BYTE, r, 0, comm_,
+                                             MPI_STATUS_IGNORE));
+      else if (rank_ == r)
+        COCONET_TRANSPORT_MPI_CHECK(
+            MPI_Send(mineBytes + off, n, MPI_BYTE, 0, 0, comm_));
+    }
+    at += sizes[r];
+  }
   return Status::success();
 }
 
