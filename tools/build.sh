@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds coconetc into build/ (or $COCONET_BUILD_DIR) the way
 # the test suite checks it: CMAKE_BUILD_TYPE=Release (what a packager
-# builds: -O3, whose inlining sets off warnings -O2 does not) with
+# builds: -O3, and GCC's flow-based warnings depend on what it inlines) with
 # COCONET_WERROR=ON (warnings are errors here, not in a user's build).
 # COCONET_BUILD_TYPE=RelWithDebInfo (or Debug) gives a build with debug
 # information instead. A build directory configured otherwise (an older
