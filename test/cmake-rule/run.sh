@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CTest cmake-rule: configures and builds test/cmake-rule with
-# tools/cmake/Coconet.cmake against this build, then runs the application
-# on 2 MPI ranks.
+# tools/cmake/Coconet.cmake against this build (its package,
+# build/coconetConfig.cmake), then runs the application on 2 MPI ranks.
 # First, the build tree's coconetc finds the standard library by itself
 # (build/share/coconet/stdlib links to the sources' stdlib/). Skips (77)
 # without mpirun.
