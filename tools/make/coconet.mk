@@ -55,7 +55,8 @@ COCONET_CUDA_ARCH ?= 90
 CUDA_HOME ?= /usr/local/cuda
 
 COCONET_CPU_CXX ?= mpicxx
-COCONET_CPU_CXXFLAGS = -std=c++17 -fopenmp $(shell cat $(COCONET_CPU_FLAGS_FILE)) \
+coconet_cpu_flags := $(shell cat $(COCONET_CPU_FLAGS_FILE))
+COCONET_CPU_CXXFLAGS = -std=c++17 -fopenmp $(coconet_cpu_flags) \
   -I$(COCONET_INCLUDE_DIR) -I$(COCONET_GEN_DIR)/cpu
 COCONET_CPU_LIBS = $(COCONET_LIB_DIR)/libcoconet_rt_mpi.a \
   $(COCONET_LIB_DIR)/libcoconet_rt_cpu.a $(COCONET_LIB_DIR)/libcoconet_rt.a -fopenmp
