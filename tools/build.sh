@@ -1,22 +1,55 @@
 #!/usr/bin/env bash
-# Configures and builds coconetc into build/ (or $COCONET_BUILD_DIR). When
-# clang++-19 is present it also builds the libFuzzer target of parse + sema,
-# instrumented, into build-fuzz/ (set COCONET_FUZZ_BUILD=0 to skip).
+# Configures and builds coconetc into build/ (or $COCONET_BUILD_DIR) the way
+# the test suite checks it: CMAKE_BUILD_TYPE=Release (what a packager
+# builds: -O3, and GCC's flow-based warnings depend on what it inlines) with
+# COCONET_WERROR=ON (warnings are errors here, not in a user's build).
+# COCONET_BUILD_TYPE=RelWithDebInfo (or Debug) gives a build with debug
+# information instead. A build directory configured otherwise (an older
+# RelWithDebInfo build/, warnings not errors) is reconfigured, so that no
+# machine keeps testing another configuration unawares.
+#
+# When clang++-19 is present it also builds the libFuzzer target of parse +
+# sema, instrumented, into build-fuzz/ (set COCONET_FUZZ_BUILD=0 to skip).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${COCONET_BUILD_DIR:-$root/build}
-if [[ ! -f $build/build.ninja ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-fi
+type=${COCONET_BUILD_TYPE:-Release}
+
+# The value of cache entry $2 in build directory $1 (empty if none).
+cached() {
+  sed -n "s/^$2:[A-Z]*=//p" "$1/CMakeCache.txt" 2>/dev/null || true
+}
+
+# configure DIR TYPE [CMAKE ARGS...]: configures DIR with Ninja, build type
+# TYPE, warnings as errors and the given arguments; a DIR already
+# configured gets only the type and warnings changed, where they differ.
+configure() {
+  local dir=$1 want=$2
+  shift 2
+  if [[ ! -f $dir/build.ninja ]]; then
+    cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$want" \
+      -DCOCONET_WERROR=ON "$@" >/dev/null
+    return
+  fi
+  local have werror
+  have=$(cached "$dir" CMAKE_BUILD_TYPE)
+  werror=$(cached "$dir" COCONET_WERROR)
+  if [[ $have != "$want" || $werror != ON ]]; then
+    echo "build.sh: $dir was configured CMAKE_BUILD_TYPE=${have:-none}," \
+      "COCONET_WERROR=${werror:-unset}; reconfiguring it $want with COCONET_WERROR=ON"
+    # The rest of its cache (compilers, options) stays as it is.
+    cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$want" -DCOCONET_WERROR=ON >/dev/null
+  fi
+}
+
+configure "$build" "$type"
 cmake --build "$build" -j "$(nproc)"
 
 if [[ ${COCONET_FUZZ_BUILD:-1} != 0 ]] && command -v clang++-19 >/dev/null 2>&1; then
   fuzz=${COCONET_FUZZ_DIR:-$root/build-fuzz}
-  if [[ ! -f $fuzz/build.ninja ]]; then
-    cmake -S "$root" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-      -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address" \
-      -DCOCONET_FUZZ=ON -DCOCONET_BUILD_TESTS=OFF >/dev/null
-  fi
+  configure "$fuzz" RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address" \
+    -DCOCONET_FUZZ=ON -DCOCONET_BUILD_TESTS=OFF
   cmake --build "$fuzz" -j "$(nproc)" --target coconet-fuzz
 fi

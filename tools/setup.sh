@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Installs every Debian package coconetc needs to build and test. Idempotent:
 # it only calls apt-get when something is missing. Runs as root or via sudo.
+#
+# It prints one line per step ("setup: installing ... ok"); apt-get's own
+# output is kept and printed only when a step fails, and then setup.sh exits
+# with that step's status. For its test (test/setup/): COCONET_SETUP_APT_GET
+# and COCONET_SETUP_DPKG_QUERY replace the apt-get and dpkg-query commands
+# (then no sudo is added).
 set -euo pipefail
 
 PACKAGES=(
@@ -15,9 +21,10 @@ PACKAGES=(
   libboost-context-dev                  # fibers: CUDA threads in the emulation (test/emu)
 )
 
+dpkg_query=${COCONET_SETUP_DPKG_QUERY:-dpkg-query}
 missing=()
 for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+  if ! $dpkg_query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
@@ -27,8 +34,36 @@ if ((${#missing[@]} == 0)); then
   exit 0
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+apt=(apt-get)
+if [[ -n ${COCONET_SETUP_APT_GET:-} ]]; then
+  apt=("$COCONET_SETUP_APT_GET")
+elif [[ $(id -u) -ne 0 ]]; then
+  apt=(sudo DEBIAN_FRONTEND=noninteractive apt-get) # sudo resets the environment
+fi
+
+log=$(mktemp "${TMPDIR:-/tmp}/coconet-setup.XXXXXX")
+trap 'rm -f "$log"' EXIT
+
+# step TITLE COMMAND...: runs COMMAND with its output kept in $log; prints
+# "setup: TITLE ... ok", or on failure the title, the status and the output.
+step() {
+  local title=$1 rc=0
+  shift
+  printf 'setup: %s ... ' "$title"
+  "$@" >"$log" 2>&1 </dev/null || rc=$?
+  if ((rc == 0)); then
+    echo ok
+    return
+  fi
+  echo "failed (exit status $rc)"
+  {
+    echo "setup: the output of '$*':"
+    cat "$log"
+  } >&2
+  exit "$rc"
+}
+
+export DEBIAN_FRONTEND=noninteractive
+step "apt-get update" "${apt[@]}" update -q
+step "installing ${missing[*]}" \
+  "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}"

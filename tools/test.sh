@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the whole test suite with CTest.
+# Installs what is missing, builds (tools/build.sh: Release, warnings as
+# errors), and runs the whole test suite with CTest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${COCONET_BUILD_DIR:-$root/build}

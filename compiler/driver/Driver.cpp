@@ -61,7 +61,7 @@ static cl::list<std::string>
 static cl::opt<std::string> stdlibDir(
     "stdlib-dir",
     cl::desc("The standard library directory (default: $COCONET_STDLIB, "
-             "else the one built in)"),
+             "else the one installed with coconetc)"),
     cl::value_desc("dir"), cl::cat(category()));
 
 enum class ColorMode { Auto, Always, Never };
@@ -183,12 +183,27 @@ static cl::opt<std::string> outputFile("o",
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category()));
 
+static const char *programPath = "coconetc"; // argv[0]
+
+/// --stdlib-dir, else $COCONET_STDLIB, else COCONET_STDLIB_DIR: relative to
+/// the executable's directory (installed: PREFIX/share/coconet/stdlib; in
+/// a build tree, share/coconet/stdlib links to the sources' stdlib/).
 static std::string resolveStdlibDir() {
   if (!stdlibDir.empty())
     return stdlibDir;
   if (const char *env = std::getenv("COCONET_STDLIB"))
     return env;
-  return COCONET_STDLIB_DIR;
+  llvm::SmallString<256> dir(COCONET_STDLIB_DIR);
+  if (llvm::sys::path::is_relative(dir)) {
+    static int anchor;
+    llvm::SmallString<256> exe(
+        llvm::sys::fs::getMainExecutable(programPath, &anchor));
+    llvm::sys::path::remove_filename(exe);
+    llvm::sys::path::append(exe, dir);
+    llvm::sys::path::remove_dots(exe, /*remove_dot_dot=*/true);
+    dir = exe;
+  }
+  return std::string(dir);
 }
 
 static bool useColors() {
@@ -470,6 +485,7 @@ static void printVersion(llvm::raw_ostream &os) {
 
 int runDriver(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  programPath = argv[0];
   cl::SetVersionPrinter(printVersion);
   (void)colorMode(); // registers --color
   cl::HideUnrelatedOptions({&category(), &simCategory()});

@@ -1,11 +1,15 @@
 # CMake rules for applications that use coconetc-generated code.
 #
-#   set(COCONET_BUILD_DIR /path/to/coconetc/build)   # built by tools/build.sh
+# With an installed coconet (cmake --install, README.md):
+#   find_package(coconet REQUIRED)          # CMAKE_PREFIX_PATH names the prefix
+# or with a source and build tree (tools/build.sh):
+#   set(COCONET_BUILD_DIR /path/to/coconetc/build)   # default: the sources' build/
 #   include(/path/to/coconetc/tools/cmake/Coconet.cmake)
+# then
 #   coconet_add_program(adam_step
-#     SOURCE adam.coco SCHEDULE rs_c_ag TARGET cpu)  # a static library
+#     SOURCE adam.coco PROGRAM adam SCHEDULE rs_c_ag TARGET cpu)  # a static library
 #   coconet_add_program(adam_main
-#     SOURCE adam.coco SCHEDULE rs_c_ag TARGET cpu DRIVER)  # an executable
+#     SOURCE adam.coco PROGRAM adam SCHEDULE rs_c_ag TARGET cpu DRIVER)  # an executable
 #   target_link_libraries(my_app PRIVATE adam_step)  # then #include "adam_rs_c_ag.h"
 #
 # coconet_add_program(<name> SOURCE <file.coco> [SCHEDULE <s>] [PROGRAM <p>]
@@ -15,20 +19,25 @@
 # generated code with the flags it is tested with (C++17; on the CPU those of
 # tools/cpu-flags.txt: vectorised for the building machine, without
 # floating-point contraction; with OpenMP and MPI), linked with the runtime
-# of COCONET_BUILD_DIR. The generated header's directory is a PUBLIC include
+# (the imported targets coconet::rt_mpi and coconet::rt_cpu, or
+# coconet::rt_cuda). The generated header's directory is a PUBLIC include
 # directory of <name>. TARGET defaults to cuda (CMake's CUDA language must
 # be enabled then: architecture sm_90 unless CMAKE_CUDA_ARCHITECTURES says
-# otherwise).
+# otherwise). COCONETC, if set, is the coconetc to run.
+#
+# This file is the package's (coconetConfig.cmake includes it, installed or
+# in the build tree); included directly, it loads the build tree's package.
 
-include_guard(GLOBAL)
-
-get_filename_component(COCONET_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
-if(NOT COCONET_BUILD_DIR)
-  set(COCONET_BUILD_DIR "${COCONET_SOURCE_DIR}/build")
+if(NOT TARGET coconet::rt)
+  get_filename_component(COCONET_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
+  if(NOT COCONET_BUILD_DIR)
+    set(COCONET_BUILD_DIR "${COCONET_SOURCE_DIR}/build")
+  endif()
+  # Its coconetConfig.cmake includes this file again, with the targets.
+  find_package(coconet CONFIG REQUIRED PATHS "${COCONET_BUILD_DIR}" NO_DEFAULT_PATH)
+  return()
 endif()
-set(COCONETC "${COCONET_BUILD_DIR}/bin/coconetc" CACHE FILEPATH "The coconetc compiler")
-set(COCONET_RUNTIME_INCLUDE "${COCONET_SOURCE_DIR}/runtime/include")
-set(COCONET_RUNTIME_LIB "${COCONET_BUILD_DIR}/runtime")
+include_guard(GLOBAL)
 
 function(coconet_add_program name)
   cmake_parse_arguments(ARG "DRIVER" "SOURCE;SCHEDULE;PROGRAM;TARGET" "" ${ARGN})
@@ -40,6 +49,13 @@ function(coconet_add_program name)
   endif()
   if(NOT ARG_TARGET MATCHES "^(cpu|cuda)$")
     message(FATAL_ERROR "coconet_add_program(${name}): TARGET must be cpu or cuda")
+  endif()
+  if(ARG_TARGET STREQUAL "cpu" AND NOT TARGET coconet::rt_cpu)
+    message(FATAL_ERROR "coconet_add_program(${name}): this coconet was built "
+                        "without its CPU runtime (MPI and OpenMP)")
+  elseif(ARG_TARGET STREQUAL "cuda" AND NOT TARGET coconet::rt_cuda)
+    message(FATAL_ERROR "coconet_add_program(${name}): this coconet was built "
+                        "without its CUDA runtime (nvcc, the CUDA toolkit and NCCL)")
   endif()
   get_filename_component(source "${ARG_SOURCE}" ABSOLUTE)
 
@@ -89,26 +105,17 @@ function(coconet_add_program name)
     add_library(${name} STATIC ${outputs})
   endif()
   set_target_properties(${name} PROPERTIES CXX_STANDARD 17 CUDA_STANDARD 17)
-  target_include_directories(${name} PUBLIC "${dir}" "${COCONET_RUNTIME_INCLUDE}")
-  set(rt "${COCONET_RUNTIME_LIB}")
+  target_include_directories(${name} PUBLIC "${dir}")
   if(ARG_TARGET STREQUAL "cpu")
-    find_package(MPI REQUIRED COMPONENTS CXX)
-    find_package(OpenMP REQUIRED COMPONENTS CXX)
     # The flags the generated code is tested with (tools/cpu-flags.txt).
-    file(STRINGS "${COCONET_SOURCE_DIR}/tools/cpu-flags.txt" flags LIMIT_COUNT 1)
+    file(STRINGS "${COCONET_CPU_FLAGS_FILE}" flags LIMIT_COUNT 1)
     separate_arguments(flags UNIX_COMMAND "${flags}")
     target_compile_options(${name} PRIVATE ${flags})
-    target_link_libraries(${name} PUBLIC
-      "${rt}/libcoconet_rt_mpi.a" "${rt}/libcoconet_rt_cpu.a" "${rt}/libcoconet_rt.a"
-      MPI::MPI_CXX OpenMP::OpenMP_CXX)
+    target_link_libraries(${name} PUBLIC coconet::rt_mpi coconet::rt_cpu)
   else()
-    find_package(CUDAToolkit REQUIRED)
-    find_library(COCONET_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
     if(NOT CMAKE_CUDA_ARCHITECTURES)
       set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES 90)
     endif()
-    target_link_libraries(${name} PUBLIC
-      "${rt}/libcoconet_rt_cuda.a" "${rt}/libcoconet_rt.a"
-      ${COCONET_NCCL_LIBRARY} CUDA::cublas CUDA::cudart)
+    target_link_libraries(${name} PUBLIC coconet::rt_cuda)
   endif()
 endfunction()
