@@ -30,7 +30,9 @@ SourceMap::SourceMap(llvm::StringRef text, std::u32string &codePoints)
   bool ascii = llvm::all_of(
       text, [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   if (ascii) {
-    codePoints.assign(text.begin(), text.end());
+    // In place: assign() from chars would build a temporary copy first.
+    codePoints.resize(text.size());
+    std::copy(text.begin(), text.end(), codePoints.begin());
     numCodePoints = codePoints.size();
     return;
   }
