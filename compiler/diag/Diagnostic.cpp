@@ -1,14 +1,22 @@
 //===- Diagnostic.cpp - located diagnostics for coconetc ------------------===//
 //
-// Formatting and printing of diagnostics through llvm::SourceMgr.
+// Formatting and printing of diagnostics. The layout and colours are
+// llvm::SourceMgr's (`file:line:col: error: message`, the source line, the
+// caret line), but the text is printed here, made safe first: messages,
+// file names and source lines go through TerminalText.h, so no byte of the
+// input reaches the terminal raw unless it is printable, and a long line or
+// name is cut. A diagnostic without a place (an input file that cannot be
+// read) is `coconetc: error: message`, as clang's driver says it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "diag/Diagnostic.h"
+#include "diag/TerminalText.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace coconet {
@@ -84,16 +92,105 @@ void InFlightDiagnostic::addNote(llvm::SMRange range, DiagId id,
   notes.push_back({range, id, formatDiag(diagFormat(id), args)});
 }
 
-static llvm::SourceMgr::DiagKind toKind(Severity s) {
+static const char *label(Severity s) {
   switch (s) {
   case Severity::Error:
-    return llvm::SourceMgr::DK_Error;
+    return "error: ";
   case Severity::Warning:
-    return llvm::SourceMgr::DK_Warning;
+    return "warning: ";
   case Severity::Note:
-    return llvm::SourceMgr::DK_Note;
+    return "note: ";
   }
-  return llvm::SourceMgr::DK_Error;
+  return "error: ";
+}
+
+static llvm::raw_ostream::Colors labelColor(Severity s) {
+  switch (s) {
+  case Severity::Error:
+    return llvm::raw_ostream::RED;
+  case Severity::Warning:
+    return llvm::raw_ostream::MAGENTA;
+  case Severity::Note:
+    return llvm::raw_ostream::BLACK;
+  }
+  return llvm::raw_ostream::RED;
+}
+
+void DiagnosticEngine::print(const InFlightDiagnostic::Entry &entry,
+                             Severity severity, bool withName) {
+  std::string message = safeMessage(entry.message);
+  if (withName)
+    message += " [" + diagName(entry.id) + "]";
+  llvm::SMLoc loc = entry.range.Start;
+  unsigned bufferId =
+      loc.isValid() ? sourceMgr.FindBufferContainingLoc(loc) : 0;
+  if (showColors)
+    os.enable_colors(true);
+  auto color = [&](llvm::raw_ostream::Colors c, bool bold) {
+    if (showColors)
+      os.changeColor(c, bold);
+  };
+  auto reset = [&] {
+    if (showColors)
+      os.resetColor();
+  };
+
+  // No place in a file (the input named on the command line): said as
+  // clang's driver says it.
+  if (bufferId == 0) {
+    os << "coconetc: ";
+    color(labelColor(severity), true);
+    os << label(severity);
+    reset();
+    color(llvm::raw_ostream::SAVEDCOLOR, true);
+    os << message << '\n';
+    reset();
+    return;
+  }
+
+  // The source line, from the last line break before the location to the
+  // next; a CR before that line break belongs to it, any other is escaped.
+  // The column counts bytes from the line's start (SourceMgr's would count
+  // from a lone CR too).
+  const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(bufferId);
+  const char *bufStart = buffer->getBufferStart();
+  const char *bufEnd = buffer->getBufferEnd();
+  const char *at = loc.getPointer();
+  const char *lineStart = at;
+  while (lineStart != bufStart && lineStart[-1] != '\n')
+    --lineStart;
+  const char *lineEnd = at;
+  while (lineEnd != bufEnd && *lineEnd != '\n')
+    ++lineEnd;
+  unsigned line = sourceMgr.FindLineNumber(loc, bufferId);
+
+  color(llvm::raw_ostream::SAVEDCOLOR, true);
+  os << escapeForTerminal(buffer->getBufferIdentifier()) << ':' << line << ':'
+     << (at - lineStart + 1) << ": ";
+  reset();
+  color(labelColor(severity), true);
+  os << label(severity);
+  reset();
+  color(llvm::raw_ostream::SAVEDCOLOR, true);
+  os << message << '\n';
+  reset();
+
+  llvm::StringRef text(lineStart, lineEnd - lineStart);
+  if (text.ends_with("\r"))
+    text = text.drop_back();
+  auto offset = [&](const char *p) {
+    return static_cast<size_t>(std::clamp(p, lineStart, lineEnd) - lineStart);
+  };
+  size_t rangeBegin = offset(entry.range.Start.getPointer());
+  size_t rangeEnd = entry.range.End.isValid()
+                        ? offset(entry.range.End.getPointer())
+                        : rangeBegin;
+  ShownSourceLine shown =
+      showSourceLine(text, offset(at), rangeBegin, rangeEnd);
+  os << shown.text << '\n';
+  color(llvm::raw_ostream::GREEN, true);
+  os << shown.markers << '\n';
+  reset();
 }
 
 void DiagnosticEngine::emit(const InFlightDiagnostic &diag) {
@@ -112,24 +209,6 @@ void DiagnosticEngine::emit(const InFlightDiagnostic &diag) {
     return;
   }
 
-  auto print = [&](const InFlightDiagnostic::Entry &entry, Severity sev,
-                   bool withName) {
-    std::string message = entry.message;
-    if (withName)
-      message += " [" + diagName(entry.id) + "]";
-    llvm::SMRange range = entry.range;
-    llvm::SmallVector<llvm::SMRange, 1> ranges;
-    // A single-character range is already shown by the caret.
-    if (range.isValid() &&
-        range.End.getPointer() > range.Start.getPointer() + 1)
-      ranges.push_back(range);
-    if (range.Start.isValid())
-      sourceMgr.PrintMessage(os, range.Start, toKind(sev), message, ranges, {},
-                             showColors);
-    else
-      sourceMgr.PrintMessage(os, llvm::SMLoc(), toKind(sev), message, {}, {},
-                             showColors);
-  };
   print(diag.main, severity, true);
   for (const auto &note : diag.notes)
     print(note, Severity::Note, false);

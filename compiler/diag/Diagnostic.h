@@ -1,8 +1,9 @@
 //===- Diagnostic.h - located diagnostics for coconetc ----------*- C++ -*-===//
 //
-// The diagnostic engine: every user error goes through here, is printed by
-// llvm::SourceMgr as `file:line:col: error: message [kind]` with the source
-// line and a caret, and is counted so phases can return failure.
+// The diagnostic engine: every user error goes through here, is printed as
+// llvm::SourceMgr prints, `file:line:col: error: message [kind]` with the
+// source line and a caret (escaped and cut as TerminalText.h says), and is
+// counted so phases can return failure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,6 +136,8 @@ public:
 private:
   friend class InFlightDiagnostic;
   void emit(const InFlightDiagnostic &diag);
+  void print(const InFlightDiagnostic::Entry &entry, Severity severity,
+             bool withName);
 
   llvm::SourceMgr &sourceMgr;
   llvm::raw_ostream &os;

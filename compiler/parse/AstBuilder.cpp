@@ -24,61 +24,15 @@ namespace coconet::parse {
 // SourceMap
 //===----------------------------------------------------------------------===//
 
-unsigned decodeUtf8(llvm::StringRef text, size_t pos, char32_t &codePoint) {
-  if (pos >= text.size())
-    return 0;
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(pos);
-  if (lead < 0x80) {
-    codePoint = lead;
-    return 1;
-  }
-  unsigned length;
-  char32_t value;
-  // The allowed range of the second byte, which rules out overlong forms,
-  // surrogates and code points past U+10FFFF.
-  unsigned char low = 0x80, high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    value = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    value = lead & 0x0F;
-    if (lead == 0xE0)
-      low = 0xA0;
-    else if (lead == 0xED)
-      high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    value = lead & 0x07;
-    if (lead == 0xF0)
-      low = 0x90;
-    else if (lead == 0xF4)
-      high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (pos + length > text.size())
-    return 0;
-  for (unsigned i = 1; i < length; ++i) {
-    unsigned char next = byte(pos + i);
-    unsigned char lo = i == 1 ? low : 0x80;
-    unsigned char hi = i == 1 ? high : 0xBF;
-    if (next < lo || next > hi)
-      return 0;
-    value = (value << 6) | (next & 0x3F);
-  }
-  codePoint = value;
-  return length;
-}
-
 SourceMap::SourceMap(llvm::StringRef text, std::u32string &codePoints)
     : buffer(text) {
   codePoints.clear();
   bool ascii = llvm::all_of(
       text, [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   if (ascii) {
-    codePoints.assign(text.begin(), text.end());
+    // In place: assign() from chars would build a temporary copy first.
+    codePoints.resize(text.size());
+    std::copy(text.begin(), text.end(), codePoints.begin());
     numCodePoints = codePoints.size();
     return;
   }

@@ -14,6 +14,7 @@
 
 #include "ast/Ast.h"
 #include "diag/Diagnostic.h"
+#include "diag/TerminalText.h" // decodeUtf8
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -38,11 +39,6 @@ namespace coconet::parse {
 /// the parser accepts; deeper input gets "expression nested too deeply"
 /// instead of overflowing the stack here or in later phases.
 constexpr unsigned kMaxExprNesting = 256;
-
-/// Decodes one UTF-8 sequence of `text` at byte `pos`. Returns its length in
-/// bytes and sets `codePoint`, or returns 0 for a byte that does not start a
-/// valid sequence (overlong forms and surrogates are invalid too).
-unsigned decodeUtf8(llvm::StringRef text, size_t pos, char32_t &codePoint);
 
 /// The text of one buffer as ANTLR reads it, and the way back from ANTLR's
 /// code-point indices to byte locations in the buffer.

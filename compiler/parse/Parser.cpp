@@ -3,11 +3,11 @@
 // Runs the ANTLR-generated lexer and parser over one SourceMgr buffer and
 // turns their errors into located, clang-like diagnostics. The steps:
 //
-//   1. decode the buffer (any bytes; invalid UTF-8 becomes U+FFFD) and lex
-//      all of it;
-//   2. scan the tokens for lexical problems (bad characters, an unterminated
-//      block comment) and for nesting deeper than the parser's stack can
-//      take, which is reported without parsing at all;
+//   1. decode the buffer (any bytes; invalid UTF-8 becomes U+FFFD);
+//   2. lex it token by token, each token seen by TokenScan, up to the first
+//      lexical problem (bad character, unterminated block comment) or
+//      expression nested too deeply, which is reported without parsing at
+//      all (TokenScan.h);
 //   3. parse with an error strategy that formats the first syntax error from
 //      the parser's own state (rule, expected tokens) and stops;
 //   4. report the earliest problem found; with none, build the AST.
@@ -21,6 +21,7 @@
 #include "parse/Parser.h"
 
 #include "parse/AstBuilder.h"
+#include "parse/TokenScan.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -37,7 +38,6 @@
 #pragma GCC diagnostic pop
 
 #include <cctype>
-#include <cstdio>
 #include <exception>
 #include <optional>
 #include <string>
@@ -96,26 +96,6 @@ std::string describeToken(const SourceMap &map, const antlr4::Token *token) {
   else
     shown = text.str();
   return "'" + shown + "'";
-}
-
-/// The message for a BAD_CHAR token (or any single unexpected character).
-std::string badCharMessage(const SourceMap &map, size_t offset) {
-  llvm::StringRef text = map.text();
-  if (offset >= text.size())
-    return "unexpected end of file";
-  char32_t cp = 0;
-  char buf[64];
-  if (decodeUtf8(text, offset, cp) == 0) {
-    std::snprintf(
-        buf, sizeof(buf), "invalid UTF-8 byte 0x%02X",
-        static_cast<unsigned>(static_cast<unsigned char>(text[offset])));
-    return buf;
-  }
-  if (cp > 0x20 && cp < 0x7F)
-    return std::string("invalid character '") + static_cast<char>(cp) + "'";
-  std::snprintf(buf, sizeof(buf), "invalid character U+%04X",
-                static_cast<unsigned>(cp));
-  return buf;
 }
 
 /// "a", "a or b", "a, b or c".
@@ -470,62 +450,16 @@ private:
   unsigned bufferId;
 };
 
-//===----------------------------------------------------------------------===//
-// The token scan before parsing
-//===----------------------------------------------------------------------===//
-
-/// Finds the first lexical problem, or the first point where parentheses and
-/// prefix operators nest deeper than the parser may recurse. Returns the
-/// problem and whether it is about nesting.
-std::optional<std::pair<Problem, bool>>
-scanTokens(const std::vector<antlr4::Token *> &tokens, const SourceMap &map) {
-  // The parser recurses once per open '(' and once per prefix operator;
-  // `carried` counts the prefix operators still open at outer levels.
-  llvm::SmallVector<unsigned, 64> runs;
-  unsigned carried = 0, run = 0;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const antlr4::Token &token = *tokens[i];
-    size_t type = token.getType();
-    if (type == P::BAD_CHAR) {
-      size_t offset = map.startOffset(token);
-      return std::pair(
-          Problem{offset, map.rangeOf(token), badCharMessage(map, offset)},
-          false);
-    }
-    // A '/' right before a '*' is a "/*" that found no "*/".
-    if (type == P::SLASH && i + 1 < tokens.size() &&
-        tokens[i + 1]->getType() == P::STAR &&
-        tokens[i + 1]->getStartIndex() == token.getStopIndex() + 1) {
-      return std::pair(Problem{map.startOffset(token),
-                               map.rangeOf(token, *tokens[i + 1]),
-                               "unterminated block comment"},
-                       false);
-    }
-    bool deeper = false;
-    if (type == P::LPAREN) {
-      runs.push_back(run);
-      carried += run;
-      run = 0;
-      deeper = true;
-    } else if (type == P::RPAREN) {
-      if (!runs.empty()) {
-        carried -= runs.back();
-        runs.pop_back();
-      }
-      run = 0;
-    } else if (type == P::MINUS || type == P::PLUS) {
-      ++run;
-      deeper = true;
-    } else {
-      run = 0;
-    }
-    if (deeper && runs.size() + carried + run > kMaxExprNesting)
-      return std::pair(Problem{map.startOffset(token), map.rangeOf(token),
-                               "expression nested too deeply"},
-                       true);
+/// A token stream the scan fills one token at a time, so that lexing stops
+/// at the first problem; the parser then reads from it as from any other.
+class ScannedTokenStream : public antlr4::CommonTokenStream {
+public:
+  using CommonTokenStream::CommonTokenStream;
+  /// Lexes one more token; null once the end of file has been lexed.
+  antlr4::Token *lexOne() {
+    return fetch(1) == 1 ? _tokens.back().get() : nullptr;
   }
-  return std::nullopt;
-}
+};
 
 std::unique_ptr<ast::Module> parseText(llvm::SourceMgr &sourceMgr,
                                        unsigned bufferId,
@@ -541,8 +475,7 @@ std::unique_ptr<ast::Module> parseText(llvm::SourceMgr &sourceMgr,
   coconet_antlr::CoCoNetLexer lexer(&input);
   lexer.removeErrorListeners();
   lexer.addErrorListener(&listener);
-  antlr4::CommonTokenStream tokens(&lexer);
-  tokens.fill();
+  ScannedTokenStream tokens(&lexer);
 
   auto report = [&]() -> std::unique_ptr<ast::Module> {
     const Problem &problem = *sink.get();
@@ -550,10 +483,19 @@ std::unique_ptr<ast::Module> parseText(llvm::SourceMgr &sourceMgr,
     return nullptr;
   };
 
-  if (auto scanned = scanTokens(tokens.getTokens(), map)) {
-    sink.offer(std::move(scanned->first));
-    if (scanned->second) // Too deep to parse safely.
-      return report();
+  // Each token is scanned once the one after it is lexed.
+  TokenScan scan(map);
+  antlr4::Token *token = tokens.lexOne();
+  while (token) {
+    antlr4::Token *next =
+        token->getType() == antlr4::Token::EOF ? nullptr : tokens.lexOne();
+    if (auto problem = scan.check(*token, next)) {
+      sink.offer({problem->order, problem->range, problem->message});
+      if (problem->tooDeep) // Not parsed at all.
+        return report();
+      break; // The parser lexes the rest, as far as it gets.
+    }
+    token = next;
   }
 
   coconet_antlr::CoCoNetParser parser(&tokens);

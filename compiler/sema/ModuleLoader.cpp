@@ -71,8 +71,16 @@ loadModules(llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags,
                   llvm::SMRange from) -> std::unique_ptr<ast::Module> {
     auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
     if (!buffer) {
-      diags.report(from, DiagId::CannotOpenFile, file,
-                   buffer.getError().message());
+      // The input file has no place to point at (`from` is empty): the
+      // diagnostic is then `coconetc: error: ...`, as clang's.
+      std::error_code ec = buffer.getError();
+      if (ec == std::errc::no_such_file_or_directory)
+        diags.report(from, DiagId::NoSuchFile, file);
+      else if (ec == std::errc::is_a_directory ||
+               llvm::sys::fs::is_directory(file))
+        diags.report(from, DiagId::IsADirectory, file);
+      else
+        diags.report(from, DiagId::CannotOpenFile, file, ec.message());
       return nullptr;
     }
     unsigned id =

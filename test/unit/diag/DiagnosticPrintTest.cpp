@@ -1,0 +1,109 @@
+//===- DiagnosticPrintTest.cpp - what the engine prints, made safe --------===//
+//
+// The engine's output for user text that a terminal would act on: source
+// lines, file names and messages escaped; the caret under its character;
+// a diagnostic without a place said as clang's driver says it; colours
+// only as SGR sequences and only when asked for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "diag/Diagnostic.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace coconet;
+
+namespace {
+
+/// Reports `id` (one argument) over bytes [begin, end) of `text`, in a
+/// buffer named `name`; returns what the engine printed.
+std::string render(llvm::StringRef text, size_t begin, size_t end,
+                   llvm::StringRef name = "t.coco", bool colors = false,
+                   DiagId id = DiagId::UnknownName, llvm::StringRef arg = "y") {
+  llvm::SourceMgr sm;
+  unsigned buf = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  const char *start = sm.getMemoryBuffer(buf)->getBufferStart();
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  DiagnosticEngine diags(sm, os);
+  diags.setShowColors(colors);
+  diags.report(llvm::SMRange(llvm::SMLoc::getFromPointer(start + begin),
+                             llvm::SMLoc::getFromPointer(start + end)),
+               id, arg);
+  os.flush();
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a source line with control bytes is printed escaped",
+          "[diag][terminal]") {
+  // "y" is byte 15 (column 12 of line 2), after an OSC sequence, a tab
+  // (from column 20 to 24) and an invalid byte: 31 columns once shown.
+  std::string text = "p {\n\x1b]0;t\x07\t\xff = y;\n}\n";
+  CHECK(render(text, 15, 16) ==
+        "t.coco:2:12: error: use of undeclared name 'y' [unknown-name]\n"
+        "<U+001B>]0;t<U+0007>    <FF> = y;\n" +
+            std::string(31, ' ') + "^\n");
+}
+
+TEST_CASE("columns count bytes from the line's start, a lone CR included",
+          "[diag][terminal]") {
+  // SourceMgr would count from the CR and say column 3.
+  CHECK(render("ab\rc y\n", 5, 6) ==
+        "t.coco:1:6: error: use of undeclared name 'y' [unknown-name]\n"
+        "ab<U+000D>c y\n" +
+            std::string(12, ' ') + "^\n");
+  // A CR before the line break ends the line; it is not shown.
+  CHECK(render("x y\r\n", 2, 3) ==
+        "t.coco:1:3: error: use of undeclared name 'y' [unknown-name]\n"
+        "x y\n"
+        "  ^\n");
+}
+
+TEST_CASE("file names and message arguments are escaped and cut",
+          "[diag][terminal]") {
+  std::string out = render("x y\n", 2, 3, "a\x1b[2J.coco");
+  CHECK(out.rfind("a<U+001B>[2J.coco:1:3: error:", 0) == 0);
+  out = render("x y\n", 2, 3, "t.coco", false, DiagId::UnknownName,
+               "\x1b]0;pwned\x07");
+  CHECK(out.find("name '<U+001B>]0;pwned<U+0007>'") != std::string::npos);
+  out = render("x y\n", 2, 3, "t.coco", false, DiagId::UnknownName,
+               std::string(100000, 'n'));
+  CHECK(out.find("name '" + std::string(61, 'n') + "...' [unknown-name]\n") !=
+        std::string::npos);
+  CHECK(out.size() < 300);
+}
+
+TEST_CASE("a diagnostic without a place is the driver's form",
+          "[diag][terminal]") {
+  llvm::SourceMgr sm;
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  DiagnosticEngine diags(sm, os);
+  diags.report(llvm::SMRange(), DiagId::NoSuchFile, "x\x1b.coco");
+  os.flush();
+  CHECK(out == "coconetc: error: no such file or directory: 'x<U+001B>.coco' "
+               "[no-such-file]\n");
+}
+
+TEST_CASE("colours are SGR sequences, printed only when asked for",
+          "[diag][terminal]") {
+  std::string plain = render("x y\n", 2, 3);
+  CHECK(plain.find('\x1b') == std::string::npos);
+  // LLVM's layout: bold place, red bold label, bold message, green caret.
+  std::string colored = render("x \x1b y\n", 4, 5, "t.coco", true);
+  CHECK(colored == "\x1b[1mt.coco:1:5: \x1b[0m"
+                   "\x1b[0;1;31merror: \x1b[0m"
+                   "\x1b[1muse of undeclared name 'y' [unknown-name]\n\x1b[0m"
+                   "x <U+001B> y\n"
+                   "\x1b[0;1;32m" +
+                       std::string(11, ' ') + "^\n\x1b[0m");
+}
