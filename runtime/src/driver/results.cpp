@@ -52,9 +52,25 @@ void copyBlock(const TensorInfo &info, const Placement &p, const uint8_t *block,
   }
 }
 
+/// The .npy type of a type whose .npy bytes are its storage's.
+NpyType sameBytes(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return NpyType::F32;
+  case DType::F64:
+    return NpyType::F64;
+  case DType::I32:
+    return NpyType::I32;
+  case DType::I64:
+    return NpyType::I64;
+  default:
+    return NpyType::U64;
+  }
+}
+
 /// The .npy type and bytes of assembled storage elements, converted as
 /// sim::writeResults converts the simulator's values.
-NpyType toNpy(DType dtype, const std::vector<uint8_t> &storage,
+NpyType toNpy(DType dtype, std::vector<uint8_t> &&storage,
               std::vector<uint8_t> *bytes) {
   const size_t count = storage.size() / dtypeSize(dtype);
   auto put = [&](size_t i, const void *value, size_t size) {
@@ -92,19 +108,8 @@ NpyType toNpy(DType dtype, const std::vector<uint8_t> &storage,
   case DType::U64:
     break;
   }
-  *bytes = storage;
-  switch (dtype) {
-  case DType::F32:
-    return NpyType::F32;
-  case DType::F64:
-    return NpyType::F64;
-  case DType::I32:
-    return NpyType::I32;
-  case DType::I64:
-    return NpyType::I64;
-  default:
-    return NpyType::U64;
-  }
+  *bytes = std::move(storage);
+  return sameBytes(dtype);
 }
 
 } // namespace
@@ -128,6 +133,47 @@ Status writeResult(const TensorInfo &info, const Options &options,
   const size_t size = dtypeSize(info.dtype);
   const size_t blockBytes =
       static_cast<size_t>(placements[transport.rank()].elements()) * size;
+  const std::vector<int64_t> shape = detail::assembledShape(info, axisSizes);
+  const std::string path =
+      (std::filesystem::path(options.outputDir) / (info.name + ".npy"))
+          .string();
+  auto createDirectory = [&] {
+    std::error_code ec;
+    std::filesystem::create_directories(options.outputDir, ec);
+    if (ec)
+      return Status::error(StatusCode::IoError, "cannot create directory '" +
+                                                    options.outputDir +
+                                                    "': " + ec.message());
+    return Status::success();
+  };
+  // A value replicated on every axis is rank 0's block (the assembled
+  // form keeps rank 0's copy): written from where it is, with no gather
+  // and no copy where the .npy bytes are the storage's (a 2 GiB result
+  // once took four times its size on rank 0).
+  bool replicated = true;
+  for (const AxisLayout &l : info.layout)
+    replicated &= l.state == AxisState::Replicated;
+  if (replicated) {
+    if (transport.rank() != 0)
+      return Status::success();
+    COCONET_RETURN_IF_ERROR(createDirectory());
+    const auto *data = static_cast<const uint8_t *>(block);
+    switch (info.dtype) {
+    case DType::F32:
+    case DType::F64:
+    case DType::I32:
+    case DType::I64:
+    case DType::U64:
+      return writeNpyFile(path, sameBytes(info.dtype), shape, data,
+                          blockBytes);
+    default: {
+      std::vector<uint8_t> bytes;
+      const NpyType type = toNpy(
+          info.dtype, std::vector<uint8_t>(data, data + blockBytes), &bytes);
+      return writeNpyFile(path, type, shape, bytes.data(), bytes.size());
+    }
+    }
+  }
   std::vector<uint8_t> all;
   COCONET_RETURN_IF_ERROR(transport.gather(block, blockBytes, &all));
   if (transport.rank() != 0)
@@ -138,7 +184,6 @@ Status writeResult(const TensorInfo &info, const Options &options,
                              std::to_string(all.size()) + " bytes, expected " +
                              std::to_string(blockBytes * ranks));
 
-  const std::vector<int64_t> shape = detail::assembledShape(info, axisSizes);
   std::vector<uint8_t> assembled(
       static_cast<size_t>(detail::elementCount(shape)) * size, 0);
   auto blockOf = [&](int64_t q) { return all.data() + q * blockBytes; };
@@ -158,17 +203,10 @@ Status writeResult(const TensorInfo &info, const Options &options,
     }
   }
 
-  std::error_code ec;
-  std::filesystem::create_directories(options.outputDir, ec);
-  if (ec)
-    return Status::error(StatusCode::IoError, "cannot create directory '" +
-                                                  options.outputDir +
-                                                  "': " + ec.message());
+  std::vector<uint8_t>().swap(all); // freed before the conversion
+  COCONET_RETURN_IF_ERROR(createDirectory());
   std::vector<uint8_t> bytes;
-  const NpyType type = toNpy(info.dtype, assembled, &bytes);
-  const std::string path =
-      (std::filesystem::path(options.outputDir) / (info.name + ".npy"))
-          .string();
+  const NpyType type = toNpy(info.dtype, std::move(assembled), &bytes);
   return writeNpyFile(path, type, shape, bytes.data(), bytes.size());
 }
 
