@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace coconet {
 
@@ -116,6 +117,20 @@ static llvm::raw_ostream::Colors labelColor(Severity s) {
   return llvm::raw_ostream::RED;
 }
 
+const std::vector<size_t> &DiagnosticEngine::lineStarts(unsigned bufferId) {
+  if (lineStartCache.size() <= bufferId)
+    lineStartCache.resize(bufferId + 1);
+  std::vector<size_t> &starts = lineStartCache[bufferId];
+  if (starts.empty()) {
+    llvm::StringRef text = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
+    starts.push_back(0);
+    for (size_t i = text.find('\n'); i != llvm::StringRef::npos;
+         i = text.find('\n', i + 1))
+      starts.push_back(i + 1);
+  }
+  return starts;
+}
+
 void DiagnosticEngine::print(const InFlightDiagnostic::Entry &entry,
                              Severity severity, bool withName) {
   std::string message = safeMessage(entry.message);
@@ -153,16 +168,24 @@ void DiagnosticEngine::print(const InFlightDiagnostic::Entry &entry,
   // The column counts bytes from the line's start (SourceMgr's would count
   // from a lone CR too).
   const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(bufferId);
-  const char *bufStart = buffer->getBufferStart();
   const char *bufEnd = buffer->getBufferEnd();
+  // The line and its start come from a table of line starts, so that many
+  // diagnostics on one long line do not each walk back over it (SourceMgr's
+  // line numbers do: they compute the column too).
   const char *at = loc.getPointer();
-  const char *lineStart = at;
-  while (lineStart != bufStart && lineStart[-1] != '\n')
-    --lineStart;
-  const char *lineEnd = at;
-  while (lineEnd != bufEnd && *lineEnd != '\n')
-    ++lineEnd;
-  unsigned line = sourceMgr.FindLineNumber(loc, bufferId);
+  const std::vector<size_t> &starts = lineStarts(bufferId);
+  size_t atOffset = static_cast<size_t>(at - buffer->getBufferStart());
+  size_t line = static_cast<size_t>(
+      std::upper_bound(starts.begin(), starts.end(), atOffset) -
+      starts.begin());
+  const char *lineStart = buffer->getBufferStart() + starts[line - 1];
+  // Its end is looked for only as far as the window can reach.
+  size_t ahead = std::min<size_t>(static_cast<size_t>(bufEnd - at),
+                                  4 * size_t(kMaxSourceColumns) + 16);
+  const char *lineEnd = static_cast<const char *>(std::memchr(at, '\n', ahead));
+  bool wholeLine = lineEnd || at + ahead == bufEnd;
+  if (!lineEnd)
+    lineEnd = at + ahead;
 
   color(llvm::raw_ostream::SAVEDCOLOR, true);
   os << escapeForTerminal(buffer->getBufferIdentifier()) << ':' << line << ':'
@@ -176,7 +199,7 @@ void DiagnosticEngine::print(const InFlightDiagnostic::Entry &entry,
   reset();
 
   llvm::StringRef text(lineStart, lineEnd - lineStart);
-  if (text.ends_with("\r"))
+  if (wholeLine && text.ends_with("\r"))
     text = text.drop_back();
   auto offset = [&](const char *p) {
     return static_cast<size_t>(std::clamp(p, lineStart, lineEnd) - lineStart);

@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <vector>
 
 namespace llvm {
 class SourceMgr;
@@ -138,6 +139,8 @@ private:
   void emit(const InFlightDiagnostic &diag);
   void print(const InFlightDiagnostic::Entry &entry, Severity severity,
              bool withName);
+  /// The byte offsets where the lines of a buffer start, found once.
+  const std::vector<size_t> &lineStarts(unsigned bufferId);
 
   llvm::SourceMgr &sourceMgr;
   llvm::raw_ostream &os;
@@ -147,6 +150,7 @@ private:
   bool showColors = false;
   bool warningsAsErrors = false;
   bool limitReported = false;
+  std::vector<std::vector<size_t>> lineStartCache;
 };
 
 } // namespace coconet

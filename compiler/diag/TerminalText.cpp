@@ -4,8 +4,9 @@
 // of one code point (or one invalid byte), the text printed for it and the
 // columns that text takes. Showing a source line walks its pieces twice: once
 // to find the columns of the caret and the range and the line's width, once
-// to print the pieces inside the chosen window. Nothing is kept per piece, so
-// a 1 MB line costs two passes and prints about kMaxSourceColumns columns.
+// to print the pieces inside the chosen window. Both walk only the bytes near
+// the caret that can be in the window, so a 1 MB line costs what a short one
+// does and prints about kMaxSourceColumns columns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,7 +180,26 @@ ShownSourceLine showSourceLine(llvm::StringRef line, size_t caret,
                                size_t rangeBegin, size_t rangeEnd,
                                unsigned maxColumns) {
   caret = std::min(caret, line.size());
-  rangeEnd = std::min(rangeEnd, line.size());
+  // Only the bytes that can reach the window are looked at: every piece
+  // takes at least one column and at most 4 bytes, so a window is never
+  // more than 4 * maxColumns bytes from the caret. The cut is moved to the
+  // start of a UTF-8 sequence. A long line costs the same as a short one.
+  size_t reach = 4 * size_t(maxColumns) + 8;
+  auto isContinuation = [&](size_t i) {
+    return i < line.size() &&
+           (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
+  };
+  size_t from = caret > reach ? caret - reach : 0;
+  while (from > 0 && isContinuation(from))
+    ++from;
+  size_t to = std::min(line.size(), caret + reach);
+  while (isContinuation(to))
+    ++to;
+  bool cutLeft = from > 0, cutRight = to < line.size();
+  line = line.slice(from, to);
+  caret -= from;
+  rangeBegin = rangeBegin > from ? rangeBegin - from : 0;
+  rangeEnd = rangeEnd > from ? std::min(rangeEnd - from, line.size()) : 0;
   bool hasRange = rangeBegin < rangeEnd;
 
   // First pass: the columns of the caret, of the range and of the line. A
@@ -208,7 +228,7 @@ ShownSourceLine showSourceLine(llvm::StringRef line, size_t caret,
   // The window: the caret and as much of the range as fits, then context
   // shared out on both sides.
   size_t start = 0, end = width;
-  if (width > maxColumns) {
+  if (width > maxColumns || cutLeft || cutRight) {
     size_t lo = caretCol, hi = caretEnd;
     if (hasRange) {
       lo = std::min(lo, rangeCol);
@@ -251,10 +271,9 @@ ShownSourceLine showSourceLine(llvm::StringRef line, size_t caret,
   }
   if (shownStart > shownEnd) // Nothing shown: an empty line.
     shownStart = shownEnd = std::min(caretCol, width);
-  std::string prefix = shownStart > 0 ? "..." : "";
-  if (shownStart > 0)
-    shown.text.insert(0, prefix);
-  if (shownEnd < width)
+  std::string prefix = shownStart > 0 || cutLeft ? "..." : "";
+  shown.text.insert(0, prefix);
+  if (shownEnd < width || cutRight)
     shown.text += "...";
 
   // The markers, in the window's columns.

@@ -15,6 +15,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <string>
 
 using namespace coconet;
@@ -106,4 +107,77 @@ TEST_CASE("colours are SGR sequences, printed only when asked for",
                    "x <U+001B> y\n"
                    "\x1b[0;1;32m" +
                        std::string(11, ' ') + "^\n\x1b[0m");
+}
+
+TEST_CASE("line numbers and line starts come from a table, in every buffer",
+          "[diag][terminal]") {
+  llvm::SourceMgr sm;
+  unsigned a = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy("x\r\n\nab y\n", "a.coco"),
+      llvm::SMLoc());
+  unsigned b = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy("q\nlast z", "b.coco"),
+      llvm::SMLoc());
+  auto at = [&](unsigned id, size_t offset) {
+    llvm::SMLoc loc = llvm::SMLoc::getFromPointer(
+        sm.getMemoryBuffer(id)->getBufferStart() + offset);
+    return llvm::SMRange(loc, loc);
+  };
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  DiagnosticEngine diags(sm, os);
+  diags.report(at(b, 7), DiagId::UnknownName, "z");
+  diags.report(at(a, 7), DiagId::UnknownName, "y");
+  diags.report(at(a, 0), DiagId::UnknownName, "x");
+  diags.report(at(b, 8), DiagId::UnknownName, "end");
+  os.flush();
+  CHECK(out == "b.coco:2:6: error: use of undeclared name 'z' [unknown-name]\n"
+               "last z\n"
+               "     ^\n"
+               "a.coco:3:4: error: use of undeclared name 'y' [unknown-name]\n"
+               "ab y\n"
+               "   ^\n"
+               "a.coco:1:1: error: use of undeclared name 'x' [unknown-name]\n"
+               "x\n"
+               "^\n"
+               "b.coco:2:7: error: use of undeclared name 'end' "
+               "[unknown-name]\n"
+               "last z\n"
+               "      ^\n");
+}
+
+TEST_CASE("many diagnostics on one long line each cost a window, not the line",
+          "[diag][terminal]") {
+  // 2,000 names at the end of a line, after `filler` bytes, each reported.
+  auto seconds = [](size_t filler) {
+    std::string text(filler, ' ');
+    for (int i = 0; i < 2000; ++i)
+      text += "x = name" + std::to_string(100000 + i) + "; ";
+    text += "\n";
+    llvm::SourceMgr sm;
+    unsigned id = sm.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, "t.coco"), llvm::SMLoc());
+    const char *start = sm.getMemoryBuffer(id)->getBufferStart();
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    DiagnosticEngine diags(sm, os);
+    auto begin = std::chrono::steady_clock::now();
+    for (size_t pos = text.find("name"); pos != std::string::npos;
+         pos = text.find("name", pos + 1))
+      diags.report(llvm::SMRange(llvm::SMLoc::getFromPointer(start + pos),
+                                 llvm::SMLoc::getFromPointer(start + pos + 10)),
+                   DiagId::UnknownName, "n");
+    os.flush();
+    CHECK(diags.errorCount() == 2000);
+    CHECK(out.size() < 2000 * 300);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         begin)
+        .count();
+  };
+  // 4 MB more line to walk for each diagnostic would be 8 GB of steps
+  // (seconds); a window each costs the same on both lines (milliseconds).
+  double shortLine = seconds(0);
+  double longLine = seconds(4 << 20);
+  INFO("short line " << shortLine << " s, long line " << longLine << " s");
+  CHECK(longLine < 4 * shortLine + 0.25);
 }
