@@ -12,6 +12,7 @@
 #include "analysis/Report.h"
 #include "ast/Ast.h"
 #include "codegen/Codegen.h"
+#include "diag/TerminalText.h"
 #include "emit/Dot.h"
 #include "lower/Lower.h"
 #include "lower/Plan.h"
@@ -235,8 +236,11 @@ static sema::SemaOptions semaOptions() {
 }
 
 /// Reports a driver-level problem with the `coconetc: ` banner.
+/// (The message may quote what the user typed or a file holds: escaped
+/// for a terminal as diagnostics are, diag/TerminalText.h.)
 static void reportDriverError(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "coconetc") << message << '\n';
+  llvm::WithColor::error(llvm::errs(), "coconetc")
+      << escapeForTerminal(message.str()) << '\n';
 }
 
 static bool checkInputGiven() {
@@ -448,7 +452,10 @@ static int runEmit() {
       }
       codegen::EmitOptions options;
       options.target = target;
-      options.sourceName = llvm::sys::path::filename(inputFile).str();
+      // The name is printed into comments of the generated files: a
+      // newline in it must not start a line of code there.
+      options.sourceName =
+          escapeForTerminal(llvm::sys::path::filename(inputFile));
       options.driver = emit == EmitKind::Driver;
       for (codegen::File &f : codegen::emitProgram(*plan, options))
         files.push_back(std::move(f));

@@ -9,6 +9,7 @@
 #include "driver/DriverOptions.h"
 #include "driver/RangedOption.h"
 
+#include "diag/TerminalText.h"
 #include "sim/Inputs.h"
 #include "sim/Simulator.h"
 #include "verify/Differential.h"
@@ -101,8 +102,11 @@ bool simOptionGiven(std::string &which) {
   return false;
 }
 
+/// (Escaped for a terminal: messages quote values the user typed and text
+/// read from files.)
 static void fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "coconetc") << message << '\n';
+  llvm::WithColor::error(llvm::errs(), "coconetc")
+      << escapeForTerminal(message.str()) << '\n';
 }
 
 static bool splitAssignment(llvm::StringRef text, llvm::StringRef what,

@@ -164,8 +164,7 @@ Status writeResult(const TensorInfo &info, const Options &options,
     case DType::I32:
     case DType::I64:
     case DType::U64:
-      return writeNpyFile(path, sameBytes(info.dtype), shape, data,
-                          blockBytes);
+      return writeNpyFile(path, sameBytes(info.dtype), shape, data, blockBytes);
     default: {
       std::vector<uint8_t> bytes;
       const NpyType type = toNpy(
