@@ -43,14 +43,25 @@ namespace {
 }
 
 void checkArray(const rt::NpyArray &array) {
+  // A zero extent makes the count zero whatever the others are (NumPy
+  // refuses such a shape when the others overflow; this reader accepts it
+  // by design, and every user compares the shape before reading).
   int64_t count = 1;
+  bool empty = false;
   for (int64_t extent : array.shape) {
     if (extent < 0)
       bug("negative extent accepted");
-    if (extent != 0 && count > INT64_MAX / extent)
+    empty |= extent == 0;
+  }
+  for (int64_t extent : array.shape) {
+    if (empty)
+      break;
+    if (count > INT64_MAX / extent)
       bug("element count overflows but the file was accepted");
     count *= extent;
   }
+  if (empty)
+    count = 0;
   if (array.numElements() != count)
     bug("numElements() differs from the shape's product");
   const unsigned size = rt::npyElementSize(array.type);
@@ -92,7 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           status.message() + "'");
   } else {
     if (static_cast<int>(wrapped->type) != static_cast<int>(array.type) ||
-        wrapped->shape != array.shape || wrapped->data != array.data)
+        wrapped->shape != array.shape || wrapped->data != array.data ||
+        wrapped->numElements() != array.numElements())
       bug("the two readers read different arrays");
     checkArray(array);
   }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A short libFuzzer run of one target over its seed corpus (CI; the CTests
-# fuzz-libfuzzer-<target>): every input of test/fuzz/corpus/TARGET, then
+# fuzz-libfuzzer-<target>): every input of test/fuzz/corpus/TARGET and of
+# test/fuzz/regressions/TARGET (inputs that found bugs, kept by name), then
 # mutated ones (seeded, so repeatable) up to $RUNS executions in all
 # (default: about 10 s of each target here), at most $MAX_SECONDS (25).
 #
@@ -31,11 +32,14 @@ mkdir -p "$artifacts"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 log=$scratch/log
+corpora=("$root/test/fuzz/corpus/$target")
+[[ -d $root/test/fuzz/regressions/$target ]] &&
+  corpora+=("$root/test/fuzz/regressions/$target")
 # libFuzzer adds new inputs to the first directory only.
 if ! "$bin" -runs="$runs" -seed=1 -max_len=$max_len -timeout=10 \
     -max_total_time=${MAX_SECONDS:-25} -dict="$root/tools/fuzz/$dict" \
     -artifact_prefix="$artifacts/$target-" -print_final_stats=1 \
-    "$scratch" "$root/test/fuzz/corpus/$target" >"$log" 2>&1; then
+    "$scratch" "${corpora[@]}" >"$log" 2>&1; then
   tail -n 60 "$log"
   echo "FAIL: coconet-fuzz-$target found a bug; the input is in $artifacts/"
   exit 1
