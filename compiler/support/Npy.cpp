@@ -11,6 +11,8 @@
 
 #include "coconet/npy.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cassert>
 #include <utility>
 
@@ -55,6 +57,10 @@ unsigned npyElementSize(NpyType type) {
 }
 
 int64_t NpyArray::numElements() const {
+  // A zero extent first: the others' product may overflow (parseNpy accepts
+  // (2^32, 2^32, 0)).
+  if (llvm::is_contained(shape, 0))
+    return 0;
   int64_t n = 1;
   for (int64_t extent : shape)
     n *= extent;

@@ -164,9 +164,10 @@ int64_t npyElementAsInt(NpyType type, const uint8_t *p) {
 }
 
 int64_t NpyArray::numElements() const {
-  int64_t n = 1;
-  for (int64_t extent : shape)
-    n *= extent;
+  // A zero extent first: the others' product may overflow (parseNpy accepts
+  // (2^32, 2^32, 0)).
+  const int64_t n = checkedCount(shape);
+  assert(n >= 0 && "the shape's element count overflows int64");
   return n;
 }
 
