@@ -48,6 +48,15 @@ static cl::opt<int64_t> defaultSize(
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
                               cl::init(1), cl::cat(simCategory()));
 
+static cl::opt<sim::InputKind> inputKind(
+    "inputs", cl::desc("How generated inputs are drawn (sim/Inputs.h)"),
+    cl::values(clEnumValN(sim::InputKind::Uniform, "uniform",
+                          "24-bit values in [-1, 1) (default)"),
+               clEnumValN(sim::InputKind::Wide, "wide",
+                          "values whose sums depend on the order of the "
+                          "terms: full-precision f64, +-2^54")),
+    cl::init(sim::InputKind::Uniform), cl::cat(simCategory()));
+
 static cl::list<std::string>
     scalarSets("set",
                cl::desc("Give a parameter a value, e.g. --set lr=0.01 (a "
@@ -168,6 +177,7 @@ int runSim(const std::string &path, const std::string &programName) {
 
   sim::SimOptions options;
   options.seed = seed;
+  options.inputKind = inputKind;
   if (!parseSizes(program, options.sizes))
     return 2;
 
