@@ -53,6 +53,15 @@ static NumberOption<int64_t> defaultSize(
 static NumberOption<uint64_t> seed("seed", "Seed of the generated inputs", 0,
                                    UINT64_MAX, 1, simCategory());
 
+static cl::opt<sim::InputKind> inputKind(
+    "inputs", cl::desc("How generated inputs are drawn (sim/Inputs.h)"),
+    cl::values(clEnumValN(sim::InputKind::Uniform, "uniform",
+                          "24-bit values in [-1, 1) (default)"),
+               clEnumValN(sim::InputKind::Wide, "wide",
+                          "values whose sums depend on the order of the "
+                          "terms: full-precision f64, +-2^54")),
+    cl::init(sim::InputKind::Uniform), cl::cat(simCategory()));
+
 static cl::list<std::string>
     scalarSets("set",
                cl::desc("Give a parameter a value, e.g. --set lr=0.01 (a "
@@ -215,6 +224,7 @@ int runSim(const std::string &path, const std::string &programName) {
 
   sim::SimOptions options;
   options.seed = *seed;
+  options.inputKind = inputKind;
   if (!parseSizes(program, options.sizes))
     return 2;
 

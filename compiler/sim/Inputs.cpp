@@ -24,9 +24,21 @@ int64_t localGroup(const ir::Layout &layout, const RankGrid &grid,
   return group;
 }
 
+/// A float tensor's element under InputKind::Wide (Inputs.h).
+static double wideFloat(DType dtype, double u, uint64_t bits) {
+  if (dtype == DType::F16)
+    return u;
+  const double sign = bits & 4 ? -1 : 1;
+  if ((bits & 3) == 0)
+    return sign * 0x1p54;
+  if (dtype == DType::F64)
+    return sign * (1 + static_cast<double>(bits >> 12) * 0x1p-52); // exact
+  return u;
+}
+
 Tensor generateInput(const ir::Stage &param,
                      llvm::ArrayRef<int64_t> globalShape, uint64_t seed,
-                     int64_t group) {
+                     int64_t group, InputKind kind) {
   const DType dtype = param.type.dtype;
   Tensor t(dtype, globalShape);
   const uint64_t stream = (static_cast<uint64_t>(param.paramIndex) << 32) |
@@ -37,8 +49,13 @@ Tensor generateInput(const ir::Stage &param,
     Scalar s;
     if (dtype == DType::Bool) {
       s.i = u >= 0;
+    } else if (ir::isFloat(dtype) && scalar) {
+      s.f = 0.05 + 0.45 * (u + 1);
     } else if (ir::isFloat(dtype)) {
-      s.f = scalar ? 0.05 + 0.45 * (u + 1) : u;
+      s.f =
+          kind == InputKind::Wide
+              ? wideFloat(dtype, u, support::uniformInputBits(seed, stream, i))
+              : u;
     } else if (dtype == DType::U64 && scalar) {
       s.i = support::uniformInputBits(seed, stream, i);
     } else {

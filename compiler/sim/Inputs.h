@@ -24,12 +24,31 @@
 // So replicated inputs are equal on all ranks and sliced inputs are blocks
 // of one global tensor.
 //
+// InputKind::Wide (--inputs=wide) draws float tensors so that the order in
+// which a sum adds its terms changes its bits (24-bit values in [-1, 1)
+// add exactly in f64 in any order, so they cannot show it). With
+// b = uniformInputBits(...) (words 1 and 2, independent of u) and the sign
+// s = -1 if b & 4, else +1:
+//   f32/bf16/f64 tensors, b & 3 == 0   s * 2^54 (a quarter of them): the
+//                                      sum of 2^54, -2^54 and 0.3 is 0.3
+//                                      or 0 depending on the order
+//   f64 tensors, otherwise             s * (1 + (b >> 12) * 2^-52): all 53
+//                                      bits random, in [1, 2)
+//   f32/bf16 tensors, otherwise        u, rounded
+//   f16 tensors                        u, rounded (no order of a few f16
+//                                      terms changes an f64 sum, and 2^54
+//                                      is no f16)
+// Every other parameter (integers, bools, scalars) as above. The generated
+// drivers' --inputs=wide draws the same values (runtime/src/driver/
+// inputs.cpp).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_SIM_INPUTS_H
 #define COCONET_SIM_INPUTS_H
 
 #include "ir/Program.h"
+#include "sim/Simulator.h"
 #include "sim/Tensor.h"
 
 #include "llvm/Support/Error.h"
@@ -43,7 +62,7 @@ int64_t localGroup(const ir::Layout &layout, const RankGrid &grid,
 /// The generated global tensor of `param` for local group `group`.
 Tensor generateInput(const ir::Stage &param,
                      llvm::ArrayRef<int64_t> globalShape, uint64_t seed,
-                     int64_t group);
+                     int64_t group, InputKind kind = InputKind::Uniform);
 
 /// Parses a scalar parameter's value given as text.
 llvm::Expected<Tensor> parseScalar(const ir::Stage &param,

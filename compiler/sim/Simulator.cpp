@@ -195,8 +195,9 @@ llvm::Error Run::loadParams() {
         auto it = generated.find(group);
         if (it == generated.end())
           it = generated
-                   .emplace(group, generateInput(*param, p.globalShape,
-                                                 options.seed, group))
+                   .emplace(group,
+                            generateInput(*param, p.globalShape, options.seed,
+                                          group, options.inputKind))
                    .first;
         global = it->second;
       }

@@ -29,11 +29,25 @@ class raw_ostream;
 
 namespace coconet::sim {
 
+/// How generated float tensors are drawn (sim/Inputs.h).
+enum class InputKind {
+  /// 24-bit values in [-1, 1): sums of a few are exact in f64, in any order.
+  Uniform,
+  /// Values whose sums depend on the order of the terms: a quarter of
+  /// f32/bf16/f64 elements +-2^54, f64 with all 53 bits (f16 stays
+  /// uniform).
+  Wide,
+};
+
+class SimResult;
+
 struct SimOptions {
   /// Values of the program's size names, mesh axis sizes included.
   ir::DimEnv sizes;
   /// Seed of the generated inputs.
   uint64_t seed = 1;
+  /// How generated inputs are drawn (--inputs).
+  InputKind inputKind = InputKind::Uniform;
   /// Parameters given by value ("0.01", "7", "true"): a scalar, or every
   /// element of a tensor.
   std::map<std::string, std::string> scalarValues;

@@ -6,9 +6,13 @@
 // the world), every element type and every reduction operator, each
 // collective's output is compared bit for bit with what this rank expects:
 // every rank can compute every member's input, so the expected value is
-// combineBlocks over the members' blocks in coordinate order, a member's
-// block, or zeros. combineBlocks itself is checked against the simulator
-// by the unit tests. Exits 1 (after printing what failed) on a mismatch.
+// the members' blocks combined in coordinate order (by a plain loop here,
+// not by the runtime's combineBlocks, which a collective calls), a
+// member's block, or zeros. The float inputs make the order visible: f64
+// values with all 53 bits, and +-2^54 among values below 4 (the sum of
+// 2^54, -2^54 and 3 is 3 or 0 depending on the order), so a collective
+// that combines its members in another order fails. Exits 1 (after
+// printing what failed) on a mismatch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,18 +41,24 @@ void fail(const std::string &what) {
 }
 
 /// The input block of the member with world rank `member`: random values
-/// with some -0, infinities and NaNs among the floats.
+/// with some -0, infinities and NaNs among the floats, and values whose
+/// sums and products depend on the order (f64: all 53 bits; +-2^54 in
+/// every type but f16, which cannot hold it).
 Bytes makeBlock(DType dtype, int64_t member, int64_t count, uint64_t tag) {
   Bytes out(static_cast<size_t>(count) * dtypeSize(dtype));
   for (int64_t i = 0; i < count; ++i) {
-    double v = 4 * uniformInput(tag, static_cast<uint64_t>(member), i);
+    // 4u with all 53 bits: u times 1 + 52 random bits, rounded.
+    const uint64_t bits = uniformInputBits(tag, member, i);
+    double v = 4 * uniformInput(tag, static_cast<uint64_t>(member), i) *
+               (1 + static_cast<double>(bits >> 12) * 0x1p-52);
+    if (dtype != DType::F16 && bits % 3 == 0)
+      v = bits & 8 ? -0x1p54 : 0x1p54;
     if (i % 17 == 3)
       v = -0.0;
     else if (i % 23 == 5 && member == 1)
       v = i % 2 ? -1.0 / 0.0 : 1.0 / 0.0;
     else if (i % 29 == 6 && member == 2)
       v = doubleFromBits(0x7ff8000000000123ull); // a NaN
-    const uint64_t bits = uniformInputBits(tag, member, i);
     uint8_t *p = out.data() + i * dtypeSize(dtype);
     uint16_t h = 0;
     float f = static_cast<float>(v);
@@ -119,10 +129,96 @@ Bytes allBlocks(DType dtype, const std::vector<int64_t> &members, int64_t count,
   return all;
 }
 
+/// Element i of a block: a float widened to double, an integer as its
+/// wrapping 64-bit pattern (i32 sign-extended), a bool as 0 or 1.
+double loadFloat(DType dtype, const uint8_t *p) {
+  uint16_t h = 0;
+  float f = 0;
+  double d = 0;
+  switch (dtype) {
+  case DType::F16:
+    std::memcpy(&h, p, 2);
+    return halfBitsToFloat(h);
+  case DType::BF16:
+    std::memcpy(&h, p, 2);
+    return bfloat16BitsToFloat(h);
+  case DType::F32:
+    std::memcpy(&f, p, 4);
+    return f;
+  default:
+    std::memcpy(&d, p, 8);
+    return d;
+  }
+}
+uint64_t loadInt(DType dtype, const uint8_t *p) {
+  int32_t i32 = 0;
+  uint64_t u = 0;
+  switch (dtype) {
+  case DType::I32:
+    std::memcpy(&i32, p, 4);
+    return static_cast<uint64_t>(static_cast<int64_t>(i32));
+  case DType::Bool:
+    return *p != 0;
+  default:
+    std::memcpy(&u, p, 8);
+    return u;
+  }
+}
+
+/// The members' blocks combined element by element in ascending member
+/// order, as the simulator combines them (compiler/sim/Collectives.cpp):
+/// floats in f64, rounded once (avg: the sum divided by the members),
+/// integers in wrapping 64-bit arithmetic, bools as 0 or 1 (any nonzero
+/// result is true). Written out here so that a collective is not checked
+/// against the combination it calls.
 Bytes combined(DType dtype, ReduceOp op, const Bytes &blocks, int64_t members,
                int64_t count) {
-  Bytes out(static_cast<size_t>(count) * dtypeSize(dtype));
-  cpu::combineBlocks(blocks.data(), members, out.data(), count, dtype, op);
+  const size_t size = dtypeSize(dtype);
+  Bytes out(static_cast<size_t>(count) * size);
+  for (int64_t i = 0; i < count; ++i) {
+    auto at = [&](int64_t m) {
+      return blocks.data() + (static_cast<size_t>(m * count + i)) * size;
+    };
+    uint8_t *p = out.data() + static_cast<size_t>(i) * size;
+    if (isFloat(dtype)) {
+      double acc = loadFloat(dtype, at(0));
+      for (int64_t m = 1; m < members; ++m) {
+        const double v = loadFloat(dtype, at(m));
+        acc = op == ReduceOp::Prod  ? combineMul(acc, v)
+              : op == ReduceOp::Max ? maxNumber(acc, v)
+              : op == ReduceOp::Min ? minNumber(acc, v)
+                                    : combineAdd(acc, v);
+      }
+      if (op == ReduceOp::Avg)
+        acc /= static_cast<double>(members);
+      const float f = static_cast<float>(acc);
+      uint16_t h = dtype == DType::F16    ? doubleToHalfBits(acc)
+                   : dtype == DType::BF16 ? doubleToBFloat16Bits(acc)
+                                          : 0;
+      std::memcpy(p,
+                  size == 2   ? static_cast<const void *>(&h)
+                  : size == 4 ? static_cast<const void *>(&f)
+                              : static_cast<const void *>(&acc),
+                  size);
+      continue;
+    }
+    const bool isUnsigned = dtype == DType::U64 || dtype == DType::Bool;
+    uint64_t acc = loadInt(dtype, at(0));
+    for (int64_t m = 1; m < members; ++m) {
+      const uint64_t v = loadInt(dtype, at(m));
+      const bool less =
+          isUnsigned ? acc < v
+                     : static_cast<int64_t>(acc) < static_cast<int64_t>(v);
+      acc = op == ReduceOp::Prod  ? acc * v
+            : op == ReduceOp::Max ? (less ? v : acc)
+            : op == ReduceOp::Min ? (less ? acc : v)
+                                  : acc + v;
+    }
+    if (dtype == DType::Bool)
+      *p = acc != 0;
+    else
+      std::memcpy(p, &acc, size); // little-endian: the low bytes
+  }
   return out;
 }
 

@@ -31,6 +31,10 @@
 
 namespace coconet::rt::driver {
 
+/// How generated float tensors are drawn: as `coconetc sim --inputs`
+/// (compiler/sim/Inputs.h).
+enum class InputKind { Uniform, Wide };
+
 /// The command line of a generated driver.
 struct Options {
   std::map<std::string, int64_t> sizes;      ///< --size N=1024,P=4 (repeatable)
@@ -44,6 +48,8 @@ struct Options {
   /// --staging: the tensors fused collective kernels share are passed in
   /// the driver's own memory (copied in and out), not the program's.
   bool staging = false;
+  /// --inputs=uniform|wide: how generated inputs are drawn.
+  InputKind inputKind = InputKind::Uniform;
 };
 
 /// Parses the driver's command line; `program` names it in --help and in

@@ -17,7 +17,7 @@ namespace {
 const char kSummary[] =
     " [--size NAME=N[,NAME=N...]] [--seed N] [--set NAME=VALUE]"
     " [--input NAME=FILE.npy] [--output-dir DIR] [--iterations N]"
-    " [--warmup N] [--staging] [--quiet] [--help]";
+    " [--warmup N] [--staging] [--quiet] [--inputs uniform|wide] [--help]";
 
 /// Splits "NAME=VALUE" (both trimmed, neither empty).
 bool splitAssignment(std::string_view text, std::string *name,
@@ -58,6 +58,10 @@ std::string usage(const char *program) {
          "live in the\n"
          "                        program's own symmetric memory (no copy)\n"
          "  --quiet               no summary lines\n"
+         "  --inputs KIND         how generated inputs are drawn: uniform "
+         "(default) or\n"
+         "                        wide (sums depend on their order), as "
+         "`coconetc sim`\n"
          "  --help                print this text\n";
 }
 
@@ -92,6 +96,20 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
       if (hasValue)
         return fail("--" + name + " takes no value");
       (name == "quiet" ? options.quiet : options.staging) = true;
+      continue;
+    }
+    // --inputs=uniform|wide: how generated inputs are drawn (as `coconetc
+    // sim --inputs`, compiler/sim/Inputs.h).
+    if (name == "inputs") {
+      if (!hasValue) {
+        if (i + 1 >= argc)
+          return fail("--inputs needs a value");
+        value = argv[++i];
+      }
+      if (value != "uniform" && value != "wide")
+        return fail("--inputs expects uniform or wide, got '" + value + "'");
+      options.inputKind =
+          value == "wide" ? InputKind::Wide : InputKind::Uniform;
       continue;
     }
     static const char *const kWithValue[] = {

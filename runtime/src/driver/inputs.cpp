@@ -75,16 +75,32 @@ void forEachElement(const TensorInfo &info, const Placement &placement, F f) {
   }
 }
 
+/// A float tensor's element under --inputs=wide (sim's wideFloat).
+double wideFloat(DType dtype, double u, uint64_t bits) {
+  if (dtype == DType::F16)
+    return u;
+  const double sign = bits & 4 ? -1 : 1;
+  if ((bits & 3) == 0)
+    return sign * 0x1p54;
+  if (dtype == DType::F64)
+    return sign * (1 + static_cast<double>(bits >> 12) * 0x1p-52); // exact
+  return u;
+}
+
 /// The generated value of global element `index` (sim::generateInput).
-Scalar generated(const TensorInfo &info, uint64_t seed, uint64_t stream,
-                 uint64_t index) {
+Scalar generated(const TensorInfo &info, InputKind kind, uint64_t seed,
+                 uint64_t stream, uint64_t index) {
   const double u = uniformInput(seed, stream, index);
   const bool scalar = info.globalShape.empty();
   Scalar s;
   if (info.dtype == DType::Bool)
     s.i = u >= 0;
+  else if (isFloat(info.dtype) && scalar)
+    s.f = 0.05 + 0.45 * (u + 1);
   else if (isFloat(info.dtype))
-    s.f = scalar ? 0.05 + 0.45 * (u + 1) : u;
+    s.f = kind == InputKind::Wide
+              ? wideFloat(info.dtype, u, uniformInputBits(seed, stream, index))
+              : u;
   else if (info.dtype == DType::U64 && scalar)
     s.i = uniformInputBits(seed, stream, index);
   else
@@ -234,9 +250,9 @@ Status fillInput(const TensorInfo &info, const Options &options,
   const uint64_t stream = (static_cast<uint64_t>(info.paramIndex) << 32) |
                           static_cast<uint64_t>(group);
   forEachElement(info, placement, [&](int64_t i, int64_t global) {
-    storeScalar(
-        info.dtype, block, i,
-        generated(info, options.seed, stream, static_cast<uint64_t>(global)));
+    storeScalar(info.dtype, block, i,
+                generated(info, options.inputKind, options.seed, stream,
+                          static_cast<uint64_t>(global)));
   });
   return Status::success();
 }

@@ -1,7 +1,9 @@
 //===- CpuTest.cpp - combineBlocks and matmul of the CPU target -----------===//
 //
 // combineBlocks against the simulator's allreduce for every element type
-// and operator on random blocks (with -0, infinities and NaN); matmul
+// and operator on random blocks (with -0, infinities and NaN, and values
+// whose sums and products depend on the order of the members, on 3, 4 and
+// 5 members: a combination in another order fails); matmul
 // against the simulator for float types, against a naive f64 reference and
 // hand-computed values otherwise. Both must agree bit for bit. The mesh's
 // collectives run under MPI in test/runtime/MpiCollectivesTest.cpp.
@@ -29,12 +31,22 @@ using coconet::test::toRuntime;
 namespace {
 
 /// A [ranks, n] input with random values of `dtype`, some of them special.
+/// Floats are drawn so that the order of a sum changes its bits: values
+/// with all 53 bits (f64; rounded to the others), and among them a third
+/// +-2^54 (the sum of 2^54, -2^54 and 0.3 is 0.3 or 0 depending on the
+/// order, in every type but f16).
 sim::Tensor randomInput(ir::DType dtype, int64_t ranks, int64_t n,
                         uint64_t seed) {
   sim::Tensor t(dtype, {ranks, n});
   for (int64_t i = 0; i < t.size(); ++i) {
     sim::Scalar s;
-    s.f = 3 * rt::uniformInput(seed, 1, static_cast<uint64_t>(i));
+    // 3u with all 53 bits: u times 1 + 52 random bits, rounded.
+    const uint64_t bits =
+        rt::uniformInputBits(seed, 3, static_cast<uint64_t>(i));
+    s.f = 3 * rt::uniformInput(seed, 1, static_cast<uint64_t>(i)) *
+          (1 + static_cast<double>(bits >> 12) * 0x1p-52);
+    if (bits % 3 == 0 && dtype != ir::DType::F16) // no f16 is that large
+      s.f = bits & 8 ? -0x1p54 : 0x1p54;
     if (i % 13 == 4)
       s.f = -0.0;
     else if (i % 31 == 7)
@@ -70,7 +82,7 @@ TEST_CASE("combineBlocks and combineMembers combine as the simulator's "
     for (ir::ReduceOp op : ops) {
       if (op == ir::ReduceOp::Avg && !ir::isFloat(dtype))
         continue;
-      for (int64_t ranks : {1, 2, 3, 5})
+      for (int64_t ranks : {1, 2, 3, 4, 5})
         for (int64_t n :
              {int64_t(96), int64_t(3 * 1024 + 37), int64_t(40001)}) {
           const std::string name = ir::dtypeName(dtype).str();

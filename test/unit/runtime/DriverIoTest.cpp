@@ -165,18 +165,22 @@ void checkResults(const test::Simulated &s) {
 } // namespace
 
 TEST_CASE("fillInput generates the simulator's inputs", "[runtime][driver]") {
-  for (uint64_t seed : {uint64_t(1), uint64_t(0x123456789abcull)}) {
-    DYNAMIC_SECTION("seed " << seed) {
-      sim::SimOptions o = meshOptions(2, 3);
-      o.seed = seed;
-      auto s = simulateSource(kProgram, o);
-      REQUIRE(s.error == "");
-      rt::driver::Options options;
-      options.seed = seed;
-      checkInputs(s, options);
-      checkResults(s);
+  for (bool wide : {false, true})
+    for (uint64_t seed : {uint64_t(1), uint64_t(0x123456789abcull)}) {
+      DYNAMIC_SECTION((wide ? "wide" : "uniform") << " inputs, seed " << seed) {
+        sim::SimOptions o = meshOptions(2, 3);
+        o.seed = seed;
+        o.inputKind = wide ? sim::InputKind::Wide : sim::InputKind::Uniform;
+        auto s = simulateSource(kProgram, o);
+        REQUIRE(s.error == "");
+        rt::driver::Options options;
+        options.seed = seed;
+        options.inputKind =
+            wide ? rt::driver::InputKind::Wide : rt::driver::InputKind::Uniform;
+        checkInputs(s, options);
+        checkResults(s);
+      }
     }
-  }
 }
 
 TEST_CASE("fillInput sets values as the simulator does", "[runtime][driver]") {
