@@ -50,7 +50,7 @@ std::string npyError(const rt::NpyArray &a, int64_t i, DType dtype) {
 
 } // namespace
 
-TEST_CASE("--set values must fit their type", "[runtime][values]") {
+TEST_CASE("values given by --set must fit their type", "[runtime][values]") {
   rt::ElementValue v;
   CHECK(setError(DType::F32, "0.1", &v) == "");
   CHECK(v.f == static_cast<double>(0.1f)); // rounded once, to nearest
