@@ -306,17 +306,41 @@ struct Accumulator {
   }
 };
 
+/// Whether the simulator keeps the term sums of `stage` (SimResult).
+static bool hasTermSums(const Stage &stage) {
+  return stage.kind == StageKind::Reduction &&
+         ir::isFloat(stage.operands[0]->type.dtype) &&
+         (stage.reduction == ir::ReductionKind::Sum ||
+          stage.reduction == ir::ReductionKind::Norm ||
+          stage.reduction == ir::ReductionKind::SumSquares);
+}
+
 llvm::Error Run::reduction(const Stage &stage, int64_t rank) {
   const Stage &x = *stage.operands[0];
   const Tensor &input = in(x, rank);
   const Placement &p = at(stage, rank);
   Tensor out(stage.type.dtype, p.localShape);
   llvm::ArrayRef<int64_t> inShape = input.shape();
+  // The sum of the terms' magnitudes, beside the reduction.
+  const bool terms = options.recordTermSums && hasTermSums(stage);
+  const bool sumOfSquares = stage.reduction != ir::ReductionKind::Sum;
+  Tensor magnitudes;
+  if (terms)
+    magnitudes = Tensor(DType::F64, p.localShape);
+  auto magnitude = [&](double v) {
+    return sumOfSquares ? v * v : std::fabs(v);
+  };
   if (stage.dim < 0) {
     Accumulator acc{stage.reduction, x.type.dtype};
-    for (int64_t i = 0; i < input.size(); ++i)
+    double sum = 0;
+    for (int64_t i = 0; i < input.size(); ++i) {
       acc.add(input.getScalar(i));
+      if (terms)
+        sum += magnitude(input.get(i));
+    }
     out.setScalar(0, acc.value());
+    if (terms)
+      magnitudes.set(0, sum);
   } else {
     const size_t dim = static_cast<size_t>(stage.dim);
     int64_t outer = 1, inner = 1;
@@ -329,12 +353,24 @@ llvm::Error Run::reduction(const Stage &stage, int64_t rank) {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t n = 0; n < inner; ++n) {
         Accumulator acc{stage.reduction, x.type.dtype};
-        for (int64_t k = 0; k < inShape[dim]; ++k)
-          acc.add(input.getScalar((o * inShape[dim] + k) * inner + n));
+        double sum = 0;
+        for (int64_t k = 0; k < inShape[dim]; ++k) {
+          const int64_t i = (o * inShape[dim] + k) * inner + n;
+          acc.add(input.getScalar(i));
+          if (terms)
+            sum += magnitude(input.get(i));
+        }
         out.setScalar(o * inner + n, acc.value());
+        if (terms)
+          magnitudes.set(o * inner + n, sum);
       }
   }
   result.values[stage.id][rank] = std::move(out);
+  if (terms) {
+    auto &perRank = result.termSums[stage.id];
+    perRank.resize(static_cast<size_t>(result.grid.numRanks()));
+    perRank[rank] = std::move(magnitudes);
+  }
   return llvm::Error::success();
 }
 
@@ -522,6 +558,7 @@ llvm::Expected<SimResult> simulate(const ir::Program &program,
     return llvm::createStringError("the simulator runs at most 4096 ranks");
   result.sizes = options.sizes;
   result.placements.resize(program.getStages().size());
+  result.termSums.resize(program.getStages().size());
   Run run{program, options, result};
   if (auto err = run.placeAll())
     return err;
@@ -535,10 +572,16 @@ llvm::Expected<SimResult> simulate(const ir::Program &program,
     if (ir::isCommunication(stage->kind)) {
       if (auto err = detail::runCommunication(program, *stage, result))
         return err;
+      if (options.afterStage)
+        if (auto err = options.afterStage(*stage, result))
+          return err;
       continue;
     }
     for (int64_t r = 0; r < result.grid.numRanks(); ++r)
       if (auto err = run.compute(*stage, r))
+        return err;
+    if (options.afterStage)
+      if (auto err = options.afterStage(*stage, result))
         return err;
   }
   return result;

@@ -19,6 +19,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,6 +56,14 @@ struct SimOptions {
   std::map<std::string, std::string> inputFiles;
   /// Tensor parameters given directly, in assembled form (tests).
   std::map<std::string, Tensor> inputTensors;
+  /// Keep, for every element of a float sum or norm reduction, the sum of
+  /// the magnitudes of its terms (SimResult::termSums).
+  bool recordTermSums = false;
+  /// Called after each stage that is not a parameter has been computed on
+  /// every rank; it may read and replace the stage's blocks (the
+  /// differential check, verify/Differential.h, puts values of another run
+  /// in). An error stops the run.
+  std::function<llvm::Error(const ir::Stage &, SimResult &)> afterStage;
 };
 
 /// Every value of every rank after one run.
@@ -85,6 +94,11 @@ public:
   ir::DimEnv sizes;
   std::vector<std::vector<Tensor>> values;
   std::vector<std::vector<Placement>> placements;
+  /// With SimOptions::recordTermSums: per stage and rank, for a float sum
+  /// (norm) reduction, an f64 block of its shape holding each element's
+  /// sum of |term| (sum of term^2), added as the reduction adds; else
+  /// empty.
+  std::vector<std::vector<Tensor>> termSums;
 };
 
 /// Runs `program` once on every rank.

@@ -36,39 +36,40 @@ double epsilonOf(ir::DType dtype) {
   return 0;
 }
 
-bool Comparison::ok() const {
-  if (!structural.empty())
-    return false;
-  for (const ResultDiff &r : results)
-    if (r.failing)
-      return false;
-  return true;
+/// Unit roundoff of rounding an f64 value to `dtype` (0 for f64 itself),
+/// and half the spacing of its subnormals.
+static double roundingUnit(ir::DType dtype) {
+  return dtype == ir::DType::F64 ? 0 : epsilonOf(dtype) / 2;
+}
+static double smallestSubnormal(ir::DType dtype) {
+  switch (dtype) {
+  case ir::DType::F16:
+    return std::ldexp(1.0, -24);
+  case ir::DType::BF16:
+    return std::ldexp(1.0, -133);
+  case ir::DType::F32:
+    return std::ldexp(1.0, -149);
+  default:
+    return 0;
+  }
 }
 
-void Comparison::print(llvm::raw_ostream &os) const {
-  if (!structural.empty()) {
-    os << "results differ in structure: " << structural << '\n';
-    return;
+double reassociationBound(ir::ReductionKind kind, int64_t terms,
+                          double magnitude, ir::DType dtype, double a,
+                          double b) {
+  const double u = std::ldexp(1.0, -53);
+  const double n = static_cast<double>(std::max<int64_t>(terms, 1));
+  const double g = n * u / (1 - n * u);
+  const double m = magnitude * (1 + g);
+  double bound = 0;
+  if (kind == ir::ReductionKind::Norm) {
+    if (m > 0)
+      bound = g * m / std::sqrt((1 - g) * m) + 2 * u * std::sqrt((1 + g) * m);
+  } else {
+    bound = 2 * g * m;
   }
-  for (const ResultDiff &r : results) {
-    os << "  " << r.name << ": ";
-    if (!r.differing)
-      os << "bitwise equal (" << r.elements
-         << (r.elements == 1 ? " element)\n" : " elements)\n");
-    else
-      os << llvm::formatv(
-          "{0} of {1} elements differ, max |diff| {2:e}, "
-          "{3:f2} ulp{4}\n",
-          r.differing, r.elements, r.maxAbs, r.maxUlps,
-          r.failing ? llvm::formatv(", {0} outside the tolerance; first: {1}",
-                                    r.failing, r.firstFailure)
-                          .str()
-                    : std::string(""));
-  }
-  if (!bitwise)
-    for (const std::string &why : reasons)
-      os << "  tolerance " << llvm::format("%g", toleranceUlps)
-         << " ulp: " << why << '\n';
+  return bound + roundingUnit(dtype) * (std::fabs(a) + std::fabs(b)) +
+         smallestSubnormal(dtype);
 }
 
 static bool sameBits(double a, double b) {
@@ -77,10 +78,201 @@ static bool sameBits(double a, double b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
+bool withinReassociationBound(ir::ReductionKind kind, int64_t terms,
+                              double magnitude, ir::DType dtype, double a,
+                              double b) {
+  if (sameBits(a, b))
+    return true;
+  if (!std::isfinite(a) || !std::isfinite(b))
+    return false;
+  return std::fabs(a - b) <=
+         reassociationBound(kind, terms, magnitude, dtype, a, b);
+}
+
+bool Comparison::ok() const {
+  if (!structural.empty())
+    return false;
+  if (substituted) {
+    for (const ReassociatedValue &r : reassociated)
+      if (r.failing)
+        return false;
+    for (const ResultDiff &r : substitutedResults)
+      if (r.failing)
+        return false;
+    return true;
+  }
+  for (const ResultDiff &r : results)
+    if (r.failing)
+      return false;
+  return true;
+}
+
+static void printResult(llvm::raw_ostream &os, const ResultDiff &r,
+                        bool verdict) {
+  os << "  " << r.name << ": ";
+  if (!r.differing) {
+    os << "bitwise equal (" << r.elements
+       << (r.elements == 1 ? " element)\n" : " elements)\n");
+    return;
+  }
+  os << llvm::formatv("{0} of {1} elements differ, max |diff| {2:e}, "
+                      "{3:f2} ulp{4}\n",
+                      r.differing, r.elements, r.maxAbs, r.maxUlps,
+                      verdict && r.failing
+                          ? llvm::formatv(", {0} outside the tolerance; "
+                                          "first: {1}",
+                                          r.failing, r.firstFailure)
+                                .str()
+                          : std::string(""));
+}
+
+void Comparison::print(llvm::raw_ostream &os) const {
+  if (!structural.empty()) {
+    os << "results differ in structure: " << structural << '\n';
+    return;
+  }
+  for (const ResultDiff &r : results)
+    printResult(os, r, !substituted);
+  if (substituted) {
+    for (const ReassociatedValue &r : reassociated) {
+      os << llvm::formatv("  reassociated '{0}' ({1} of {2} terms): ", r.name,
+                          ir::reductionKindName(r.kind), r.terms);
+      if (!r.differing)
+        os << "bitwise equal (" << r.elements
+           << (r.elements == 1 ? " element)\n" : " elements)\n");
+      else if (!r.failing)
+        os << llvm::formatv("{0} of {1} elements differ, at most {2:f3} of "
+                            "the bound\n",
+                            r.differing, r.elements, r.maxOfBound);
+      else
+        os << llvm::formatv("{0} of {1} elements differ, {2} outside the "
+                            "bound; first: {3}\n",
+                            r.differing, r.elements, r.failing, r.firstFailure);
+    }
+    if (reassociated.empty())
+      os << "  no float sum or norm of the unscheduled program is computed "
+            "under its name by the scheduled one\n";
+    bool equal = llvm::all_of(substitutedResults,
+                              [](const ResultDiff &r) { return !r.differing; });
+    os << "  with the reassociated values as the unscheduled program "
+          "computes them: "
+       << (equal ? "every result bitwise equal\n" : "\n");
+    if (!equal)
+      for (const ResultDiff &r : substitutedResults)
+        printResult(os, r, true);
+  }
+  if (!bitwise)
+    for (const std::string &why : reasons) {
+      if (toleranceUlps > 0)
+        os << "  tolerance " << llvm::format("%g", toleranceUlps)
+           << " ulp: " << why << '\n';
+      else
+        os << "  reassociates: " << why << '\n';
+    }
+}
+
+/// Compares the results of two runs positionally; sets c.structural on a
+/// mismatch of count, type or shape.
+static std::vector<ResultDiff> compareResults(const ir::Program &reference,
+                                              const sim::SimResult &ref,
+                                              const ir::Program &candidate,
+                                              const sim::SimResult &cand,
+                                              Comparison &c) {
+  std::vector<ResultDiff> diffs;
+  auto refResults = reference.getResults();
+  auto candResults = candidate.getResults();
+  if (refResults.size() != candResults.size()) {
+    c.structural = llvm::formatv("{0} results against {1}", refResults.size(),
+                                 candResults.size());
+    return diffs;
+  }
+  for (size_t i = 0; i < refResults.size(); ++i) {
+    sim::Tensor a = ref.assembled(reference, *refResults[i]);
+    sim::Tensor b = cand.assembled(candidate, *candResults[i]);
+    std::string name = sim::resultName(reference, i);
+    if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
+      c.structural = "result '" + name + "' has a different type or shape";
+      return diffs;
+    }
+    diffs.push_back(compareTensors(name, a, b, 0));
+  }
+  return diffs;
+}
+
+/// The reference stage whose value the candidate's `stage` holds as a
+/// reassociated reduction: a float sum or norm of the same name, type and
+/// blocks; else null.
+static const ir::Stage *reassociatedOf(const ir::Program &reference,
+                                       const sim::SimResult &ref,
+                                       const ir::Stage &stage,
+                                       const sim::SimResult &cand) {
+  const ir::Stage *r = reference.findStage(stage.name);
+  if (!r || r->kind != ir::StageKind::Reduction ||
+      !ir::isFloat(r->type.dtype) || r->type.dtype != stage.type.dtype ||
+      (r->reduction != ir::ReductionKind::Sum &&
+       r->reduction != ir::ReductionKind::Norm) ||
+      ref.termSums[r->id].empty())
+    return nullptr;
+  for (int64_t rank = 0; rank < ref.numRanks(); ++rank) {
+    const sim::Placement &p = ref.placement(*r, rank),
+                         &q = cand.placement(stage, rank);
+    if (p.localShape != q.localShape || p.offset != q.offset)
+      return nullptr;
+  }
+  return r;
+}
+
+/// Checks the candidate's value of `stage` against the reference's `r`
+/// within the reassociation bound, and replaces it by the reference's.
+static void substitute(const sim::SimResult &ref, const ir::Stage &r,
+                       const ir::Stage &stage, sim::SimResult &cand,
+                       ReassociatedValue &out) {
+  out.name = stage.name;
+  out.kind = r.reduction;
+  const ir::Stage &x = *r.operands[0];
+  for (int64_t rank = 0; rank < ref.numRanks(); ++rank) {
+    const sim::Tensor &want = ref.value(r, rank);
+    const sim::Tensor &sums = ref.termSums[r.id][rank];
+    sim::Tensor &got = cand.values[stage.id][rank];
+    const sim::Tensor &operand = ref.value(x, rank);
+    const int64_t terms = r.dim < 0
+                              ? operand.size()
+                              : operand.shape()[static_cast<size_t>(r.dim)];
+    out.terms = std::max(out.terms, terms);
+    for (int64_t k = 0; k < want.size(); ++k) {
+      ++out.elements;
+      const double a = want.get(k), b = got.get(k);
+      if (sameBits(a, b))
+        continue;
+      ++out.differing;
+      const double bound = reassociationBound(r.reduction, terms, sums.get(k),
+                                              r.type.dtype, a, b);
+      if (withinReassociationBound(r.reduction, terms, sums.get(k),
+                                   r.type.dtype, a, b)) {
+        out.maxOfBound =
+            std::max(out.maxOfBound, bound > 0 ? std::fabs(a - b) / bound : 0);
+        continue;
+      }
+      if (out.failing++ == 0)
+        out.firstFailure = llvm::formatv(
+            "rank {0}, element {1}: {2} vs {3}, |diff| {4:e} > bound {5:e} "
+            "({6} terms, sum of magnitudes {7:e})",
+            rank, k, a, b, std::fabs(a - b), bound, terms, sums.get(k));
+    }
+    got = want;
+  }
+}
+
 llvm::Expected<Comparison> comparePrograms(const ir::Program &reference,
                                            const ir::Program &candidate,
                                            const sim::SimOptions &options) {
-  auto ref = sim::simulate(reference, options);
+  Comparison c;
+  c.reasons.assign(candidate.reassociations.begin(),
+                   candidate.reassociations.end());
+  c.bitwise = c.reasons.empty();
+  sim::SimOptions refOptions = options;
+  refOptions.recordTermSums = !c.bitwise;
+  auto ref = sim::simulate(reference, refOptions);
   if (!ref)
     return llvm::createStringError("unscheduled program: " +
                                    llvm::toString(ref.takeError()));
@@ -88,29 +280,28 @@ llvm::Expected<Comparison> comparePrograms(const ir::Program &reference,
   if (!cand)
     return llvm::createStringError("scheduled program: " +
                                    llvm::toString(cand.takeError()));
-  Comparison c;
-  c.reasons.assign(candidate.reassociations.begin(),
-                   candidate.reassociations.end());
-  c.bitwise = c.reasons.empty();
-  auto refResults = reference.getResults();
-  auto candResults = candidate.getResults();
-  if (refResults.size() != candResults.size()) {
-    c.structural = llvm::formatv("{0} results against {1}", refResults.size(),
-                                 candResults.size());
+  c.results = compareResults(reference, *ref, candidate, *cand, c);
+  if (!c.structural.empty() || c.bitwise ||
+      llvm::all_of(c.results, [](const ResultDiff &r) { return !r.differing; }))
     return c;
-  }
-  for (size_t i = 0; i < refResults.size(); ++i) {
-    const ir::Stage &rs = *refResults[i], &cs = *candResults[i];
-    sim::Tensor a = ref->assembled(reference, rs);
-    sim::Tensor b = cand->assembled(candidate, cs);
-    std::string name = sim::resultName(reference, i);
-    if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
-      c.structural = "result '" + name + "' has a different type or shape";
-      return c;
+
+  // The reassociation check: the candidate again, with every reassociated
+  // value checked against the bound and replaced by the reference's.
+  c.substituted = true;
+  sim::SimOptions again = options;
+  again.afterStage = [&](const ir::Stage &stage,
+                         sim::SimResult &run) -> llvm::Error {
+    if (const ir::Stage *r = reassociatedOf(reference, *ref, stage, run)) {
+      c.reassociated.emplace_back();
+      substitute(*ref, *r, stage, run, c.reassociated.back());
     }
-    c.results.push_back(
-        compareTensors(name, a, b, c.bitwise ? 0 : kReassociationUlps));
-  }
+    return llvm::Error::success();
+  };
+  auto held = sim::simulate(candidate, again);
+  if (!held)
+    return llvm::createStringError("scheduled program: " +
+                                   llvm::toString(held.takeError()));
+  c.substitutedResults = compareResults(reference, *ref, candidate, *held, c);
   return c;
 }
 

@@ -9,14 +9,21 @@
 //
 // Equality is bitwise unless the candidate records a reassociation (a
 // transformation that changed the order of floating-point additions, see
-// ir::Program::reassociations). Then each float result may differ by a
-// few roundings of its element type:
-//   |a - b| <= ulps * eps(dtype) * max(|a|, |b|, scale)
-// where eps is the spacing of the type at 1 (2^-23 for f32, 2^-10 for
-// f16, 2^-7 for bf16, 2^-52 for f64), ulps = 16 and scale is the largest
-// magnitude of the reference result (an absolute floor for values that
-// cancel to near zero). Integer and bool results are always compared
-// exactly.
+// ir::Program::reassociations) and some result differs. Then the error is
+// bounded where the reassociation happens, not at the results (a sum that
+// cancels to near zero can be far from its reassociated self in units of
+// its own size, and anything computed from it further):
+//   1. every float sum or norm reduction of the reference whose name the
+//      candidate defines (reorder keeps the completed value's name) is a
+//      reassociated value: per element, the candidate's value must lie
+//      within reassociationBound() of the reference's, computed from the
+//      number of terms and the sum of their magnitudes (the simulator
+//      records it: SimOptions::recordTermSums);
+//   2. the candidate is run again with each reassociated value replaced
+//      by the reference's (SimOptions::afterStage); every result must then
+//      be bitwise equal, so everything else the schedule changed is held
+//      to bitwise equality.
+// Integer and bool results are always compared exactly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,11 +40,32 @@
 
 namespace coconet::verify {
 
-/// The tolerance, in units of eps(dtype), for reassociated results.
-constexpr double kReassociationUlps = 16;
-
 /// Spacing of a float type at 1.0.
 double epsilonOf(ir::DType dtype);
+
+/// The largest difference between two evaluations `a` and `b` of one float
+/// reduction of `kind` (Sum, or Norm = sqrt of a sum of squares) that add
+/// the same `terms` terms in f64 in different orders and round the result
+/// (Norm: its square root, in f64) once to `dtype`. `magnitude` is the sum
+/// of the terms' magnitudes: sum |t_i| for Sum, sum t_i^2 for Norm. With
+/// u = 2^-53 and g = gamma(n) = n u / (1 - n u), each f64 sum is within
+/// g * magnitude of the exact one (any order of adding n terms is), so
+///   Sum:  |a - b| <= 2 g M                      + rounding to dtype
+///   Norm: |a - b| <= g M / sqrt((1 - g) M)      (the sums' difference
+///                    + 2 u sqrt((1 + g) M)       through sqrt; sqrt's own
+///                    + rounding to dtype          roundings)
+/// where rounding to dtype is u_T (|a| + |b|) + the smallest subnormal of
+/// dtype (none for f64, which the sum is already). M is inflated by g
+/// first, since the simulator adds it in f64 too.
+double reassociationBound(ir::ReductionKind kind, int64_t terms,
+                          double magnitude, ir::DType dtype, double a,
+                          double b);
+
+/// Whether `b` is an acceptable reassociated value for `a`: the same bits
+/// (NaN matches NaN), or both finite and within reassociationBound().
+bool withinReassociationBound(ir::ReductionKind kind, int64_t terms,
+                              double magnitude, ir::DType dtype, double a,
+                              double b);
 
 struct ResultDiff {
   std::string name;
@@ -45,33 +73,62 @@ struct ResultDiff {
   int64_t elements = 0;
   /// Elements whose bits differ.
   int64_t differing = 0;
-  /// Elements outside the tolerance.
+  /// Elements outside the tolerance (bitwise: the differing ones).
   int64_t failing = 0;
   double maxAbs = 0;
-  /// max |a - b| / (eps(dtype) * max(|a|, |b|, scale)): the difference in
+  /// max |a - b| / (eps(dtype) * max(|a|, |b|, scale)), where scale is the
+  /// largest finite magnitude of the expected tensor: the difference in
   /// units of the type's precision.
   double maxUlps = 0;
   /// The first failing element, described.
   std::string firstFailure;
 };
 
+/// A reassociated reduction of the candidate against the reference's.
+struct ReassociatedValue {
+  std::string name;
+  ir::ReductionKind kind = ir::ReductionKind::Sum;
+  /// Terms per element (the largest, over the ranks' blocks).
+  int64_t terms = 0;
+  /// Elements over every rank's block.
+  int64_t elements = 0;
+  int64_t differing = 0;
+  /// Elements outside reassociationBound().
+  int64_t failing = 0;
+  /// max |a - b| / bound over the differing elements.
+  double maxOfBound = 0;
+  std::string firstFailure;
+};
+
 struct Comparison {
   /// True when every result had to be, and was, bitwise equal.
   bool bitwise = true;
-  /// Why a tolerance applies (the candidate's reassociations), or empty.
+  /// Why the results need not be bitwise equal (the candidate's
+  /// reassociations, or --check-ulps), or empty.
   std::vector<std::string> reasons;
-  /// The tolerance, in ulps, when not bitwise.
-  double toleranceUlps = kReassociationUlps;
+  /// compareWithFiles: the tolerance, in ulps (0: bitwise).
+  double toleranceUlps = 0;
+  /// The results as the programs computed them. Where the reassociation
+  /// check ran (`substituted`), their differences are for information.
   std::vector<ResultDiff> results;
+  /// The reassociation check ran: some result differed and the candidate
+  /// reassociates.
+  bool substituted = false;
+  /// The reassociated values, each within its bound.
+  std::vector<ReassociatedValue> reassociated;
+  /// The results of the candidate rerun with the reference's reassociated
+  /// values: bitwise equal.
+  std::vector<ResultDiff> substitutedResults;
   /// Shape/count mismatch between the programs' results, or empty.
   std::string structural;
   bool ok() const;
-  /// One line per result.
+  /// One line per result (and per reassociated value).
   void print(llvm::raw_ostream &os) const;
 };
 
 /// Compares two tensors of one type and shape: bitwise, or (ulps > 0)
-/// within `ulps` units of the type's precision as above.
+/// within `ulps` units of the type's precision:
+///   |a - b| <= ulps * eps(dtype) * max(|a|, |b|, scale).
 ResultDiff compareTensors(llvm::StringRef name, const sim::Tensor &expected,
                           const sim::Tensor &actual, double ulps);
 

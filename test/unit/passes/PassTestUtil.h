@@ -371,21 +371,27 @@ inline std::string describeEnv(const ir::DimEnv &env) {
   return text;
 }
 
-/// Runs both programs on the simulator for every size binding (and two
-/// seeds) and checks that every result agrees as `agreement` says.
+/// Runs both programs on the simulator for every size binding (two seeds,
+/// uniform and wide inputs) and checks that every result agrees as
+/// `agreement` says.
 inline void
 expectSameResults(const ir::Program &reference, const ir::Program &candidate,
                   const std::vector<ir::DimEnv> &configs,
                   Agreement agreement = Agreement::Bitwise,
                   const std::map<std::string, std::string> &values = {}) {
   for (const ir::DimEnv &env : configs) {
-    for (uint64_t seed : {1, 7}) {
+    for (auto [seed, kind] : {std::pair{1, sim::InputKind::Uniform},
+                              std::pair{7, sim::InputKind::Uniform},
+                              std::pair{1, sim::InputKind::Wide},
+                              std::pair{7, sim::InputKind::Wide}}) {
       sim::SimOptions options;
       options.sizes = env;
-      options.seed = seed;
+      options.seed = static_cast<uint64_t>(seed);
+      options.inputKind = kind;
       options.scalarValues = values;
       auto cmp = verify::comparePrograms(reference, candidate, options);
-      INFO("sizes " << describeEnv(env) << "seed " << seed);
+      INFO("sizes " << describeEnv(env) << "seed " << seed
+                    << (kind == sim::InputKind::Wide ? ", wide inputs" : ""));
       if (!cmp)
         FAIL(llvm::toString(cmp.takeError()));
       std::string text;
