@@ -20,6 +20,15 @@ A directory argument stands for the .coco files in it (sorted). Each case
 works in WORK/FILE-STEM/PROGRAM[_SCHEDULE]; --jobs runs that many cases at
 once (their reports still print in order).
 
+--inputs wide draws the generated inputs (driver and simulator alike) so
+that the order in which a sum adds its terms changes its bits (`coconetc
+sim --inputs`): the default, uniform, 24-bit values, sums exactly in f64
+in any order, so it cannot see a collective or kernel that combines its
+members in another order than the simulator. --wide-ranks R,... runs each
+case once more with --inputs wide on each of those rank counts (every
+factorisation), after the --ranks runs, with --wide-unit (default 96, a
+multiple of 3) in place of --unit.
+
 Every size name that is not a mesh axis gets --unit (default 32): a multiple
 of every rank count times every overlap's chunk count in the samples;
 --size NAME=V,... gives some names other values (e.g. B=16,H=48, so that a
@@ -240,22 +249,28 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
             runs += [(f", {m}, race seed {seed}", extra,
                       dict(mode_env, COCONET_EMU_RACE=str(seed)), says)
                      for seed in range(1, args.race_seeds + 1)]
-    for r in args.rank_counts:
+    # (rank count, how inputs are drawn)
+    counts = ([(r, args.inputs, args.unit) for r in args.rank_counts] +
+              [(r, "wide", args.wide_unit) for r in args.wide_ranks])
+    for r, inputs, unit in counts:
+        drawn = [] if inputs == "uniform" else ["--inputs", inputs]
         for shape, (mode, extra, mode_env, says) in itertools.product(
                 factorisations(r, len(axes)), runs):
             binding = {size: v for (_, size), v in zip(axes, shape)}
             for s in sizes:
-                binding.setdefault(s, args.fixed.get(s, args.unit))
+                binding.setdefault(s, args.fixed.get(s, unit))
             size_arg = ",".join(f"{k}={v}" for k, v in binding.items())
             res = os.path.join(out_dir, f"out-{'x'.join(map(str, shape))}")
             shutil.rmtree(res, ignore_errors=True)
-            what = f"{title} on {r} ranks ({size_arg}{mode})"
+            what = (f"{title} on {r} ranks ({size_arg}{mode}" +
+                    ("" if inputs == "uniform" else f", {inputs} inputs") +
+                    ")")
             run_env = dict(env, **mode_env)
             exports = [a for k in mode_env for a in ("-x", k)]
             ok, out = run_mpi(["mpirun", "--oversubscribe"] + exports +
                           ["-np", str(r), "./" + name, "--size", size_arg,
                            "--seed", str(args.seed), "--output-dir", res] +
-                          extra, cwd=out_dir, env=run_env)
+                          drawn + extra, cwd=out_dir, env=run_env)
             if not ok:
                 report.fail(f"{what}: the program failed:\n{out}")
                 report.line(f"FAILED: {what}: run")
@@ -267,7 +282,7 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
                 continue
             ok, out = run([args.coconetc, "--color=never", "sim", path,
                            "--size", size_arg, "--seed", str(args.seed),
-                           "--check-outputs", res] +
+                           "--check-outputs", res] + drawn +
                           selector(program, schedule))
             report.checked += 1
             last = out.strip().splitlines()[-1] if out.strip() else ""
@@ -333,6 +348,14 @@ def main():
     ap.add_argument("--size", default="",
                     help="NAME=V,... values of some size names (else --unit)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--inputs", choices=["uniform", "wide"], default="uniform",
+                    help="how generated inputs are drawn (coconetc sim "
+                         "--inputs)")
+    ap.add_argument("--wide-ranks", default="",
+                    help="R,...: each case also runs with --inputs wide on "
+                         "these rank counts (cpu, cuda-emu)")
+    ap.add_argument("--wide-unit", type=int, default=96,
+                    help="--unit of the --wide-ranks runs")
     ap.add_argument("--jobs", type=int, default=1,
                     help="cases checked at once")
     ap.add_argument("--omp-threads", type=int, default=1,
@@ -357,6 +380,7 @@ def main():
             setattr(args, name, os.path.abspath(getattr(args, name)))
     files = expand(args.files)
     args.rank_counts = [int(r) for r in args.ranks.split(",")]
+    args.wide_ranks = [int(r) for r in args.wide_ranks.split(",") if r]
     args.fixed = {}
     for item in filter(None, args.size.split(",")):
         name, _, value = item.partition("=")

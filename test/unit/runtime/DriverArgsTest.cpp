@@ -125,6 +125,20 @@ TEST_CASE("parseArgs refuses bad command lines", "[runtime][driver]") {
   CHECK(o.seed == 5);
 }
 
+TEST_CASE("parseArgs reads --inputs uniform|wide", "[runtime][driver]") {
+  Options o;
+  REQUIRE(parse({}, &o).ok());
+  CHECK(o.inputKind == rt::driver::InputKind::Uniform);
+  REQUIRE(parse({"--inputs", "wide"}, &o).ok());
+  CHECK(o.inputKind == rt::driver::InputKind::Wide);
+  REQUIRE(parse({"--inputs=uniform"}, &o).ok());
+  CHECK(o.inputKind == rt::driver::InputKind::Uniform);
+  CHECK(errorOf({"--inputs"}) == "adam: --inputs needs a value");
+  CHECK(errorOf({"--inputs=normal"}) ==
+        "adam: --inputs expects uniform or wide, got 'normal'");
+  CHECK(rt::driver::usage("adam").find("--inputs") != std::string::npos);
+}
+
 namespace {
 
 /// Every layout of a rank-2 value over `axes` axes: each axis replicated,
