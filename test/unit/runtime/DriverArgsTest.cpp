@@ -133,9 +133,9 @@ TEST_CASE("parseArgs reads --inputs uniform|wide", "[runtime][driver]") {
   CHECK(o.inputKind == rt::driver::InputKind::Wide);
   REQUIRE(parse({"--inputs=uniform"}, &o).ok());
   CHECK(o.inputKind == rt::driver::InputKind::Uniform);
-  CHECK(errorOf({"--inputs"}) == "adam: --inputs needs a value");
+  CHECK(errorOf({"--inputs"}) == "--inputs needs a value");
   CHECK(errorOf({"--inputs=normal"}) ==
-        "adam: --inputs expects uniform or wide, got 'normal'");
+        "--inputs expects uniform or wide, got 'normal'");
   CHECK(rt::driver::usage("adam").find("--inputs") != std::string::npos);
 }
 
