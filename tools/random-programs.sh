@@ -30,7 +30,7 @@ echo "wall time: $(($(date +%s) - start)) s on $(nproc) cores" \
 grep -E '^[0-9]+ files|^applied:|^differential runs:|^[0-9]+ failures' "$log" || true
 if ((status != 0)); then
   echo "failures (case seed: what):"
-  sed -n 's/^FAIL: \(.*\) (case seed \([0-9]*\);.*/  \2: \1/p' "$log"
+  sed -n 's/^FAIL: \(.*\) (case seed \([0-9]*\);.*/  \2: \1/p' "$log" | awk '!seen[$0]++'
   grep -E '^FAIL: fewer' "$log" || true
   exit "$status"
 fi

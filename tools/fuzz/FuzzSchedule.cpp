@@ -1,17 +1,18 @@
 //===- FuzzSchedule.cpp - libFuzzer target for schedule application -------===//
 //
-// A valid program plus random schedule text. The first input byte picks a
-// base file (kBaseFiles: the samples, the standard library, the code
-// generators' regression cases, and the programs of the schedule lit tests,
-// whose own schedules the passes refuse: the seed corpus reaches every
+// A valid program plus random schedule text. The first input byte's low 7
+// bits pick a base file (kBaseFiles: the samples, the standard library, the
+// code generators' regression cases, and the programs of the schedule lit
+// tests, whose own schedules the passes refuse: the seed corpus reaches every
 // refusal); the rest of the input is appended to it. The whole file is
 // parsed and checked; every schedule the input declared is applied through
-// the pass manager with the IR verifier after each pass (--verify-each),
-// and what applies is printed (IR, dot, report), lowered, and, when
-// lowering succeeds, emitted for both targets with drivers, as `coconetc
-// --emit=driver` would (and with --sequential). A schedule that applies is
-// also run against the unscheduled program on the simulator (2 ranks per
-// mesh axis, small sizes): the results must match.
+// the pass manager with the IR verifier after each pass (--verify-each;
+// --no-cleanup when the first byte's high bit is set), and what applies is
+// printed (IR, dot, report), lowered, and, when lowering succeeds, emitted
+// for both targets with drivers, as `coconetc --emit=driver` would (and
+// with --sequential). A schedule that applies is also run against the
+// unscheduled program on the simulator (2 ranks per mesh axis, small
+// sizes): the results must match.
 //
 // Bad schedules must only ever produce diagnostics: a crash, a sanitizer
 // report, a hang, an "internal compiler error" or a differing result is a
@@ -52,7 +53,8 @@ using namespace coconet;
 
 namespace {
 
-/// The base files, by index (the first input byte modulo their number).
+/// The base files, by index (the first input byte's low 7 bits modulo their
+/// number).
 /// Append only: the seed corpus's first bytes refer to these positions.
 constexpr const char *kBaseFiles[] = {
     "samples/adam.coco",
@@ -182,12 +184,13 @@ void differential(const ir::Program &reference, const ir::Program &candidate) {
 
 /// Applies `schedule` and takes what applies through every later phase.
 void applyOne(const ir::Module &module, const ir::Schedule &schedule,
-              DiagnosticEngine &diags, const std::string &log) {
+              bool cleanup, DiagnosticEngine &diags, const std::string &log) {
   const ir::Program *program = module.findProgram(schedule.program);
   if (!program)
     return;
   passes::PassOptions options;
   options.verifyEach = true;
+  options.cleanup = cleanup;
   auto scheduled =
       passes::scheduleProgram(module, *program, &schedule, diags, options);
   if (log.find("internal compiler error") != std::string::npos)
@@ -243,7 +246,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
-  const std::string &base = baseTexts()[data[0] % kNumBaseFiles];
+  const std::string &base = baseTexts()[(data[0] & 0x7f) % kNumBaseFiles];
+  const bool cleanup = (data[0] & 0x80) == 0;
   std::string text =
       base + std::string(reinterpret_cast<const char *>(data + 1), size - 1);
 
@@ -264,6 +268,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // checked by the test suite.
   for (const ir::Schedule &schedule : module->schedules)
     if (schedule.loc.Start.getPointer() >= appended)
-      applyOne(*module, schedule, diags, log);
+      applyOne(*module, schedule, cleanup, diags, log);
   return 0;
 }

@@ -8,7 +8,8 @@
   schedule  for every base file of FuzzSchedule.cpp (kBaseFiles, read from
             the source so the indices agree): its byte, then each of its
             schedules renamed (so that it does not clash with the base
-            file's own), and a few directives of every kind over its stages
+            file's own; again with the byte's high bit set: --no-cleanup),
+            and a few directives of every kind over its stages
   npy       .npy files of every element type and several shapes (versions
             1.0, 2.0 and 3.0), and a few malformed ones
 
@@ -59,6 +60,9 @@ def schedule_seeds(out: pathlib.Path) -> None:
                 body = re.sub(rf"\b(schedule|apply)\s+{s}\b", rf"\1 {s}_f", body)
             # An `apply` of a base schedule stays valid without renaming.
             write(out / f"{n:03d}", prefix + b"\n" + body.encode() + b"\n")
+            n += 1
+            # The same with the high bit set: --no-cleanup.
+            write(out / f"{n:03d}", bytes([index | 0x80]) + b"\n" + body.encode() + b"\n")
             n += 1
         for p in PROGRAM_RE.finditer(text):
             program, params, body = p.group(1), p.group(2), p.group(3)
