@@ -84,6 +84,14 @@ public:
   llvm::SmallVector<Stage *, 4> operands;
   /// The DSL statement (or parameter) that defined it.
   llvm::SMRange loc;
+  /// The unscheduled program's value this stage holds when a schedule gave
+  /// it another name: `split` names the reducescatter and the allgather
+  /// that replace an allreduce, which hold a block of its value and the
+  /// whole. Empty when the stage's own name is that value's.
+  std::string holds;
+  /// The name of the unscheduled program's value this stage holds (its
+  /// own name unless `holds` says otherwise).
+  llvm::StringRef valueName() const { return holds.empty() ? name : holds; }
 
   // Attributes.
   unsigned paramIndex = 0;                      ///< Param

@@ -100,6 +100,7 @@ public:
     ir::Stage *ag = program.insertStage(at + 1, ir::StageKind::AllGather,
                                         agName, s->type, {rs}, s->loc);
     ag->axis = axis;
+    rs->holds = ag->holds = s->valueName().str();
     program.replaceUses(s, ag);
     program.replaceResult(s, ag);
     ag->updates = s->updates;

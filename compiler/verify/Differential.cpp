@@ -151,7 +151,7 @@ void Comparison::print(llvm::raw_ostream &os) const {
     }
     if (reassociated.empty())
       os << "  no float sum or norm of the unscheduled program is computed "
-            "under its name by the scheduled one\n";
+            "by the scheduled one (under its name or a split's)\n";
     bool equal = llvm::all_of(substitutedResults,
                               [](const ResultDiff &r) { return !r.differing; });
     os << "  with the reassociated values as the unscheduled program "
@@ -200,13 +200,15 @@ static std::vector<ResultDiff> compareResults(const ir::Program &reference,
 }
 
 /// The reference stage whose value the candidate's `stage` holds as a
-/// reassociated reduction: a float sum or norm of the same name, type and
-/// blocks; else null.
+/// reassociated reduction, whole or a block of it on every rank (a split's
+/// reducescatter): a float sum or norm of the same name (Stage::valueName),
+/// type and global shape, each rank's block inside the reference's; else
+/// null.
 static const ir::Stage *reassociatedOf(const ir::Program &reference,
                                        const sim::SimResult &ref,
                                        const ir::Stage &stage,
                                        const sim::SimResult &cand) {
-  const ir::Stage *r = reference.findStage(stage.name);
+  const ir::Stage *r = reference.findStage(stage.valueName());
   if (!r || r->kind != ir::StageKind::Reduction ||
       !ir::isFloat(r->type.dtype) || r->type.dtype != stage.type.dtype ||
       (r->reduction != ir::ReductionKind::Sum &&
@@ -216,21 +218,44 @@ static const ir::Stage *reassociatedOf(const ir::Program &reference,
   for (int64_t rank = 0; rank < ref.numRanks(); ++rank) {
     const sim::Placement &p = ref.placement(*r, rank),
                          &q = cand.placement(stage, rank);
-    if (p.localShape != q.localShape || p.offset != q.offset)
+    if (p.globalShape != q.globalShape)
       return nullptr;
+    for (size_t d = 0; d < p.globalShape.size(); ++d)
+      if (q.offset[d] < p.offset[d] ||
+          q.offset[d] + q.localShape[d] > p.offset[d] + p.localShape[d])
+        return nullptr;
   }
   return r;
 }
 
-/// Checks the candidate's value of `stage` against the reference's `r`
-/// within the reassociation bound, and replaces it by the reference's.
+/// The index in `p`'s block of element `k` of `q`'s block (row-major), `q`
+/// lying inside `p`.
+static int64_t indexIn(const sim::Placement &p, const sim::Placement &q,
+                       int64_t k) {
+  int64_t index = 0, stride = 1;
+  for (size_t d = q.localShape.size(); d-- > 0;) {
+    const int64_t c = k % q.localShape[d] + q.offset[d] - p.offset[d];
+    k /= q.localShape[d];
+    index += c * stride;
+    stride *= p.localShape[d];
+  }
+  return index;
+}
+
+/// Checks the candidate's value of `stage` (the whole of `r`'s value or a
+/// block of it) against the reference's `r` within the reassociation
+/// bound, and replaces it by the reference's.
 static void substitute(const sim::SimResult &ref, const ir::Stage &r,
                        const ir::Stage &stage, sim::SimResult &cand,
                        ReassociatedValue &out) {
-  out.name = stage.name;
+  out.name = stage.name == r.name
+                 ? stage.name
+                 : llvm::formatv("{0}' as '{1}", r.name, stage.name).str();
   out.kind = r.reduction;
   const ir::Stage &x = *r.operands[0];
   for (int64_t rank = 0; rank < ref.numRanks(); ++rank) {
+    const sim::Placement &p = ref.placement(r, rank),
+                         &q = cand.placement(stage, rank);
     const sim::Tensor &want = ref.value(r, rank);
     const sim::Tensor &sums = ref.termSums[r.id][rank];
     sim::Tensor &got = cand.values[stage.id][rank];
@@ -239,27 +264,27 @@ static void substitute(const sim::SimResult &ref, const ir::Stage &r,
                               ? operand.size()
                               : operand.shape()[static_cast<size_t>(r.dim)];
     out.terms = std::max(out.terms, terms);
-    for (int64_t k = 0; k < want.size(); ++k) {
+    for (int64_t k = 0; k < got.size(); ++k) {
       ++out.elements;
-      const double a = want.get(k), b = got.get(k);
+      const int64_t i = indexIn(p, q, k);
+      const double a = want.get(i), b = got.get(k);
       if (sameBits(a, b))
         continue;
       ++out.differing;
-      const double bound = reassociationBound(r.reduction, terms, sums.get(k),
+      const double bound = reassociationBound(r.reduction, terms, sums.get(i),
                                               r.type.dtype, a, b);
-      if (withinReassociationBound(r.reduction, terms, sums.get(k),
+      if (withinReassociationBound(r.reduction, terms, sums.get(i),
                                    r.type.dtype, a, b)) {
         out.maxOfBound =
             std::max(out.maxOfBound, bound > 0 ? std::fabs(a - b) / bound : 0);
-        continue;
-      }
-      if (out.failing++ == 0)
+      } else if (out.failing++ == 0) {
         out.firstFailure = llvm::formatv(
             "rank {0}, element {1}: {2} vs {3}, |diff| {4:e} > bound {5:e} "
             "({6} terms, sum of magnitudes {7:e})",
-            rank, k, a, b, std::fabs(a - b), bound, terms, sums.get(k));
+            rank, k, a, b, std::fabs(a - b), bound, terms, sums.get(i));
+      }
+      got.set(k, a);
     }
-    got = want;
   }
 }
 
