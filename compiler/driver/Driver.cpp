@@ -8,6 +8,7 @@
 #include "driver/Driver.h"
 #include "driver/DriverOptions.h"
 #include "driver/RangedOption.h"
+#include "driver/SafeParser.h"
 
 #include "analysis/Report.h"
 #include "ast/Ast.h"
@@ -70,11 +71,11 @@ enum class ColorMode { Auto, Always, Never };
 /// (for WithColor) when the command line is first inspected; ours takes its
 /// place, so it is created only after that one is removed.
 static ColorMode colorMode() {
-  static cl::opt<ColorMode> *option = [] {
+  static cl::opt<ColorMode, false, SafeParser<ColorMode>> *option = [] {
     auto &registered = cl::getRegisteredOptions(cl::SubCommand::getTopLevel());
     if (auto it = registered.find("color"); it != registered.end())
       it->second->removeArgument();
-    return new cl::opt<ColorMode>(
+    return new cl::opt<ColorMode, false, SafeParser<ColorMode>>(
         "color", cl::desc("Colour diagnostics"), cl::init(ColorMode::Auto),
         cl::values(clEnumValN(ColorMode::Auto, "auto", "when writing to a tty"),
                    clEnumValN(ColorMode::Always, "always", "always"),
@@ -88,9 +89,9 @@ static NumberOption<unsigned>
     errorLimit("error-limit", "Stop after this many errors (0: no limit)", 0,
                UINT32_MAX, 20, category());
 
-static cl::opt<bool> warningsAsErrors("Werror",
-                                      cl::desc("Treat warnings as errors"),
-                                      cl::cat(category()));
+static cl::opt<bool, false, SafeParser<bool>>
+    warningsAsErrors("Werror", cl::desc("Treat warnings as errors"),
+                     cl::cat(category()));
 
 static cl::opt<std::string>
     programName("program",
@@ -99,7 +100,7 @@ static cl::opt<std::string>
                 cl::value_desc("name"), cl::cat(category()));
 
 enum class EmitKind { None, Ast, Ir, Dot, Report, Plan, Code, Driver };
-static cl::opt<EmitKind> emit(
+static cl::opt<EmitKind, false, SafeParser<EmitKind>> emit(
     "emit", cl::desc("What to print"), cl::init(EmitKind::Ir),
     cl::values(
         clEnumValN(EmitKind::None, "none", "nothing: only check"),
@@ -123,26 +124,27 @@ static cl::opt<EmitKind> emit(
                    "step as the simulator does and writes the results")),
     cl::cat(category()));
 
-static cl::opt<codegen::TargetKind> target(
-    "target", cl::desc("The target of --emit=code and --emit=driver"),
-    cl::init(codegen::TargetKind::Cuda),
-    cl::values(clEnumValN(codegen::TargetKind::Cuda, "cuda",
-                          "CUDA kernels on NCCL and cuBLAS (the default)"),
-               clEnumValN(codegen::TargetKind::Cpu, "cpu",
-                          "C++ with OpenMP loops on MPI, bit for bit the "
-                          "simulator's results")),
-    cl::cat(category()));
+static cl::opt<codegen::TargetKind, false, SafeParser<codegen::TargetKind>>
+    target(
+        "target", cl::desc("The target of --emit=code and --emit=driver"),
+        cl::init(codegen::TargetKind::Cuda),
+        cl::values(clEnumValN(codegen::TargetKind::Cuda, "cuda",
+                              "CUDA kernels on NCCL and cuBLAS (the default)"),
+                   clEnumValN(codegen::TargetKind::Cpu, "cpu",
+                              "C++ with OpenMP loops on MPI, bit for bit the "
+                              "simulator's results")),
+        cl::cat(category()));
 
 static cl::opt<std::string> scheduleName(
     "schedule",
     cl::desc("Apply this schedule (without it, programs run unscheduled)"),
     cl::value_desc("name"), cl::cat(category()));
 
-static cl::opt<bool>
+static cl::opt<bool, false, SafeParser<bool>>
     verifyEach("verify-each", cl::desc("Run the IR verifier after every pass"),
                cl::cat(category()));
 
-static cl::opt<bool>
+static cl::opt<bool, false, SafeParser<bool>>
     printAfterAll("print-after-all",
                   cl::desc("Print the IR after every pass (to stderr)"),
                   cl::cat(category()));
@@ -159,19 +161,19 @@ static cl::list<std::string>
     printAfter("print-after", cl::desc(printAfterHelp()),
                cl::value_desc("pass"), cl::CommaSeparated, cl::cat(category()));
 
-static cl::opt<bool>
+static cl::opt<bool, false, SafeParser<bool>>
     timePasses("time-passes",
                cl::desc("Print the time each pass took (to stderr)"),
                cl::cat(category()));
 
-static cl::opt<bool> sequential(
+static cl::opt<bool, false, SafeParser<bool>> sequential(
     "sequential",
     cl::desc("Generate fused collectives as their steps in sequence and "
              "overlaps as the matmul then the collective (for comparison); "
              "--emit=report: what that form moves"),
     cl::cat(category()));
 
-static cl::opt<bool> noCleanup(
+static cl::opt<bool, false, SafeParser<bool>> noCleanup(
     "no-cleanup",
     cl::desc("Skip the cleanup passes (constant folding, CSE, dead stages)"),
     cl::cat(category()));
@@ -510,16 +512,26 @@ int runDriver(int argc, char **argv) {
     if (!a.starts_with("-") || a == "-I" || a == "-o" || a == "--")
       break;
   }
-  if (!cl::ParseCommandLineOptions(
-          static_cast<int>(args.size()), args.data(),
-          "coconetc: the CoCoNet compiler\n\n"
-          "  coconetc [options] FILE.coco      check FILE and print its "
-          "typed IR\n"
-          "  coconetc sim [options] FILE.coco  run a program on the "
-          "reference simulator (the 'coconetc sim options' below)\n\n"
-          "  --schedule=NAME applies a schedule of FILE to its program in "
-          "both forms.\n",
-          &llvm::errs()))
+  // cl::opt's own errors quote what was typed (an unknown option's name):
+  // they are collected and printed escaped and cut, like every other
+  // message that echoes user text.
+  std::string parseErrors;
+  llvm::raw_string_ostream parseErrorStream(parseErrors);
+  const bool parsed = cl::ParseCommandLineOptions(
+      static_cast<int>(args.size()), args.data(),
+      "coconetc: the CoCoNet compiler\n\n"
+      "  coconetc [options] FILE.coco      check FILE and print its "
+      "typed IR\n"
+      "  coconetc sim [options] FILE.coco  run a program on the "
+      "reference simulator (the 'coconetc sim options' below)\n\n"
+      "  --schedule=NAME applies a schedule of FILE to its program in "
+      "both forms.\n",
+      &parseErrorStream);
+  llvm::SmallVector<llvm::StringRef, 4> errorLines;
+  llvm::StringRef(parseErrors).split(errorLines, '\n', -1, false);
+  for (llvm::StringRef line : errorLines)
+    llvm::errs() << safeMessage(line) << '\n';
+  if (!parsed)
     return 2;
   if (!checkNumberOptions() || !checkInputGiven())
     return 2;

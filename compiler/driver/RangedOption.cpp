@@ -2,6 +2,8 @@
 
 #include "driver/RangedOption.h"
 
+#include "diag/TerminalText.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/WithColor.h"
@@ -48,8 +50,8 @@ NumberOptionBase::~NumberOptionBase() { llvm::erase(registry(), this); }
 
 bool NumberOptionBase::refuse(const std::string &range) const {
   llvm::WithColor::error(llvm::errs(), "coconetc")
-      << "--" << text_.ArgStr << " expects " << range << ", got '" << text_
-      << "'\n";
+      << "--" << text_.ArgStr << " expects " << range << ", got '"
+      << safeMessage(text_) << "'\n";
   return false;
 }
 

@@ -8,6 +8,7 @@
 
 #include "driver/DriverOptions.h"
 #include "driver/RangedOption.h"
+#include "driver/SafeParser.h"
 
 #include "diag/TerminalText.h"
 #include "sim/Inputs.h"
@@ -53,7 +54,7 @@ static NumberOption<int64_t> defaultSize(
 static NumberOption<uint64_t> seed("seed", "Seed of the generated inputs", 0,
                                    UINT64_MAX, 1, simCategory());
 
-static cl::opt<sim::InputKind> inputKind(
+static cl::opt<sim::InputKind, false, SafeParser<sim::InputKind>> inputKind(
     "inputs", cl::desc("How generated inputs are drawn (sim/Inputs.h)"),
     cl::values(clEnumValN(sim::InputKind::Uniform, "uniform",
                           "24-bit values in [-1, 1) (default)"),
@@ -78,7 +79,7 @@ static cl::opt<std::string>
     outputDir("output-dir", cl::desc("Write every result to DIR/<name>.npy"),
               cl::value_desc("dir"), cl::cat(simCategory()));
 
-static cl::opt<bool> compareUnscheduled(
+static cl::opt<bool, false, SafeParser<bool>> compareUnscheduled(
     "compare-unscheduled",
     cl::desc("With --schedule: also run the unscheduled program on the same "
              "inputs and compare every result (bitwise, or within the "
