@@ -84,16 +84,28 @@ def main():
         (["--size", "P=3"], 1,
          "sgd: invalid argument: the mesh needs more ranks than the world's "
          "2 (an axis of size 3)"),
+        # What the user typed is escaped as coconetc escapes it, and a
+        # message is cut to 512 bytes: ESC and BEL (an OSC sequence that
+        # would set the terminal's title), a byte that is not UTF-8, a
+        # right-to-left override, a 3000-byte name.
+        (["--bo\x1b]0;pwned\x07gus"], 2,
+         "sgd: unknown option '--bo<U+001B>]0;pwned<U+0007>gus'"),
+        (["--set", "lr=\udcff"], 2, "sgd: --set lr=<FF>: "),
+        (["--set", "\u202elr=1"], 2, "sgd: --set <U+202E>lr: "),
+        (["--size", "N=8," + "Q" * 3000 + "=3"], 2,
+         "sgd: --size " + "Q" * 100),
     ]
     failures = 0
     for extra, status, line in cases:
         cmd = ["mpirun", "--oversubscribe", "-np", "2", "./sgd", "--quiet",
                "--size", "N=8"] + extra
         p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
+                           stderr=subprocess.STDOUT, text=True,
+                           errors="surrogateescape")
         if p.returncode != status and "orte_init failed" in p.stdout:
             p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True,
+                               errors="surrogateescape")
         lines = [l for l in p.stdout.splitlines() if l.startswith("sgd: ")]
         said = [l for l in lines if l.startswith(line)]
         problems = []
@@ -105,14 +117,23 @@ def main():
             problems.append(f"{len(lines)} lines from the driver, not 1")
         if "sgd: sgd:" in p.stdout:
             problems.append("the program's name twice")
-        name = " ".join(extra)
+        for l in lines:
+            if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or
+                   0xdc80 <= ord(c) <= 0xdcff or c == "\u202e" for c in l):
+                problems.append("a character a terminal acts on or cannot "
+                                "show, printed raw")
+            if len(l.encode("utf-8", "surrogateescape")) > len("sgd: ") + 512:
+                problems.append(f"a line of {len(l)} characters (at most "
+                                f"{len('sgd: ') + 512})")
+        name = ascii(" ".join(extra))[1:-1][:120]
         if problems:
             failures += 1
             print(f"FAILED: {name}: " + "; ".join(problems) +
                   "\n  expected: " + line + "\n" +
-                  "\n".join("  | " + l for l in p.stdout.splitlines()))
+                  "\n".join("  | " + ascii(l)[1:-1][:300]
+                            for l in p.stdout.splitlines()))
         else:
-            print(f"ok: {name}: exit {status}: {said[0]}")
+            print(f"ok: {name}: exit {status}: {said[0][:200]}")
     ok, out = run(["mpirun", "--oversubscribe", "-np", "2", "./sgd",
                    "--quiet", "--size", "N=8"], cwd=work, env=env)
     if not ok:

@@ -35,6 +35,15 @@ bool parseDouble(std::string_view text, double *out);
 /// Python's repr of a shape tuple: "()", "(5,)", "(2, 3)".
 std::string shapeTuple(const std::vector<int64_t> &shape);
 
+/// The most bytes of a message a driver prints (then "...").
+constexpr size_t kMaxMessageBytes = 512;
+/// `text` as an error line may print it (what the user typed, a file's
+/// name): a code point a terminal acts on or cannot show (C0 and C1
+/// controls, DEL, bidirectional and zero-width format characters) written
+/// <U+001B>, a byte that is not UTF-8 <FF>, as coconetc writes them; cut
+/// to kMaxMessageBytes with "...".
+std::string safeText(std::string_view text);
+
 /// Checks that the layout, sizes and (if given) coordinates agree and are
 /// in range; InvalidArgument naming `info.name` otherwise.
 Status checkMesh(const TensorInfo &info, const std::vector<int64_t> &axisSizes,

@@ -10,6 +10,7 @@
 #include "driver_impl.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 namespace coconet::rt::driver::detail {
@@ -126,6 +127,88 @@ std::string shapeTuple(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+namespace {
+
+/// The length of the UTF-8 sequence at `pos` and its code point, or 0 for
+/// a byte that does not start a valid one (overlong forms, surrogates and
+/// code points past U+10FFFF are invalid).
+size_t decodeUtf8(std::string_view text, size_t pos, uint32_t *codePoint) {
+  const auto byte = [&](size_t i) {
+    return static_cast<unsigned char>(text[pos + i]);
+  };
+  const unsigned char b0 = byte(0);
+  if (b0 < 0x80) {
+    *codePoint = b0;
+    return 1;
+  }
+  size_t n;
+  uint32_t cp, min;
+  if ((b0 & 0xE0) == 0xC0) {
+    n = 2, cp = b0 & 0x1F, min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    n = 3, cp = b0 & 0x0F, min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    n = 4, cp = b0 & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (pos + n > text.size())
+    return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((byte(i) & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (byte(i) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  *codePoint = cp;
+  return n;
+}
+
+/// Printed as it is: not a C0 or C1 control, DEL, or a zero-width or
+/// bidirectional format character.
+bool shownAsIs(uint32_t cp) {
+  if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+    return false;
+  if ((cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+      (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF || cp == 0x061C ||
+      cp == 0x00AD)
+    return false;
+  return true;
+}
+
+} // namespace
+
+std::string safeText(std::string_view text) {
+  std::string out;
+  char buf[16];
+  size_t pos = 0;
+  while (pos < text.size() && out.size() <= kMaxMessageBytes) {
+    uint32_t cp = 0;
+    const size_t n = decodeUtf8(text, pos, &cp);
+    if (n == 0) {
+      std::snprintf(buf, sizeof buf, "<%02X>",
+                    static_cast<unsigned char>(text[pos]));
+      out += buf;
+      ++pos;
+    } else if (!shownAsIs(cp)) {
+      std::snprintf(buf, sizeof buf, "<U+%04X>", static_cast<unsigned>(cp));
+      out += buf;
+      pos += n;
+    } else {
+      out.append(text.substr(pos, n));
+      pos += n;
+    }
+  }
+  if (pos >= text.size() && out.size() <= kMaxMessageBytes)
+    return out;
+  // Cut at a character boundary at most kMaxMessageBytes - 3 bytes in.
+  size_t cut = kMaxMessageBytes - 3;
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80)
+    --cut;
+  return out.substr(0, cut) + "...";
 }
 
 } // namespace coconet::rt::driver::detail

@@ -43,8 +43,11 @@ int agree(Transport &transport, const Status &status, int code,
   const std::string p = program ? program : "driver";
   // A usage error is the message alone (it names the option).
   const bool usage = code == 2 && status.code() == StatusCode::InvalidArgument;
+  // Escaped and cut before it travels: it quotes what the user typed.
   const std::string text =
-      status.ok() ? "" : (usage ? status.message() : status.toString());
+      status.ok()
+          ? ""
+          : detail::safeText(usage ? status.message() : status.toString());
   // Every rank's message to rank 0: the length, then the bytes.
   std::vector<uint8_t> all;
   if (Status st = transport.gather(text.data(), text.size(), &all); !st.ok()) {
