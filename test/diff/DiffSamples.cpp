@@ -109,6 +109,7 @@ struct Row {
   unsigned failures = 0;
   bool tolerance = false;
   unsigned runsNotBitwise = 0;
+  unsigned wideNotBitwise = 0;
   double maxUlps = 0;
   double ms = 0;
 };
@@ -153,7 +154,8 @@ bool Suite::inputsFor(const ir::Program &program, sim::SimOptions &options,
   }
   if (v->type.layout.isLocalAnywhere())
     return true; // not a second moment
-  sim::Tensor t = sim::generateInput(*v, shape, options.seed, 0);
+  sim::Tensor t =
+      sim::generateInput(*v, shape, options.seed, 0, options.inputKind);
   for (int64_t i = 0; i < t.size(); ++i)
     t.set(i, std::fabs(t.get(i)));
   options.inputTensors["v"] = std::move(t);
@@ -202,15 +204,19 @@ void Suite::reportFailure(const Row &row, const std::string &path,
                           const std::string &what) {
   ++totalFailures;
   llvm::errs() << "FAIL: " << row.program << ", schedule " << row.schedule
-               << ", seed " << options.seed << ", sizes";
+               << ", seed " << options.seed
+               << (options.inputKind == sim::InputKind::Wide ? " (wide)" : "")
+               << ", sizes";
   std::string sizes;
   for (const auto &[name, value] : options.sizes)
     sizes += (sizes.empty() ? "" : ",") + name + "=" + std::to_string(value);
   llvm::errs() << ' ' << sizes << ":\n" << what;
   llvm::errs() << "  reproduce: coconetc sim --verify-each --schedule "
                << row.schedule << " --compare-unscheduled --program "
-               << row.program << " --seed " << options.seed << " --size "
-               << sizes << ' ' << path
+               << row.program << " --seed " << options.seed
+               << (options.inputKind == sim::InputKind::Wide ? " --inputs=wide"
+                                                              : "")
+               << " --size " << sizes << ' ' << path
                << (options.inputTensors.empty()
                        ? ""
                        : "  (the suite makes 'v' non-negative: add "
@@ -247,8 +253,14 @@ void Suite::checkSchedule(const ir::Program &program,
         for (const std::string &name : program.sizeNames)
           if (!options.sizes.count(name))
             options.sizes[name] = unit * static_cast<int64_t>(1 + rng() % 3);
-        for (int s = 0; s < kSeedsPerDraw; ++s) {
-          options.seed = 1 + rng() % 1000000;
+        for (int s = 0; s < 2 * kSeedsPerDraw; ++s) {
+          // Each seed with uniform inputs, then with wide ones.
+          if (s % 2 == 0) {
+            options.seed = 1 + rng() % 1000000;
+            options.inputKind = sim::InputKind::Uniform;
+          } else {
+            options.inputKind = sim::InputKind::Wide;
+          }
           ++row.runs;
           ++totalRuns;
           if (!inputsFor(program, options, error)) {
@@ -271,6 +283,7 @@ void Suite::checkSchedule(const ir::Program &program,
             differs |= d.differing != 0;
           }
           row.runsNotBitwise += differs;
+          row.wideNotBitwise += differs && s % 2;
           if (!cmp->ok()) {
             std::string text;
             llvm::raw_string_ostream os(text);
@@ -356,18 +369,21 @@ int Suite::run() {
     llvm::outs() << llvm::formatv(
         "{0,-22} {1,-17} {2,5} {3,5} {4,-9} {5,8} {6,8:f2} {7,8:f0}{8}\n",
         r.program, r.schedule, r.cases, r.runs,
-        r.tolerance ? "tolerance" : "bitwise", r.runsNotBitwise, r.maxUlps,
-        r.ms, r.failures ? "  FAILED" : "");
+        r.tolerance ? "tolerance" : "bitwise",
+        std::to_string(r.runsNotBitwise - r.wideNotBitwise) + "/" +
+            std::to_string(r.wideNotBitwise),
+        r.maxUlps, r.ms, r.failures ? "  FAILED" : "");
   }
-  llvm::outs() << "(cases: rank counts; runs: mesh shapes x sizes x seeds; "
-                  "compare: bitwise, or tolerance when the schedule records "
-                  "a reassociation; not-bit: runs with some bits different; "
+  llvm::outs() << "(cases: rank counts; runs: mesh shapes x sizes x seeds x "
+                  "inputs uniform and wide; compare: bitwise, or tolerance "
+                  "when the schedule records a reassociation; not-bit: runs "
+                  "with some bits different, uniform/wide; "
                   "max-ulps: the largest difference in units of the result "
                   "type's precision)\n";
   llvm::outs() << llvm::formatv(
       "{0} files, {1} schedules (+ cleanups only per program): {2} (program, "
-      "schedule, ranks) cases, {3} (program, schedule, ranks, sizes, seed) "
-      "runs, {4} failures, {5:f2} s\n",
+      "schedule, ranks) cases, {3} (program, schedule, ranks, sizes, seed, "
+      "inputs) runs, {4} failures, {5:f2} s\n",
       files.size(), schedules, totalCases, totalRuns, totalFailures, seconds);
   return totalFailures ? 1 : 0;
 }
