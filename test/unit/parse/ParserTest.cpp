@@ -397,7 +397,8 @@ TEST_CASE("unary minus and plus bind tightest", "[parse][precedence]") {
   CHECK(neg.operands[0]->text == "a");
 }
 
-TEST_CASE("* and / bind tighter than + and -, which bind tighter than "
+TEST_CASE("'*' and '/' bind tighter than + and -, which bind tighter "
+          "than "
           "comparisons",
           "[parse][precedence]") {
   CHECK(stmtOf("a + b * c") == "(name a + (name b * name c))");
