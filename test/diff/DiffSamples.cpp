@@ -215,7 +215,7 @@ void Suite::reportFailure(const Row &row, const std::string &path,
                << row.schedule << " --compare-unscheduled --program "
                << row.program << " --seed " << options.seed
                << (options.inputKind == sim::InputKind::Wide ? " --inputs=wide"
-                                                              : "")
+                                                             : "")
                << " --size " << sizes << ' ' << path
                << (options.inputTensors.empty()
                        ? ""
