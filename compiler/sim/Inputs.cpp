@@ -24,16 +24,13 @@ int64_t localGroup(const ir::Layout &layout, const RankGrid &grid,
   return group;
 }
 
-/// A float tensor's element under InputKind::Wide (Inputs.h).
-static double wideFloat(DType dtype, double u, uint64_t bits) {
-  if (dtype == DType::F16)
-    return u;
-  const double sign = bits & 4 ? -1 : 1;
-  if ((bits & 3) == 0)
-    return sign * 0x1p54;
-  if (dtype == DType::F64)
-    return sign * (1 + static_cast<double>(bits >> 12) * 0x1p-52); // exact
-  return u;
+/// The runtime's type for an IR type (the same enumerators in the same
+/// order).
+static rt::DType runtimeType(DType dtype) {
+  static_assert(static_cast<int>(rt::DType::Bool) ==
+                    static_cast<int>(DType::Bool),
+                "rt::DType mirrors ir::DType");
+  return static_cast<rt::DType>(dtype);
 }
 
 Tensor generateInput(const ir::Stage &param,
@@ -52,10 +49,10 @@ Tensor generateInput(const ir::Stage &param,
     } else if (ir::isFloat(dtype) && scalar) {
       s.f = 0.05 + 0.45 * (u + 1);
     } else if (ir::isFloat(dtype)) {
-      s.f =
-          kind == InputKind::Wide
-              ? wideFloat(dtype, u, support::uniformInputBits(seed, stream, i))
-              : u;
+      s.f = kind == InputKind::Wide
+                ? rt::wideInputValue(runtimeType(dtype), u,
+                                     support::uniformInputBits(seed, stream, i))
+                : u;
     } else if (dtype == DType::U64 && scalar) {
       s.i = support::uniformInputBits(seed, stream, i);
     } else {
@@ -65,15 +62,6 @@ Tensor generateInput(const ir::Stage &param,
     t.setScalar(i, s);
   }
   return t;
-}
-
-/// The runtime's type for an IR type (the same enumerators in the same
-/// order).
-static rt::DType runtimeType(DType dtype) {
-  static_assert(static_cast<int>(rt::DType::Bool) ==
-                    static_cast<int>(DType::Bool),
-                "rt::DType mirrors ir::DType");
-  return static_cast<rt::DType>(dtype);
 }
 
 llvm::Expected<Tensor> parseScalar(const ir::Stage &param,

@@ -194,4 +194,15 @@ Status npyElementValue(NpyType type, const uint8_t *element, int64_t index,
   return Status::success();
 }
 
+double wideInputValue(DType dtype, double u, uint64_t bits) {
+  if (dtype == DType::F16)
+    return u;
+  const double sign = bits & 4 ? -1 : 1;
+  if ((bits & 3) == 0)
+    return sign * 0x1p54;
+  if (dtype == DType::F64)
+    return sign * (1 + static_cast<double>(bits >> 12) * 0x1p-52); // exact
+  return u;
+}
+
 } // namespace coconet::rt

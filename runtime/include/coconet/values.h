@@ -17,6 +17,8 @@
 //    first element that is not is named and the file refused. Float data
 //    never becomes integers or bools, nor the other way round.
 //
+// And the values both generate under --inputs=wide (wideInputValue).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_RUNTIME_VALUES_H
@@ -56,6 +58,13 @@ Status npyElementValue(const NpyArray &array, int64_t index, DType dtype,
 /// The same for the element of `type` at `element` (little-endian bytes).
 Status npyElementValue(NpyType type, const uint8_t *element, int64_t index,
                        DType dtype, ElementValue *out);
+
+/// A float tensor's generated element under --inputs=wide, from the
+/// uniform input `u` and the independent bits `bits` of the same element
+/// (uniformInput, uniformInputBits): f16 keeps `u`; otherwise a quarter of
+/// the elements are +-2^54 and, in f64, the rest 1 + 52 random bits (sign
+/// from bit 2). The simulator and the drivers both draw with it.
+double wideInputValue(DType dtype, double u, uint64_t bits);
 
 } // namespace coconet::rt
 

@@ -75,18 +75,6 @@ void forEachElement(const TensorInfo &info, const Placement &placement, F f) {
   }
 }
 
-/// A float tensor's element under --inputs=wide (sim's wideFloat).
-double wideFloat(DType dtype, double u, uint64_t bits) {
-  if (dtype == DType::F16)
-    return u;
-  const double sign = bits & 4 ? -1 : 1;
-  if ((bits & 3) == 0)
-    return sign * 0x1p54;
-  if (dtype == DType::F64)
-    return sign * (1 + static_cast<double>(bits >> 12) * 0x1p-52); // exact
-  return u;
-}
-
 /// The generated value of global element `index` (sim::generateInput).
 Scalar generated(const TensorInfo &info, InputKind kind, uint64_t seed,
                  uint64_t stream, uint64_t index) {
@@ -99,7 +87,8 @@ Scalar generated(const TensorInfo &info, InputKind kind, uint64_t seed,
     s.f = 0.05 + 0.45 * (u + 1);
   else if (isFloat(info.dtype))
     s.f = kind == InputKind::Wide
-              ? wideFloat(info.dtype, u, uniformInputBits(seed, stream, index))
+              ? wideInputValue(info.dtype, u,
+                               uniformInputBits(seed, stream, index))
               : u;
   else if (info.dtype == DType::U64 && scalar)
     s.i = uniformInputBits(seed, stream, index);
