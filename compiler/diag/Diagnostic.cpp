@@ -150,16 +150,21 @@ void DiagnosticEngine::print(const InFlightDiagnostic::Entry &entry,
       os.resetColor();
   };
 
-  // No place in a file (the input named on the command line): said as
-  // clang's driver says it.
-  if (bufferId == 0) {
-    os << "coconetc: ";
+  // "error: MESSAGE [name]", after the place.
+  auto labelAndMessage = [&] {
     color(labelColor(severity), true);
     os << label(severity);
     reset();
     color(llvm::raw_ostream::SAVEDCOLOR, true);
     os << message << '\n';
     reset();
+  };
+
+  // No place in a file (the input named on the command line): said as
+  // clang's driver says it.
+  if (bufferId == 0) {
+    os << "coconetc: ";
+    labelAndMessage();
     return;
   }
 
@@ -191,12 +196,7 @@ void DiagnosticEngine::print(const InFlightDiagnostic::Entry &entry,
   os << escapeForTerminal(buffer->getBufferIdentifier()) << ':' << line << ':'
      << (at - lineStart + 1) << ": ";
   reset();
-  color(labelColor(severity), true);
-  os << label(severity);
-  reset();
-  color(llvm::raw_ostream::SAVEDCOLOR, true);
-  os << message << '\n';
-  reset();
+  labelAndMessage();
 
   llvm::StringRef text(lineStart, lineEnd - lineStart);
   if (wholeLine && text.ends_with("\r"))
