@@ -177,6 +177,10 @@ struct FusedKernel {
   /// reduced value itself, not a member.
   int reducedInput = -1, gatheredMember = -1;
   bool gatherReduced = false;
+  /// The kernel stores the reduced value into the reducing collective's
+  /// output buffer itself (FusedCollective::storeReduced; a made step's
+  /// one member stores it as its own output instead).
+  bool storeReduced = false;
   /// The gathered member is stored into its own buffer too; and that
   /// buffer is this member's block of the gathered output (a view), which
   /// the gather then leaves out.

@@ -382,7 +382,7 @@ void fusedTileStart(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
          runtimeReduceOp(f.reducing->op) + ");");
   const std::string bytes =
       "static_cast<size_t>(cc_len) * sizeof(" + type + ")";
-  if (f.f->storeReduced && !f.madeStep)
+  if (f.storeReduced)
     w.line("std::memcpy(" + out.name + " + cc_first, cc_red, " + bytes + ");");
   if (f.gatherReduced) {
     // Gathered as it is reduced, into every member's output.

@@ -164,14 +164,19 @@ public:
            "; cc_i += "
            "cc_stride)");
     BodyOverrides o;
-    if (fused && fused->reducedInput >= 0) {
-      // The reduced value, combined from every member's block.
+    if (fused && (fused->reducedInput >= 0 || fused->storeReduced)) {
+      // The reduced value, combined from every member's block (and kept in
+      // its own buffer where the plan stores it).
       const Buffer &r = plan.buffers[fused->reducing->output];
       w.line("const " + storageType(r.dtype) + " cc_red = cc_team_reduce<" +
              runtimeReduceOp(fused->reducing->op) +
              ">(cc_t, cc_from + cc_from_at, cc_i);");
-      o.input = fused->reducedInput;
-      o.inputValue = load(r.dtype, "cc_red");
+      if (fused->storeReduced)
+        w.line(bufferName(plan, fused->reducing->output) + "[cc_i] = cc_red;");
+      if (fused->reducedInput >= 0) {
+        o.input = fused->reducedInput;
+        o.inputValue = load(r.dtype, "cc_red");
+      }
       if (fused->gatherReduced) {
         openGather(w, *fused);
         w.line("cc_peer(cc_t, cc_q, cc_to + cc_to_at)[cc_i] = cc_red;");
@@ -486,6 +491,15 @@ private:
   void emitVectorLoop(CodeWriter &w, const Plan &plan, const Step &step,
                       const ElementwiseKernel &k, const UniformValues &uniform,
                       const FusedKernel *fused, bool ranged) const;
+  /// Stores the reduced vector `value` into the reducing collective's
+  /// output (FusedKernel::storeReduced).
+  void storeReducedVector(CodeWriter &w, const Plan &plan,
+                          const FusedKernel &f,
+                          const std::string &value) const {
+    const unsigned out = f.reducing->output;
+    w.line("reinterpret_cast<cc_vec<" + storageType(plan.buffers[out].dtype) +
+           ", W> *>(" + bufferName(plan, out) + ")[cc_v] = " + value + ";");
+  }
   /// Opens the loop over the members a gathered value is stored into.
   static void openGather(CodeWriter &w, const FusedKernel &f) {
     w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
@@ -521,6 +535,8 @@ void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
       w.line("const cc_vec<" + t + ", W> cc_l" + std::to_string(i) +
              " = cc_team_reduce_vec<" + runtimeReduceOp(fused->reducing->op) +
              ", W>(cc_t, cc_from + cc_from_at, cc_v);");
+      if (fused->storeReduced)
+        storeReducedVector(w, plan, *fused, "cc_l" + std::to_string(i));
       if (fused->gatherReduced) {
         openGather(w, *fused);
         w.line("reinterpret_cast<cc_vec<" + t +
@@ -536,6 +552,15 @@ void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
     w.line("const cc_vec<" + t + ", W> cc_l" + std::to_string(i) +
            " = reinterpret_cast<const cc_vec<" + t + ", W> *>(" + base +
            ")[cc_v];");
+  }
+  if (fused && fused->storeReduced && fused->reducedInput < 0) {
+    // Stored, though no member reads it.
+    const std::string t =
+        storageType(plan.buffers[fused->reducing->output].dtype);
+    w.line("const cc_vec<" + t + ", W> cc_reduced = cc_team_reduce_vec<" +
+           runtimeReduceOp(fused->reducing->op) +
+           ", W>(cc_t, cc_from + cc_from_at, cc_v);");
+    storeReducedVector(w, plan, *fused, "cc_reduced");
   }
   for (size_t m = 0; m < k.members.size(); ++m)
     if (k.members[m].output >= 0)
@@ -741,6 +766,9 @@ void CudaTarget::emitFusedLaunch(CodeWriter &w, const Plan &plan,
                          ? buf.name + " + " + g + ".o" + std::to_string(i)
                          : buf.name);
   }
+  if (f.storeReduced)
+    check(plan.buffers[f.reducing->output].dtype,
+          bufferName(plan, f.reducing->output));
   for (size_t m = 0; m < k.members.size(); ++m) {
     const int out = k.members[m].output;
     if (out < 0)

@@ -162,6 +162,7 @@ std::vector<FusedKernel> fusedKernels(const Plan &plan) {
       if (gatheredBuffer >= 0 && body.members[m].output == gatheredBuffer)
         k.gatheredMember = static_cast<int>(m);
     k.gatherReduced = k.gather && k.gatheredMember < 0 && k.reducedInput >= 0;
+    k.storeReduced = f.storeReduced && !k.madeStep;
     if (k.gather) {
       const Buffer &in = plan.buffers[k.gather->input];
       k.selfInView = in.kind == Buffer::Kind::View;
@@ -299,7 +300,8 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     appendPath(w, "\"fused collectives over " + axis + ": \" +\n    (" + team +
                       " ? \"one kernel on the team's symmetric memory (\" + "
                       "std::to_string(" +
-                      team + "->size()) + \" members)\"\n" +
+                      team + "->size()) +\n" + "      (" + team +
+                      "->size() == 1 ? \" member)\" : \" members)\")\n" +
                       "          : \"steps in sequence (\" + cc_why_" + axis +
                       " + \")\")");
   }
