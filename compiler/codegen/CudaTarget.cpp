@@ -493,8 +493,7 @@ private:
                       const FusedKernel *fused, bool ranged) const;
   /// Stores the reduced vector `value` into the reducing collective's
   /// output (FusedKernel::storeReduced).
-  void storeReducedVector(CodeWriter &w, const Plan &plan,
-                          const FusedKernel &f,
+  void storeReducedVector(CodeWriter &w, const Plan &plan, const FusedKernel &f,
                           const std::string &value) const {
     const unsigned out = f.reducing->output;
     w.line("reinterpret_cast<cc_vec<" + storageType(plan.buffers[out].dtype) +
