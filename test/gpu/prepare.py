@@ -5,8 +5,8 @@ only has to build and run (test/gpu/run.sh).
 
     prepare.py --coconetc BIN --out OUT_DIR [--seed N] [--root REPO]
 
-For every sample (samples/*.coco) and standard-library file
-(stdlib/*/*.coco), every program unscheduled and under every schedule (a
+For every sample (samples/*.coco), standard-library file (stdlib/*/*.coco)
+and code generation case (test/codegen/cases/*.coco), every program unscheduled and under every schedule (a
 "case", named like the generated program: PROGRAM or PROGRAM_SCHEDULE):
 
   OUT_DIR/<case>/               the CUDA driver: NAME.h, NAME.cu, NAME_main.cu
@@ -274,6 +274,11 @@ def main():
 
     files = sorted(glob.glob(os.path.join(root, "samples", "*.coco")))
     files += sorted(glob.glob(os.path.join(root, "stdlib", "*", "*.coco")))
+    # The code generators' regression and coverage cases (test/codegen/
+    # cases/): what the samples do not exercise, e.g. a fused collective's
+    # reduced value returned (fused-escapes.coco).
+    files += sorted(glob.glob(os.path.join(root, "test", "codegen", "cases",
+                                           "*.coco")))
     if not files:
         print(f"prepare: no .coco files under {root}", file=sys.stderr)
         return 2
@@ -309,6 +314,9 @@ def main():
             if case in RESERVED:
                 raise RuntimeError(f"a case is named '{case}', a reserved name")
             case_dir = os.path.join(out_dir, case)
+            if os.path.exists(case_dir):
+                raise RuntimeError(f"two cases are named '{case}' ({rel} "
+                                   "and an earlier file): rename one")
             sel = selector(program, schedule)
             must([coconetc, "--color=never", "--emit=driver", "--target=cuda",
                   "-o", case_dir, path] + sel, f"{case}: --emit=driver")

@@ -21,6 +21,12 @@
 #   --werror      warnings are errors in a full run too (default: reported,
 #                 not fatal, so that a newer compiler's warning does not
 #                 cost a GPU run)
+#   --run-jobs N  programs running at once on the GPU (default 4)
+#   --run-timeout S  a program still running after S seconds is killed and
+#                 fails (default 60)
+#   --deadline S  start no program after S seconds since run.sh started
+#                 (those left are reported as not run, and fail): keeps the
+#                 log within a lent machine's time limit
 #
 # Exit status: 0 when everything passed; 1 when something failed; 77 when
 # there is no GPU (SKIPPED: no GPU), or no nvcc or NCCL to build with.
@@ -34,6 +40,9 @@ jobs=""
 log=""
 werror=""
 out=""
+run_jobs=4
+run_timeout=60
+deadline=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-only) build_only=1 ;;
@@ -44,11 +53,23 @@ while [[ $# -gt 0 ]]; do
     --log=*) log=${1#--log=} ;;
     --werror) werror=1 ;;
     --no-werror) werror=0 ;;
+    --run-jobs) run_jobs=$2; shift ;;
+    --run-jobs=*) run_jobs=${1#--run-jobs=} ;;
+    --run-timeout) run_timeout=$2; shift ;;
+    --run-timeout=*) run_timeout=${1#--run-timeout=} ;;
+    --deadline) deadline=$2; shift ;;
+    --deadline=*) deadline=${1#--deadline=} ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) out=$1 ;;
   esac
   shift
+done
+for v in "$run_jobs" "$run_timeout" ${deadline:+"$deadline"}; do
+  if ! [[ $v =~ ^[1-9][0-9]{0,5}$ ]]; then
+    echo "run.sh: '$v' is not a positive whole number (--run-jobs, --run-timeout, --deadline)" >&2
+    exit 2
+  fi
 done
 if [[ $build_only == 1 && $no_build == 1 ]]; then
   echo "run.sh: --build-only and --no-build exclude each other" >&2
@@ -430,7 +451,7 @@ say "== runtime_test (the CUDA runtime on one GPU)"
 if [[ -x $build/bin/runtime_test ]]; then
   t1=$SECONDS
   timeout_cmd=()
-  command -v timeout >/dev/null 2>&1 && timeout_cmd=(timeout 240)
+  command -v timeout >/dev/null 2>&1 && timeout_cmd=(timeout 120)
   "${timeout_cmd[@]}" "$build/bin/runtime_test" > "$build/logs/runtime_test.out" 2>&1
   rc=$?
   show "$build/logs/runtime_test.out"
@@ -448,28 +469,59 @@ tsv=$build/compare.tsv
 : > "$tsv"
 runs=0
 run_fail=0
+not_run=0
 timeout_cmd=()
-command -v timeout >/dev/null 2>&1 && timeout_cmd=(timeout 60)
+command -v timeout >/dev/null 2>&1 && timeout_cmd=(timeout "$run_timeout")
+# Phase 1: every run, $run_jobs at a time (processes share the GPU; each
+# is a one-rank communicator of its own); none starts after the deadline.
+t2=$SECONDS
+n=0
+started=0
+while IFS=$'\t' read -r kind c variant args; do
+  [[ $kind == run ]] || continue
+  n=$((n + 1))
+  act=$build/actual/$c/$variant
+  rm -rf "$act"; mkdir -p "$act"
+  rm -f "$build/logs/run-$c-$variant.rc"
+  [[ -x $build/bin/$c ]] || continue
+  if [[ -n $deadline && $SECONDS -ge $deadline ]]; then
+    continue
+  fi
+  started=$((started + 1))
+  # shellcheck disable=SC2086 # args are the manifest's word list
+  ( "${timeout_cmd[@]}" "$build/bin/$c" $args --output-dir "$act" --quiet \
+      > "$build/logs/run-$c-$variant.log" 2>&1 < /dev/null
+    echo $? > "$build/logs/run-$c-$variant.rc" ) &
+  while [[ $(jobs -rp | wc -l) -ge $run_jobs ]]; do wait -n 2>/dev/null || sleep 0.1; done
+done < "$out/manifest.tsv"
+wait
+say "started $started of $n runs, $run_jobs at a time; all ended after $((SECONDS - t2)) s"
+# Phase 2: each run's outcome and comparison, in the manifest's order.
 while IFS=$'\t' read -r kind c variant args; do
   [[ $kind == run ]] || continue
   runs=$((runs + 1))
   tol=$(awk -F'\t' -v c="$c" '$1=="case" && $2==c {print $4}' "$out/manifest.tsv")
   dt=$(dtypes_of "$c")
   act=$build/actual/$c/$variant
-  rm -rf "$act"; mkdir -p "$act"
   say "-- $c [$variant]: ./$c $args"
   if [[ ! -x $build/bin/$c ]]; then
     fail "$c [$variant]: not built"
     run_fail=$((run_fail + 1))
     continue
   fi
-  # shellcheck disable=SC2086 # args are the manifest's word list
-  "${timeout_cmd[@]}" "$build/bin/$c" $args --output-dir "$act" --quiet \
-    > "$build/logs/run-$c-$variant.log" 2>&1 < /dev/null
-  rc=$?
+  if [[ ! -f $build/logs/run-$c-$variant.rc ]]; then
+    fail "$c [$variant]: not run (the deadline of $deadline s had passed)"
+    not_run=$((not_run + 1))
+    continue
+  fi
+  rc=$(cat "$build/logs/run-$c-$variant.rc")
   if [[ $rc != 0 ]]; then
     show "$build/logs/run-$c-$variant.log"
-    fail "$c [$variant]: the program exited with $rc"
+    if [[ $rc == 124 ]]; then
+      fail "$c [$variant]: still running after $run_timeout s (killed)"
+    else
+      fail "$c [$variant]: the program exited with $rc"
+    fi
     run_fail=$((run_fail + 1))
     continue
   fi
@@ -483,6 +535,7 @@ while IFS=$'\t' read -r kind c variant args; do
     run_fail=$((run_fail + 1))
   fi
 done < "$out/manifest.tsv"
+[[ $not_run -gt 0 ]] && say "$not_run runs not started: the deadline ($deadline s) had passed"
 say "$runs runs, $run_fail failed"
 
 # --- Summary ---------------------------------------------------------------------------------
