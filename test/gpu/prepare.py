@@ -241,6 +241,12 @@ def tolerances(stages, results):
                 total += units * EPS[s.dtype] / EPS[dtype]
                 reasons.append((i, f"{detail} in '{s.name}' ({s.dtype}, "
                                    f"{units} ulp)"))
+        # The comparator's self-test negates an element and expects it to
+        # fail the tolerance (2 / eps ulp away): a tolerance must stay
+        # below 1 / eps (128 for bf16).
+        if total >= min(1000, 1 / EPS[dtype]):
+            raise RuntimeError(f"the tolerance of '{name}' ({total:.0f} ulp "
+                               f"of {dtype}) is not below 1 / eps")
         if not reasons:
             out[name] = (dtype, 0, "bitwise: no matmul, sum/norm reduction, "
                                    "layernorm or transcendental on its path")

@@ -548,20 +548,25 @@ template <typename T> T hostMath(MathFn fn, Pair<T> p) {
   }
   return 0;
 }
-/// Representable values between two floats (of one type).
+/// Representable values between two floats (of one type), counted in
+/// integers: a double holds 53 bits, so the difference of two orders of
+/// doubles taken as doubles came out in steps of 512 or 1024 (a 1-ulp
+/// difference of exp read as 1024 on the first GPU run).
 template <typename T> double ulpDistance(T x, T y) {
   if (std::isnan(x) || std::isnan(y))
     return std::isnan(x) && std::isnan(y) ? 0 : INFINITY;
-  auto ordered = [](T v) -> double {
+  auto ordered = [](T v) -> int64_t {
     if constexpr (sizeof(T) == 4) {
       const uint32_t b = floatBits(v);
-      return (b >> 31) ? -double(b & 0x7fffffffu) : double(b);
+      return (b >> 31) ? -int64_t(b & 0x7fffffffu) : int64_t(b);
     } else {
       const uint64_t b = doubleBits(v);
-      return (b >> 63) ? -double(b & 0x7fffffffffffffffull) : double(b);
+      return (b >> 63) ? -int64_t(b & 0x7fffffffffffffffull) : int64_t(b);
     }
   };
-  return std::fabs(ordered(x) - ordered(y));
+  const int64_t a = ordered(x), b = ordered(y);
+  // |a - b| < 2^64: the orders lie in (-2^63, 2^63).
+  return double(a > b ? uint64_t(a) - uint64_t(b) : uint64_t(b) - uint64_t(a));
 }
 
 template <typename T> std::vector<Pair<T>> mathInputs(MathFn fn, size_t n) {
@@ -1463,22 +1468,28 @@ int main(int argc, char **argv) {
           return Status();
         });
 
-  expectFailure("macros: COCONET_CUDA_CHECK names the failed call",
-                failingCuda(), StatusCode::CudaError, "cudaMalloc(...)",
-                gCudaLine);
+  // Each failing call runs before its line is read (the order in which a
+  // call's arguments are evaluated is unspecified: the first GPU run read
+  // the lines as 0).
+  const Status cudaFailure = failingCuda();
+  expectFailure("macros: COCONET_CUDA_CHECK names the failed call", cudaFailure,
+                StatusCode::CudaError, "cudaMalloc(...)", gCudaLine);
   cudaGetLastError(); // the allocation failure is not sticky; clear it
-  expectFailure("macros: COCONET_NCCL_CHECK names the failed call",
-                failingNccl(), StatusCode::NcclError, "ncclCommCount(...)",
-                gNcclLine);
+  const Status ncclFailure = failingNccl();
+  expectFailure("macros: COCONET_NCCL_CHECK names the failed call", ncclFailure,
+                StatusCode::NcclError, "ncclCommCount(...)", gNcclLine);
+  const Status cublasFailure = failingCublas(handle);
   expectFailure("macros: COCONET_CUBLAS_CHECK names the failed call",
-                failingCublas(handle), StatusCode::CublasError,
-                "cublasSgemm(...)", gCublasLine);
+                cublasFailure, StatusCode::CublasError, "cublasSgemm(...)",
+                gCublasLine);
+  const Status launchFailure = failingLaunch();
   expectFailure("macros: COCONET_CUDA_LAUNCH_CHECK names the kernel",
-                failingLaunch(), StatusCode::CudaError,
+                launchFailure, StatusCode::CudaError,
                 "emptyKernel<<<...>>>(...)", gLaunchLine);
   cudaGetLastError();
+  const Status propagated = propagates();
   expectFailure("macros: COCONET_RETURN_IF_ERROR returns the failed Status",
-                propagates(), StatusCode::NcclError, "ncclCommCount(...)",
+                propagated, StatusCode::NcclError, "ncclCommCount(...)",
                 gNcclLine);
   {
     const Status good = goodLaunch();

@@ -9,7 +9,8 @@
 // negated count of multiprocessors (every fused grid has the smallest
 // count of blocks, the same on every member). Only when all agree do they
 // allocate (ncclMemAlloc), register the window and create the device
-// communicator, which are collective.
+// communicator, which are collective; NCCL may still refuse symmetric
+// memory there (agreeOnSetup), which is a reason for the fallback too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,11 +80,42 @@ Status allMax(ncclComm_t comm, int *values, int count) {
   return st;
 }
 
+/// After a collective setup call: every member learns the worst outcome
+/// (0 made, 1 NCCL refused symmetric memory, 2 failed). A refusal sets
+/// `why` (the fallback's reason); a failure is an error on every member.
+Status agreeOnSetup(ncclComm_t comm, ncclResult_t result, bool noWindow,
+                    const char *call, std::string *why) {
+  int outcome = result == ncclSuccess        ? (noWindow ? 1 : 0)
+                : result == ncclInvalidUsage ? 1
+                                             : 2;
+  int worst = outcome;
+  COCONET_RETURN_IF_ERROR(allMax(comm, &worst, 1));
+  if (outcome == 2)
+    return ncclStatus(result, call, __FILE__, __LINE__);
+  if (worst == 2)
+    return Status::error(StatusCode::NcclError,
+                         std::string(call) + " failed on another member of "
+                                             "the team");
+  if (worst == 1) {
+    // NCCL's own words where this member was refused ("Communicator does
+    // not support symmetric memory!").
+    std::string detail = outcome == 1 && !noWindow && ncclGetLastError(comm)
+                             ? ncclGetLastError(comm)
+                             : "";
+    while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' '))
+      detail.pop_back();
+    *why = "NCCL refused symmetric memory on this communicator: " +
+           (detail.empty() ? std::string(call) + " on a member" : detail);
+  }
+  return Status::success();
+}
+
 } // namespace
 
 Status Team::create(const Mesh &mesh, int axis, size_t bytes,
                     std::unique_ptr<Team> *out, std::string *why) {
   out->reset();
+  why->clear();
   ncclComm_t comm = mesh.axisComm(axis);
   int rank = 0, size = 1;
   COCONET_NCCL_CHECK(ncclCommUserRank(comm, &rank));
@@ -122,16 +154,32 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
   const size_t allocation = bytes < 1 ? 1 : bytes;
   COCONET_NCCL_CHECK(ncclMemAlloc(&memory, allocation));
   team->device_.base = static_cast<char *>(memory);
-  COCONET_NCCL_CHECK(ncclCommWindowRegister(comm, memory, allocation,
-                                            &team->device_.window,
-                                            NCCL_WIN_COLL_SYMMETRIC));
-  team->registered_ = true;
+
+  // NCCL decides when the communicator is made whether it has symmetric
+  // memory (every pair of local ranks CUDA P2P reachable, cuMem usable)
+  // and says so only here, alike on every member: ncclInvalidUsage ("does
+  // not support symmetric memory", seen on one H200 with NCCL 2.28.3), or
+  // a window that is null. That refusal is the fallback's reason; any
+  // other failure is an error. The members vote after each collective
+  // call, so that none goes on to the next while another stopped; the
+  // Team's destructor releases what was made.
+  ncclResult_t result = ncclCommWindowRegister(
+      comm, memory, allocation, &team->device_.window, NCCL_WIN_COLL_SYMMETRIC);
+  team->registered_ = result == ncclSuccess;
+  const bool noWindow = result == ncclSuccess && !team->device_.window;
+  COCONET_RETURN_IF_ERROR(
+      agreeOnSetup(comm, result, noWindow, "ncclCommWindowRegister(...)", why));
+  if (!why->empty())
+    return Status::success();
   ncclDevCommRequirements requirements;
   std::memset(&requirements, 0, sizeof(requirements));
   requirements.lsaBarrierCount = team->blocks_;
-  COCONET_NCCL_CHECK(
-      ncclDevCommCreate(comm, &requirements, &team->device_.comm));
-  team->devComm_ = true;
+  result = ncclDevCommCreate(comm, &requirements, &team->device_.comm);
+  team->devComm_ = result == ncclSuccess;
+  COCONET_RETURN_IF_ERROR(
+      agreeOnSetup(comm, result, false, "ncclDevCommCreate(...)", why));
+  if (!why->empty())
+    return Status::success();
   *out = std::move(team);
   return Status::success();
 }

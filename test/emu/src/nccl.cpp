@@ -42,9 +42,13 @@ namespace {
 
 ncclResult_t lastResult = ncclSuccess;
 
+/// The last failure's message (ncclGetLastError).
+std::string lastMessage;
+
 ncclResult_t fail(ncclResult_t r, const std::string &what) {
   std::fprintf(stderr, "nccl emulation: %s\n", what.c_str());
   lastResult = r;
+  lastMessage = what;
   return r;
 }
 
@@ -242,10 +246,7 @@ const char *ncclGetErrorString(ncclResult_t result) {
     return "error (emulated NCCL)";
   }
 }
-const char *ncclGetLastError(ncclComm_t) {
-  return "see the emulation's "
-         "message on stderr";
-}
+const char *ncclGetLastError(ncclComm_t) { return lastMessage.c_str(); }
 
 ncclResult_t ncclGetVersion(int *version) {
   *version = NCCL_VERSION_CODE;

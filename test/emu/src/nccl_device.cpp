@@ -33,6 +33,9 @@
 //   process (every rank runs its blocks in the same order, so the waits
 //   meet).
 //
+// COCONET_EMU_NO_SYMMETRIC=1 makes ncclDevCommCreate refuse as NCCL does
+// on a communicator without symmetric memory (ncclInvalidUsage).
+//
 // What the emulation does not have is refused with a message: GIN,
 // multimem (NVLS), resource and team requirement lists, windows other than
 // NCCL_WIN_COLL_SYMMETRIC, calls inside a group, and LSA teams smaller than
@@ -566,6 +569,13 @@ ncclResult_t ncclDevCommCreate(ncclComm_t comm,
       refuse(ncclInvalidUsage,
              "GIN (ginForceEnable, ginSignalCount, ginCounterCount, "
              "railGinBarrierCount) is not emulated");
+    // A communicator without symmetric memory, as NCCL makes one where the
+    // local ranks are not all CUDA P2P reachable or cuMem is off (seen on
+    // one H200 with NCCL 2.28.3): refused, with NCCL's words.
+    if (const char *off = std::getenv("COCONET_EMU_NO_SYMMETRIC");
+        off && *off && std::strcmp(off, "0") != 0)
+      refuse(ncclInvalidUsage, "Communicator does not support symmetric "
+                               "memory! (COCONET_EMU_NO_SYMMETRIC)");
     if (reqs->barrierCount < 0 || reqs->lsaBarrierCount < 0)
       refuse(ncclInvalidArgument, "a negative barrier count");
     else
