@@ -156,6 +156,13 @@ std::vector<KernelArg> kernelArgs(const lower::Plan &plan,
 std::string memberName(const lower::Plan &plan, const lower::Step &step,
                        const lower::ElementwiseKernel::Member &member);
 
+/// In create(): `call` (an expression giving a coconet::rt::Status), and
+/// when it fails, its status with "PLAN: WHAT: " before the message, so
+/// that a memory that cannot be had is named ("adam: the scratch memory
+/// (t_rs, t_g32): cannot allocate ... bytes of host memory").
+void emitCreateCall(CodeWriter &w, const lower::Plan &plan,
+                    const std::string &call, const std::string &what);
+
 /// What one fused collective's kernel computes (FusedCode.cpp): the steps
 /// of `f` as one kernel over its team's symmetric memory.
 struct FusedKernel {

@@ -428,10 +428,22 @@ public:
     w.line("void *device = nullptr;");
   }
   void emitBlockAllocation(CodeWriter &w) const override {
-    w.line("if (out->bound)");
-    w.line("  out->device = out->bound;");
-    w.line("else");
-    w.line("  COCONET_CUDA_CHECK(cudaMalloc(&out->device, out->host.size()));");
+    w.open("if (out->bound)");
+    w.line("out->device = out->bound;");
+    w.dedent();
+    w.line("} else {");
+    w.indent();
+    w.line("const cudaError_t cc_err = cudaMalloc(&out->device, "
+           "out->host.size());");
+    w.open("if (cc_err == cudaErrorMemoryAllocation)");
+    w.line("cudaGetLastError(); // not sticky: cleared");
+    w.line("return cc_rt::driver::cannotAllocate(out->info, "
+           "out->placement.elements(), out->host.size(), \"device memory\");");
+    w.close();
+    w.line("if (cc_err != cudaSuccess)");
+    w.line("  return coconet::rt::cuda::cudaStatus(cc_err, "
+           "\"cudaMalloc(...)\", __FILE__, __LINE__);");
+    w.close();
   }
   void emitUpload(CodeWriter &w, llvm::StringRef name) const override {
     const std::string n = name.str();

@@ -128,8 +128,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("out->bound = bound;");
   w.line("COCONET_RETURN_IF_ERROR(cc_rt::driver::place(out->info, axisSizes, "
          "coords, &out->placement));");
-  w.line("out->host.assign(static_cast<size_t>(out->placement.elements()) * "
-         "cc_rt::dtypeSize(out->info.dtype), 0);");
+  w.line("COCONET_RETURN_IF_ERROR(cc_rt::driver::allocateBlock(out->info, "
+         "out->placement, &out->host));");
   t.emitBlockAllocation(w);
   w.line("return cc_rt::Status();");
   w.close();

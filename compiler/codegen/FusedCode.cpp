@@ -62,6 +62,14 @@ std::string bytesOf(const Plan &plan, const Target &t, const Buffer &b,
          ") * sizeof(" + t.storageType(b.dtype) + ")";
 }
 
+/// The error of create() when a memory's byte count does not fit.
+std::string tooMuchMemory(const Plan &plan, const std::string &what) {
+  return "coconet::rt::Status::error(coconet::rt::StatusCode::"
+         "InvalidArgument, \"" +
+         plan.name + ": the " + what +
+         " at these sizes is more bytes than memory has addresses\");";
+}
+
 /// Is `b` read by a step of `plan` (itself, or a view of it)?
 bool readByAStep(const Plan &plan, unsigned b) {
   return llvm::any_of(plan.steps, [&](const Step &s) {
@@ -278,13 +286,16 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
       if (buf.team != static_cast<int>(a))
         continue;
       w.line("const size_t cc_at_" + buf.name + " = cc_bytes_" + axis + ";");
-      w.line("cc_bytes_" + axis + " += (" + bytesOf(plan, t, buf, sizeVar) +
-             " + 255) / 256 * 256;");
+      w.line("if (!coconet::rt::addAligned(&cc_bytes_" + axis + ", " +
+             bytesOf(plan, t, buf, sizeVar) + "))");
+      w.line("  return " + tooMuchMemory(plan, "symmetric memory of " + axis));
     }
     w.line("std::string cc_why_" + axis + ";");
-    w.line("COCONET_RETURN_IF_ERROR(" + ns + "::Team::create(*state->mesh, " +
-           std::to_string(a) + ", cc_bytes_" + axis + ", &" + team +
-           ", &cc_why_" + axis + "));");
+    emitCreateCall(w, plan,
+                   ns + "::Team::create(*state->mesh, " + std::to_string(a) +
+                       ", cc_bytes_" + axis + ", &" + team + ", &cc_why_" +
+                       axis + ")",
+                   "the team of " + axis);
     w.open("if (" + team + ")");
     w.line("char *cc_base = static_cast<char *>(" + team + "->local());");
     for (unsigned b : symmetricBuffers(plan)) {
@@ -312,13 +323,19 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     if (!caller(buf))
       continue;
     w.line("const size_t cc_plain_" + buf.name + " = cc_plain;");
-    w.line("if (!state->" + teamMember(plan, buf.team) + ")");
-    w.line("  cc_plain += (" + bytesOf(plan, t, buf, sizeVar) +
-           " + 255) / 256 * 256;");
+    w.line("if (!state->" + teamMember(plan, buf.team) +
+           " && !coconet::rt::addAligned(&cc_plain, " +
+           bytesOf(plan, t, buf, sizeVar) + "))");
+    w.line("  return " + tooMuchMemory(plan, "memory of symmetric()"));
   }
   w.open("if (cc_plain > 0)");
   w.line("void *cc_memory = nullptr;");
-  w.line("COCONET_RETURN_IF_ERROR(allocator.allocate(cc_plain, &cc_memory));");
+  std::string held;
+  for (unsigned b : symmetricBuffers(plan))
+    if (caller(plan.buffers[b]))
+      held += (held.empty() ? "" : ", ") + plan.buffers[b].name;
+  emitCreateCall(w, plan, "allocator.allocate(cc_plain, &cc_memory)",
+                 "the memory of symmetric() (" + held + ")");
   w.line("state->plain = static_cast<char *>(cc_memory);");
   w.line("state->plainBytes = cc_plain;");
   w.close();

@@ -24,6 +24,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
+
 namespace coconet::codegen {
 
 using namespace lower;
@@ -210,6 +212,14 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
   return text;
 }
 
+void emitCreateCall(CodeWriter &w, const Plan &plan, const std::string &call,
+                    const std::string &what) {
+  w.open("if (coconet::rt::Status cc_failed = " + call + "; !cc_failed.ok())");
+  w.line("return coconet::rt::Status::error(cc_failed.code(), \"" + plan.name +
+         ": " + what + ": \" + cc_failed.message());");
+  w.close();
+}
+
 namespace {
 
 /// Every step, and the steps made for fused kernels (their own geometry).
@@ -254,6 +264,45 @@ void emitState(CodeWriter &w, const Plan &plan, const Target &t) {
   w.close(";");
 }
 
+/// In create(), before anything is computed from the sizes: the mesh
+/// fits in a communicator and every tensor's global size in 2^63 - 1 bytes
+/// (coconet/sizes.h), so that no element count, offset or byte count of a
+/// block overflows.
+void emitSizeLimits(CodeWriter &w, const Plan &plan) {
+  const ir::Mesh &mesh = plan.mesh;
+  w.comment("The mesh fits in a communicator and every tensor in memory's "
+            "addresses, so\nthat no count below overflows.");
+  std::string names, sizes;
+  for (const auto &a : mesh.axes) {
+    names += (names.empty() ? "" : " * ") + a.size;
+    sizes += (sizes.empty() ? "" : ", ") + sizeVar(a.size);
+  }
+  w.line("COCONET_RETURN_IF_ERROR(coconet::rt::checkMeshSize(\"" + plan.name +
+         "\", \"" + names + "\", {" + sizes + "}));");
+  llvm::SmallVector<std::string, 8> done;
+  for (const Buffer &b : plan.buffers) {
+    if (b.kind == Buffer::Kind::View || b.type.isScalar())
+      continue;
+    const std::string type =
+        ir::dtypeName(b.type.dtype).str() + ir::shapeStr(b.type.shape);
+    const std::string key = b.value + " " + type;
+    if (llvm::is_contained(done, key))
+      continue;
+    done.push_back(key);
+    std::string factors;
+    for (const ir::Dim &d : b.type.shape) {
+      if (d.coefficient() != 1 || d.symbols().empty())
+        factors +=
+            (factors.empty() ? "" : ", ") + std::to_string(d.coefficient());
+      for (const std::string &sym : d.symbols())
+        factors += (factors.empty() ? "" : ", ") + sizeVar(sym);
+    }
+    w.line("COCONET_RETURN_IF_ERROR(coconet::rt::checkTensorSize(\"" +
+           plan.name + "\", \"" + b.value + "\", \"" + type + "\", " +
+           runtimeDType(b.type.dtype) + ", {" + factors + "}));");
+  }
+}
+
 void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   const ir::Mesh &mesh = plan.mesh;
   const std::string ns = t.runtimeNamespace().str();
@@ -274,6 +323,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
            s + "));");
     w.close();
   }
+  emitSizeLimits(w, plan);
   for (const SizeCheck &c : plan.checks) {
     std::string divisor;
     std::string names;
@@ -286,14 +336,21 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
       names += (names.empty() ? "" : "*") + std::to_string(c.factor);
     }
     std::string global = printExtent({c.global, {}}, mesh, sizeVar);
+    // "B = 25" where the value is a name's; "12" where it is a number.
+    auto named = [](const std::string &name, const std::string &value) {
+      if (llvm::all_of(name, [](char ch) { return std::isdigit(ch); }))
+        return name;
+      return name + " = \" + std::to_string(" + value + ") + \"";
+    };
+    std::string message =
+        "\"" + plan.name + ": " + c.what + " has size " +
+        named(printExtent({c.global, {}}, mesh, docSize), global) +
+        ", which is not a multiple of " + named(names, divisor) + "\"";
+    if (llvm::StringRef(message).ends_with(" + \"\""))
+      message.resize(message.size() - 5);
     w.open("if ((" + global + ") % (" + divisor + ") != 0)");
-    w.line("return Status::error(StatusCode::InvalidArgument, \"" + plan.name +
-           ": " + c.what + " has size " +
-           printExtent({c.global, {}}, mesh, docSize) +
-           " = \" + "
-           "std::to_string(" +
-           global + ") + \", which is not a multiple of " + names +
-           " = \" + std::to_string(" + divisor + "));");
+    w.line("return Status::error(StatusCode::InvalidArgument, " + message +
+           ");");
     w.close();
   }
   w.line("auto state = std::make_unique<State>();");
@@ -332,11 +389,19 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     w.open("for (unsigned cc_i = 0; cc_i < " + std::to_string(plan.numSlots) +
            "; ++cc_i)");
     w.line("state->slot[cc_i] = state->arenaBytes;");
-    w.line("state->arenaBytes += (cc_bytes[cc_i] + 255) / 256 * 256;");
+    w.line("if (!coconet::rt::addAligned(&state->arenaBytes, cc_bytes[cc_i]))");
+    w.line("  return Status::error(StatusCode::InvalidArgument, \"" +
+           plan.name +
+           ": the scratch memory of these sizes is more bytes "
+           "than memory has addresses\");");
     w.close();
     w.line("void *cc_arena = nullptr;");
-    w.line("COCONET_RETURN_IF_ERROR(allocator.allocate(state->arenaBytes, "
-           "&cc_arena));");
+    std::string held;
+    for (const Buffer &b : plan.buffers)
+      if (b.kind == Buffer::Kind::Scratch)
+        held += (held.empty() ? "" : ", ") + b.name;
+    emitCreateCall(w, plan, "allocator.allocate(state->arenaBytes, &cc_arena)",
+                   "the scratch memory (" + held + ")");
     w.line("state->arena = static_cast<char *>(cc_arena);");
   }
   emitTeamCreate(w, plan, t);
@@ -459,6 +524,7 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   w.line();
   w.line("#include \"" + plan.name + ".h\"").line();
   w.line("#include \"coconet/numeric.h\"");
+  w.line("#include \"coconet/sizes.h\"");
   t.emitSourceIncludes(w);
   if (!teamAxes(plan).empty())
     w.line("#include \"" + t.teamHeader().str() + "\"");

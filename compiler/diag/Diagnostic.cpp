@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
 
 #include <algorithm>
 #include <cctype>
@@ -235,6 +236,16 @@ void DiagnosticEngine::emit(const InFlightDiagnostic &diag) {
   print(diag.main, severity, true);
   for (const auto &note : diag.notes)
     print(note, Severity::Note, false);
+}
+
+void reportToolError(llvm::StringRef message) {
+  llvm::WithColor::error(llvm::errs(), "coconetc")
+      << safeMessage(message) << '\n';
+}
+
+void reportToolWarning(llvm::StringRef message) {
+  llvm::WithColor::warning(llvm::errs(), "coconetc")
+      << safeMessage(message) << '\n';
 }
 
 } // namespace coconet

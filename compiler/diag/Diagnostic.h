@@ -61,6 +61,15 @@ inline bool succeeded(LogicalResult r) { return r.succeeded(); }
 std::string formatDiag(llvm::StringRef format,
                        llvm::ArrayRef<std::string> args);
 
+/// A message of the tool itself, with no place in a source file (a
+/// command-line value, a file that cannot be read, a .npy header): printed
+/// as "coconetc: error: MESSAGE" (or "warning") on stderr, MESSAGE made
+/// safe and short as every diagnostic's is (safeMessage: escaped, words
+/// over kMaxWordColumns and the whole over kMaxMessageColumns cut). Every
+/// such message goes through these.
+void reportToolError(llvm::StringRef message);
+void reportToolWarning(llvm::StringRef message);
+
 class DiagnosticEngine;
 
 /// A diagnostic being built; it is printed when it goes out of scope so that

@@ -13,6 +13,7 @@
 #include "analysis/Report.h"
 #include "ast/Ast.h"
 #include "codegen/Codegen.h"
+#include "diag/Diagnostic.h"
 #include "diag/TerminalText.h"
 #include "emit/Dot.h"
 #include "lower/Lower.h"
@@ -241,8 +242,7 @@ static sema::SemaOptions semaOptions() {
 /// (The message may quote what the user typed or a file holds: escaped
 /// for a terminal as diagnostics are, diag/TerminalText.h.)
 static void reportDriverError(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "coconetc")
-      << escapeForTerminal(message.str()) << '\n';
+  reportToolError(message.str());
 }
 
 static bool checkInputGiven() {
@@ -402,6 +402,19 @@ static int runEmit() {
       for (const ir::Schedule &s : c->module->schedules)
         if (s.program == p->name)
           jobs.push_back({p.get(), &s});
+  }
+  // A file with no program (only imports, or empty): nothing to generate
+  // is an error (no empty directory is written), nothing to print a
+  // warning; checking it (--emit=none, ir) is fine.
+  if (jobs.empty()) {
+    const std::string none = inputFile + " defines no program";
+    if (emit == EmitKind::Code || emit == EmitKind::Driver) {
+      reportDriverError(none + ": nothing to emit");
+      return 1;
+    }
+    if (emit == EmitKind::Plan || emit == EmitKind::Report ||
+        emit == EmitKind::Dot)
+      reportToolWarning(none + ": nothing to print");
   }
   std::string text;
   llvm::raw_string_ostream os(text);

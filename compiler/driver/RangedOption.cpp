@@ -2,6 +2,7 @@
 
 #include "driver/RangedOption.h"
 
+#include "diag/Diagnostic.h"
 #include "diag/TerminalText.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -49,9 +50,8 @@ NumberOptionBase::NumberOptionBase(llvm::StringRef name, llvm::StringRef desc,
 NumberOptionBase::~NumberOptionBase() { llvm::erase(registry(), this); }
 
 bool NumberOptionBase::refuse(const std::string &range) const {
-  llvm::WithColor::error(llvm::errs(), "coconetc")
-      << "--" << text_.ArgStr << " expects " << range << ", got '"
-      << safeMessage(text_) << "'\n";
+  reportToolError("--" + text_.ArgStr.str() + " expects " + range + ", got '" +
+                  text_ + "'");
   return false;
 }
 

@@ -10,6 +10,7 @@
 #include "driver/RangedOption.h"
 #include "driver/SafeParser.h"
 
+#include "diag/Diagnostic.h"
 #include "diag/TerminalText.h"
 #include "sim/Inputs.h"
 #include "sim/Simulator.h"
@@ -114,10 +115,7 @@ bool simOptionGiven(std::string &which) {
 
 /// (Escaped for a terminal: messages quote values the user typed and text
 /// read from files.)
-static void fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "coconetc")
-      << escapeForTerminal(message.str()) << '\n';
-}
+static void fail(const llvm::Twine &message) { reportToolError(message.str()); }
 
 static bool splitAssignment(llvm::StringRef text, llvm::StringRef what,
                             std::string &name, std::string &value) {

@@ -70,6 +70,29 @@ bool namesSpecial(std::string_view text) {
   return lower == "inf" || lower == "nan";
 }
 
+/// Whether a number's text is a zero ("0", "-0.0e5", "0x0p3"): its digits
+/// before the exponent are all 0. A text that is not, read as the double
+/// 0, was a value too small for a double ("2.4703282292062327e-324").
+bool textIsZero(std::string_view text) {
+  size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-'))
+    ++i;
+  bool hex = false;
+  if (text.size() > i + 1 && text[i] == '0' &&
+      (text[i + 1] == 'x' || text[i + 1] == 'X')) {
+    hex = true;
+    i += 2;
+  }
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((!hex && (c == 'e' || c == 'E')) || (hex && (c == 'p' || c == 'P')))
+      break;
+    if (c != '0' && c != '.')
+      return false;
+  }
+  return true;
+}
+
 /// Why a float `value` is not exact in `dtype` (empty: it is).
 std::string inexactFloat(DType dtype, double value) {
   if (std::isnan(value))
@@ -129,7 +152,7 @@ Status parseSetValue(const std::string &name, DType dtype,
                            head + "out of the range of " + dtypeName(dtype) +
                                " (largest finite value " +
                                largestFinite(dtype) + ")");
-    if (stored == 0 && v.f != 0)
+    if (stored == 0 && (v.f != 0 || !textIsZero(text)))
       return Status::error(StatusCode::InvalidArgument,
                            head + "rounds to 0 in " + dtypeName(dtype));
     v.f = stored;

@@ -3,15 +3,20 @@
 (CTest codegen-cpu:driver-errors).
 
     driver_errors.py --coconetc BIN --runtime-include DIR --runtime-lib DIR
-        --work DIR
+        --work DIR [--target cpu | --target cuda-emu --emu-include DIR
+        --emu-lib DIR --cuda-include DIR]
 
-Builds samples/sgd.coco's driver for the CPU target and runs it on 2 ranks
-with bad command lines, inputs and output directories. Each must exit with
-the status docs/codegen.md gives (2: the command line, or a result that
-cannot be written; 1: anything else) and print its message exactly once
-(rank 0 speaks for every rank that met it; once the program's name led
-the line twice and each rank printed it), with no other error line. Exit
-status 0 when every case behaves, 1 otherwise, 77 without mpicxx.
+Builds samples/sgd.coco's driver for the CPU target (or the CUDA target
+under the emulation, test/emu/) and runs it on 2 ranks with bad command
+lines, inputs, output directories and sizes that memory cannot hold or
+whose counts overflow (and a program with a rank-3 tensor whose element
+count overflows). Each must exit with the status docs/codegen.md gives (2:
+the command line, or a result that cannot be written; 1: anything else),
+end by itself (no signal), and print its message exactly once (rank 0
+speaks for every rank that met it; once the program's name led the line
+twice and each rank printed it), cut to 512 bytes, with no other error
+line. Exit status 0 when every case behaves, 1 otherwise, 77 without
+mpicxx.
 """
 import argparse
 import os
@@ -19,9 +24,34 @@ import shutil
 import subprocess
 import sys
 
-from run_codegen import CPU_FLAGS, run
+from run_codegen import CPU_FLAGS, emu_command, run
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def build(args, source, name, work):
+    """Emits and builds the driver of `source` (program `name`) in work."""
+    target = "cpu" if args.target == "cpu" else "cuda"
+    ok, out = run([args.coconetc, "--emit=driver", "--target=" + target,
+                   "-o", work, source])
+    if not ok:
+        print(out)
+        return False
+    lib = args.runtime_lib
+    if args.target == "cuda-emu":
+        command = emu_command(args, name)
+    else:
+        command = (["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
+                   ["-Wall", "-Wextra", "-Werror",
+                    "-I" + args.runtime_include, name + ".cpp",
+                    name + "_main.cpp", "-o", name,
+                    os.path.join(lib, "libcoconet_rt_mpi.a"),
+                    os.path.join(lib, "libcoconet_rt_cpu.a"),
+                    os.path.join(lib, "libcoconet_rt.a")])
+    ok, out = run(command, cwd=work)
+    if not ok:
+        print(out)
+    return ok
 
 
 def main():
@@ -30,34 +60,54 @@ def main():
     ap.add_argument("--runtime-include", required=True)
     ap.add_argument("--runtime-lib", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--target", choices=["cpu", "cuda-emu"], default="cpu")
+    ap.add_argument("--emu-include", default="")
+    ap.add_argument("--emu-lib", default="")
+    ap.add_argument("--cuda-include", default="/usr/local/cuda/include")
+    ap.add_argument("--sanitize", action="store_true")
     args = ap.parse_args()
     if not shutil.which("mpicxx") or not shutil.which("mpirun"):
         print("SKIPPED: mpicxx or mpirun is not installed")
         return 77
     work = os.path.abspath(args.work)
     shutil.rmtree(work, ignore_errors=True)
-    ok, out = run([args.coconetc, "--emit=driver", "--target=cpu", "-o", work,
-                   os.path.join(ROOT, "samples", "sgd.coco")])
-    if not ok:
-        print(out)
-        return 1
-    lib = args.runtime_lib
-    ok, out = run(["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
-                  ["-Wall", "-Wextra", "-Werror", "-I" + args.runtime_include,
-                   "sgd.cpp", "sgd_main.cpp", "-o", "sgd",
-                   os.path.join(lib, "libcoconet_rt_mpi.a"),
-                   os.path.join(lib, "libcoconet_rt_cpu.a"),
-                   os.path.join(lib, "libcoconet_rt.a")], cwd=work)
-    if not ok:
-        print(out)
-        return 1
+    os.makedirs(work)
+    for name in ("runtime_include", "runtime_lib", "emu_include", "emu_lib"):
+        if getattr(args, name):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
+    with open(os.path.join(work, "cube.coco"), "w") as f:
+        f.write("program cube(x: f32[N, N, N] replicated) {\n"
+                "    y = x * 2;\n    return y;\n}\n")
+    for source, name in ((os.path.join(ROOT, "samples", "sgd.coco"), "sgd"),
+                         (os.path.join(work, "cube.coco"), "cube")):
+        if not build(args, source, name, work):
+            return 1
     with open(os.path.join(work, "a-file"), "w") as f:
         f.write("not a directory\n")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
 
-    # (driver arguments, exit status, the one error line)
+    # (driver arguments, exit status, the one error line[, program])
     cases = [
+        # Sizes whose counts overflow, or that memory cannot hold: every
+        # rank exits 1, rank 0 names the tensor, its size and why (once
+        # SIGSEGV, an uncaught std::bad_alloc per rank, or "'x' is null").
+        (["--size", "N=4611686018427387904"], 1,
+         "sgd: invalid argument: 'g' (f16[N]) has 4611686018427387904 "
+         "elements of 2 bytes, more than 2^63 - 1 bytes: choose smaller "
+         "sizes"),
+        (["--size", "N=1152921504606846976"], 1,
+         "sgd: invalid argument: the scratch memory (t_gs): cannot allocate "
+         "2305843009213693952 bytes of " +
+         ("host" if args.target == "cpu" else "device") + " memory"),
+        (["--size", "N=2097152"], 1,
+         "cube: invalid argument: 'x' (f32[N, N, N]) has 2097152 x 2097152 "
+         "x 2097152 elements, a count that overflows 64 bits: choose smaller "
+         "sizes", "cube"),
+        (["--size", "N=1048576"], 1,
+         "cube: invalid argument: cannot allocate 'x' (f32[1048576, 1048576, "
+         "1048576]): its block of 1152921504606846976 elements is "
+         "4611686018427387904 bytes (4.0 EiB) of host memory", "cube"),
         (["--size", "N=8,Q=3"], 2,
          "sgd: --size Q: the program has no size named 'Q' (its sizes: P, N)"),
         (["--set", "nothere=1"], 2,
@@ -96,9 +146,11 @@ def main():
          "sgd: --size " + "Q" * 100),
     ]
     failures = 0
-    for extra, status, line in cases:
-        cmd = ["mpirun", "--oversubscribe", "-np", "2", "./sgd", "--quiet",
-               "--size", "N=8"] + extra
+    for case in cases:
+        extra, status, line = case[:3]
+        program = case[3] if len(case) > 3 else "sgd"
+        cmd = ["mpirun", "--oversubscribe", "-np", "2", "./" + program,
+               "--quiet", "--size", "N=8"] + extra
         p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True,
                            errors="surrogateescape")
@@ -106,25 +158,28 @@ def main():
             p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                errors="surrogateescape")
-        lines = [l for l in p.stdout.splitlines() if l.startswith("sgd: ")]
+        prefix = program + ": "
+        lines = [l for l in p.stdout.splitlines() if l.startswith(prefix)]
         said = [l for l in lines if l.startswith(line)]
         problems = []
         if p.returncode != status:
             problems.append(f"exit status {p.returncode}, expected {status}")
+        if "signal" in p.stdout or "bad_alloc" in p.stdout:
+            problems.append("a rank ended by a signal or an exception")
         if len(said) != 1:
             problems.append(f"the error printed {len(said)} times, not once")
         if len(lines) != 1:
             problems.append(f"{len(lines)} lines from the driver, not 1")
-        if "sgd: sgd:" in p.stdout:
+        if prefix * 2 in p.stdout:
             problems.append("the program's name twice")
         for l in lines:
             if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or
                    0xdc80 <= ord(c) <= 0xdcff or c == "\u202e" for c in l):
                 problems.append("a character a terminal acts on or cannot "
                                 "show, printed raw")
-            if len(l.encode("utf-8", "surrogateescape")) > len("sgd: ") + 512:
+            if len(l.encode("utf-8", "surrogateescape")) > len(prefix) + 512:
                 problems.append(f"a line of {len(l)} characters (at most "
-                                f"{len('sgd: ') + 512})")
+                                f"{len(prefix) + 512})")
         name = ascii(" ".join(extra))[1:-1][:120]
         if problems:
             failures += 1

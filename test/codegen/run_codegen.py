@@ -38,8 +38,13 @@ collective or an overlap, and runs each of them in every --modes mode:
 `team` (the fused kernels on the team's symmetric memory, the tensors they
 share bound to the program's own memory: zero copy), `staging` (the
 driver's own memory: the program copies in and out) and `fallback`
-(COCONET_TEAM=off: the steps in sequence); the driver must say which path
-it took (its path() line). --race-seeds N (cuda-emu) runs each case once
+(COCONET_TEAM=off: the steps in sequence); `sequential` (the program
+compiled with --sequential, built once more) and, on cuda-emu, `nosym` (the
+emulated NCCL refusing symmetric memory, COCONET_EMU_NO_SYMMETRIC=1) can be
+asked for too; the driver must say which path it took (its path() line).
+--features-out FILE records the plan features (test/codegen/
+plan_features.py) of every run that matched the simulator, with its target
+and path, for the plan coverage check (plan_coverage.py). --race-seeds N (cuda-emu) runs each case once
 more per mode and seed 1..N in the emulation's stream-race mode
 (COCONET_EMU_RACE).
 
@@ -54,7 +59,11 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plan_features  # noqa: E402
 
 
 # The flags generated CPU code is built with (tools/cpu-flags.txt, which
@@ -130,14 +139,38 @@ def has_fusion(coconetc, path, program, schedule):
 
 
 # --fused modes: (driver arguments, environment, what the driver's path()
-# line must say when one kernel computes some fused collective).
+# line must say when one kernel computes some fused collective). The
+# `sequential` mode runs the program compiled with --sequential (its own
+# build); `nosym` (cuda-emu) the emulated NCCL refusing symmetric memory,
+# as NCCL does on one GPU.
 MODES = {
     "team": ([], {}, "one kernel on the team's symmetric memory"),
     "staging": (["--staging"], {},
                 "one kernel on the team's symmetric memory"),
     "fallback": ([], {"COCONET_TEAM": "off"},
                  "steps in sequence (COCONET_TEAM=off)"),
+    "sequential": ([], {}, "(the sequential form was asked for)"),
+    "nosym": ([], {"COCONET_EMU_NO_SYMMETRIC": "1"},
+              "NCCL refused symmetric memory"),
 }
+
+
+def record_features(args, path, program, schedule, mode):
+    """Appends a record of a run that matched the simulator to
+    --features-out (test/codegen/plan_coverage.py reads them)."""
+    if not args.features_out:
+        return
+    key = (path, program, schedule)
+    if key not in args.feature_cache:
+        text = plan_text(args.coconetc, path, program, schedule)
+        args.feature_cache[key] = (sorted(plan_features.features(text)),
+                                   plan_features.has_fusion(text))
+    feats, fusion = args.feature_cache[key]
+    where = mode if mode else ("team" if fusion else "any")
+    case = program + (f", schedule {schedule}" if schedule else "")
+    with args.features_lock, open(args.features_out, "a") as f:
+        f.write("\t".join([args.target, where, os.path.basename(path),
+                           case] + feats) + "\n")
 
 
 def factorisations(ranks, axes):
@@ -213,9 +246,10 @@ def emu_command(args, name):
 
 
 def check_cpu(args, env, path, program, schedule, name, title, out_dir,
-              report):
+              report, modes):
     """Builds (cpu: mpicxx; cuda-emu: g++ with the CUDA emulation) and runs
-    one program on every rank count, against the simulator."""
+    one program on every rank count (in each of `modes` with --fused),
+    against the simulator."""
     lib = args.runtime_lib
     if args.target == "cuda-emu":
         compiler = "g++ (CUDA emulation)"
@@ -237,25 +271,26 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
     axes, sizes = plan_info(args.coconetc, path, program, schedule)
     kernel = args.fused and has_fusion(args.coconetc, path, program,
                                        schedule)[1]
-    # (what, driver arguments, environment, the path() line it must print)
-    runs = [("", ["--quiet"], {}, None)]
+    # (what, driver arguments, environment, the path() line it must print,
+    # the mode)
+    runs = [("", ["--quiet"], {}, None, None)]
     if args.fused:
         runs = []
-        for m in args.modes:
+        for m in modes:
             extra, mode_env, says = MODES[m]
-            runs.append((f", {m}", extra, mode_env, says))
+            runs.append((f", {m}", extra, mode_env, says, m))
             # The stream-race mode (cuda-emu): every stream's tasks start
             # after a random delay, so a missing event wait shows.
             runs += [(f", {m}, race seed {seed}", extra,
-                      dict(mode_env, COCONET_EMU_RACE=str(seed)), says)
+                      dict(mode_env, COCONET_EMU_RACE=str(seed)), says, m)
                      for seed in range(1, args.race_seeds + 1)]
     # (rank count, how inputs are drawn)
     counts = ([(r, args.inputs, args.unit) for r in args.rank_counts] +
               [(r, "wide", args.wide_unit) for r in args.wide_ranks])
     for r, inputs, unit in counts:
         drawn = [] if inputs == "uniform" else ["--inputs", inputs]
-        for shape, (mode, extra, mode_env, says) in itertools.product(
-                factorisations(r, len(axes)), runs):
+        for shape, (mode, extra, mode_env, says, mode_name) in \
+                itertools.product(factorisations(r, len(axes)), runs):
             binding = {size: v for (_, size), v in zip(axes, shape)}
             for s in sizes:
                 binding.setdefault(s, args.fixed.get(s, unit))
@@ -275,7 +310,8 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
                 report.fail(f"{what}: the program failed:\n{out}")
                 report.line(f"FAILED: {what}: run")
                 continue
-            if kernel and says and says not in out:
+            if says and (kernel or mode_name == "sequential") and \
+                    says not in out:
                 report.fail(f"{what}: the driver does not say "
                             f"'{says}':\n{out}")
                 report.line(f"FAILED: {what}: path")
@@ -289,6 +325,8 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
             report.line(f"{'ok' if ok else 'FAILED'}: {what}: {last}")
             if not ok:
                 report.fail(f"{what}:\n{out}")
+            else:
+                record_features(args, path, program, schedule, mode_name)
 
 
 def check_case(args, env, path, file_dir, program, schedule):
@@ -310,8 +348,24 @@ def check_case(args, env, path, file_dir, program, schedule):
     elif args.target == "cuda":
         check_cuda(args, path, name, title, out_dir, report)
     else:
-        check_cpu(args, env, path, program, schedule, name, title, out_dir,
-                  report)
+        modes = [m for m in args.modes if m != "sequential"] if args.fused \
+            else []
+        if not args.fused or modes:
+            check_cpu(args, env, path, program, schedule, name, title,
+                      out_dir, report, modes)
+        if args.fused and "sequential" in args.modes:
+            # The same program compiled with --sequential: its own build.
+            seq_dir = out_dir + "-sequential"
+            shutil.rmtree(seq_dir, ignore_errors=True)
+            ok, out = run([args.coconetc, "--color=never", "--emit=driver",
+                           "--sequential", "--target=" + target, "-o",
+                           seq_dir, path] + selector(program, schedule))
+            if not ok:
+                report.fail(f"{title}: coconetc --sequential failed:\n{out}")
+                report.line(f"FAILED: {title}: coconetc --sequential")
+            else:
+                check_cpu(args, env, path, program, schedule, name, title,
+                          seq_dir, report, ["sequential"])
     return report
 
 
@@ -364,7 +418,12 @@ def main():
                     help="only cases with fused collectives or overlaps, "
                          "in every --modes mode")
     ap.add_argument("--modes", default="team,staging,fallback",
-                    help="--fused: team, staging, fallback")
+                    help="--fused: team, staging, fallback, sequential, "
+                         "nosym (cuda-emu)")
+    ap.add_argument("--features-out", default="",
+                    help="append a record of the plan features of every "
+                         "run that matched the simulator to this file "
+                         "(emptied first; test/codegen/plan_coverage.py)")
     ap.add_argument("--race-seeds", type=int, default=0,
                     help="--fused, cuda-emu: runs in the stream-race mode")
     ap.add_argument("files", nargs="+", help=".coco files or directories")
@@ -372,7 +431,15 @@ def main():
     args.modes = [m for m in args.modes.split(",") if m]
     for m in args.modes:
         if m not in MODES:
-            ap.error(f"unknown mode '{m}' (team, staging, fallback)")
+            ap.error(f"unknown mode '{m}' (" + ", ".join(MODES) + ")")
+        if m == "nosym" and args.target != "cuda-emu":
+            ap.error("the mode nosym is the CUDA emulation's (cuda-emu)")
+    args.feature_cache = {}
+    args.features_lock = threading.Lock()
+    if args.features_out:
+        args.features_out = os.path.abspath(args.features_out)
+        os.makedirs(os.path.dirname(args.features_out), exist_ok=True)
+        open(args.features_out, "w").close()
     # Compilers and programs run inside each case's directory.
     for name in ("coconetc", "runtime_include", "runtime_lib", "work",
                  "emu_include", "emu_lib"):

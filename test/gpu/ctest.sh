@@ -8,8 +8,8 @@
 #                                      the comparator against `coconetc sim
 #                                      --check-outputs` on perturbed copies
 #                                      of the expected results, then
-#                                      run.sh --build-only (exit 77 without
-#                                      nvcc or NCCL)
+#                                      run.sh --build-only of a few cases
+#                                      (exit 77 without nvcc or NCCL)
 set -u
 set -o pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -72,9 +72,12 @@ while IFS=$'\t' read -r kind c variant args; do
   cmp_rc=$?
   # "  NAME: ... X ulp" (sim) and "  NAME: TYPE[...]: ... max X ulp" (compare)
   sim_ulps=$(echo "$sim_out" | sed -n 's/^  \([A-Za-z_0-9.]*\): [0-9]* of [0-9]* elements differ, max |diff| [^,]*, \([0-9.inf]*\) ulp.*$/\1 \2/p' | sort)
-  cmp_ulps=$(echo "$cmp_out" | sed -n 's/^  \([A-Za-z_0-9.]*\): .* max \([0-9.inf]*\) ulp.*$/\1 \2/p' | sort)
+  # Integer and bool results are exact: sim gives them no ulps.
+  floats=$(awk -F'\t' -v c="$c" '$1=="why" && $2==c && $4 ~ /^(f16|bf16|f32|f64)$/ {print $3}' "$out/manifest.tsv")
+  cmp_ulps=$(echo "$cmp_out" | sed -n 's/^  \([A-Za-z_0-9.]*\): .* max \([0-9.inf]*\) ulp.*$/\1 \2/p' |
+               awk -v keep="$(echo $floats)" 'BEGIN {n = split(keep, k, " "); for (i = 1; i <= n; i++) f[k[i]] = 1} f[$1]' | sort)
   checked=$((checked + 1))
-  if [[ -z $sim_ulps || $sim_ulps != "$cmp_ulps" || $sim_rc != "$cmp_rc" ]]; then
+  if [[ (-n $floats && -z $sim_ulps) || $sim_ulps != "$cmp_ulps" || $sim_rc != "$cmp_rc" ]]; then
     bad=$((bad + 1))
     echo "FAILED: comparator against coconetc sim on $c [$variant] moved 3 places:"
     echo "  sim (exit $sim_rc): $(echo "$sim_ulps" | tr '\n' ' ')"
@@ -87,4 +90,11 @@ rm -rf "$out/build/cross"
 echo "comparator against coconetc sim --check-outputs: $checked cases, $bad failed"
 [[ $bad == 0 ]] || exit 1
 
-exec "$here/run.sh" --build-only "$out"
+# Built here: the runtime, the comparator, runtime_test and a few cases
+# (every case's .cu and _main.cu are compiled by nvcc with warnings as
+# errors in the codegen-cuda tests already; these check the link line and
+# run.sh's own build): a fused collective, an overlap, a mesh and an
+# integer program.
+exec "$here/run.sh" --build-only \
+  --only '^(adam_fused_rs_c_ag|megatron_mlp_overlapped|mesh_3d|integers|ar_ret_ar_fused)$' \
+  "$out"

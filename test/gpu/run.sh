@@ -24,6 +24,8 @@
 #   --run-jobs N  programs running at once on the GPU (default 4)
 #   --run-timeout S  a program still running after S seconds is killed and
 #                 fails (default 60)
+#   --only REGEX  build, check and run only the cases whose names match
+#                 (an extended regular expression)
 #   --deadline S  start no program after S seconds since run.sh started
 #                 (those left are reported as not run, and fail): keeps the
 #                 log within a lent machine's time limit
@@ -43,6 +45,7 @@ out=""
 run_jobs=4
 run_timeout=60
 deadline=""
+only=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-only) build_only=1 ;;
@@ -59,6 +62,8 @@ while [[ $# -gt 0 ]]; do
     --run-timeout=*) run_timeout=${1#--run-timeout=} ;;
     --deadline) deadline=$2; shift ;;
     --deadline=*) deadline=${1#--deadline=} ;;
+    --only) only=$2; shift ;;
+    --only=*) only=${1#--only=} ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) out=$1 ;;
@@ -71,6 +76,8 @@ for v in "$run_jobs" "$run_timeout" ${deadline:+"$deadline"}; do
     exit 2
   fi
 done
+# selected CASE: does the case take part (--only)?
+selected() { [[ -z $only || $1 =~ $only ]]; }
 if [[ $build_only == 1 && $no_build == 1 ]]; then
   echo "run.sh: --build-only and --no-build exclude each other" >&2
   exit 2
@@ -302,7 +309,7 @@ finish() {
 t0=$SECONDS
 cases=()
 while IFS=$'\t' read -r kind c _; do
-  [[ $kind == case ]] && cases+=("$c")
+  [[ $kind == case ]] && selected "$c" && cases+=("$c")
 done < "$out/manifest.tsv"
 rm -rf "${build:?}/actual"
 mkdir -p "$build/actual"
@@ -379,7 +386,7 @@ else
         -o "$build/bin/$1"
   }
   while IFS=$'\t' read -r kind c name _; do
-    [[ $kind == case ]] || continue
+    [[ $kind == case ]] && selected "$c" || continue
     names+=("case-$c")
     job "case-$c" build_case "$c" "$name"
   done < "$out/manifest.tsv"
@@ -403,7 +410,7 @@ if [[ -x $build/bin/compare ]]; then
   st_ok=0
   st_bad=0
   while IFS=$'\t' read -r kind c variant _; do
-    [[ $kind == run ]] || continue
+    [[ $kind == run ]] && selected "$c" || continue
     exp=$out/$c/expected/$variant
     dt=$(dtypes_of "$c")
     if ! "$build/bin/compare" --self-test --dtypes "${dt:--}" "$exp" > "$build/logs/self-$c-$variant.log" 2>&1; then
@@ -478,7 +485,7 @@ t2=$SECONDS
 n=0
 started=0
 while IFS=$'\t' read -r kind c variant args; do
-  [[ $kind == run ]] || continue
+  [[ $kind == run ]] && selected "$c" || continue
   n=$((n + 1))
   act=$build/actual/$c/$variant
   rm -rf "$act"; mkdir -p "$act"
@@ -498,7 +505,7 @@ wait
 say "started $started of $n runs, $run_jobs at a time; all ended after $((SECONDS - t2)) s"
 # Phase 2: each run's outcome and comparison, in the manifest's order.
 while IFS=$'\t' read -r kind c variant args; do
-  [[ $kind == run ]] || continue
+  [[ $kind == run ]] && selected "$c" || continue
   runs=$((runs + 1))
   tol=$(awk -F'\t' -v c="$c" '$1=="case" && $2==c {print $4}' "$out/manifest.tsv")
   dt=$(dtypes_of "$c")

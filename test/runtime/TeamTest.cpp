@@ -6,8 +6,9 @@
 // with OpenMP threads, meets the others at the barrier, and then reads
 // every member's part with plain loads, an all-gather and a reduce-scatter
 // in rank order of values whose float sum depends on the order; a second
-// barrier before the parts are rewritten, three rounds. Then with
-// COCONET_TEAM=off no team is made, on every member, with the reason.
+// barrier before the parts are rewritten, three rounds. A barrier that a
+// member misses gives up after its time limit and names that member. Then
+// with COCONET_TEAM=off no team is made, on every member, with the reason.
 // Exits 1 (after printing what failed) on a mismatch.
 //
 //===----------------------------------------------------------------------===//
@@ -107,6 +108,65 @@ int main(int argc, char **argv) {
         name += " " + std::to_string(s);
       for (int axis = -1; axis < static_cast<int>(shape.size()); ++axis)
         checkAxis(*mesh, axis, name + ", axis " + std::to_string(axis));
+    }
+    // A member that does not come: the others' barrier gives up after its
+    // time and names it (barrier() then aborts the job); when it comes
+    // late, it finds the others already there.
+    if (size > 1) {
+      std::unique_ptr<cpu::Mesh> mesh;
+      std::unique_ptr<cpu::Team> team;
+      std::string why;
+      if (!cpu::Mesh::create(world, {size}, &mesh).ok() ||
+          !cpu::Team::create(*mesh, 0, 64, &team, &why).ok() || !team) {
+        fail("a team for the late member: " + why);
+      } else {
+        const int lateMember = size - 1;
+        if (team->rank() != lateMember) {
+          int late = -1;
+          const double start = MPI_Wtime();
+          const bool met = team->barrierWithin(0.3, &late);
+          const double waited = MPI_Wtime() - start;
+          if (met || late != lateMember || waited < 0.3 || waited > 10)
+            fail("a barrier without member " + std::to_string(lateMember) +
+                 ": met " + std::to_string(met) + ", late " +
+                 std::to_string(late) + ", after " + std::to_string(waited) +
+                 " s");
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (team->rank() == lateMember) {
+          int late = -1;
+          if (!team->barrierWithin(10, &late))
+            fail("the late member waited for member " + std::to_string(late));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+      }
+      // The limit comes from COCONET_TEAM_TIMEOUT (600 s without it).
+      setenv("COCONET_TEAM_TIMEOUT", "2.5", 1);
+      if (cpu::Team::timeLimit() != 2.5)
+        fail("COCONET_TEAM_TIMEOUT=2.5 gives " +
+             std::to_string(cpu::Team::timeLimit()));
+      setenv("COCONET_TEAM_TIMEOUT", "soon", 1);
+      if (cpu::Team::timeLimit() != 600)
+        fail("COCONET_TEAM_TIMEOUT=soon gives " +
+             std::to_string(cpu::Team::timeLimit()));
+      unsetenv("COCONET_TEAM_TIMEOUT");
+    }
+    // No room in /dev/shm for every member's part (64-byte header and
+    // 4096 bytes): no team, on every member, and why.
+    {
+      setenv("COCONET_TEAM_SHM_BYTES", "1000", 1);
+      std::unique_ptr<cpu::Mesh> mesh;
+      std::unique_ptr<cpu::Team> team;
+      std::string why;
+      const std::string expected =
+          "the node's shared memory (/dev/shm) has not room for the team's "
+          "window (" +
+          std::to_string(size * (64 + 4096)) + " bytes, 1000 free)";
+      if (!cpu::Mesh::create(world, {size}, &mesh).ok() ||
+          !cpu::Team::create(*mesh, 0, 4096, &team, &why).ok() || team ||
+          why != expected)
+        fail("no room in /dev/shm made a team (or said '" + why + "')");
+      unsetenv("COCONET_TEAM_SHM_BYTES");
     }
     // The fallback, forced: no team, on every member, and why.
     setenv("COCONET_TEAM", "off", 1);

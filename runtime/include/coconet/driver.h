@@ -84,9 +84,24 @@ struct Placement {
   int64_t localGroup = 0; ///< row-major index of the coords on local axes
   int64_t elements() const;
 };
-/// Fails (InvalidArgument) when a sliced dimension does not divide evenly.
+/// Fails (InvalidArgument) when a sliced dimension does not divide evenly,
+/// or the tensor's element or byte count does not fit (more than 2^63 - 1
+/// bytes).
 Status place(const TensorInfo &info, const std::vector<int64_t> &axisSizes,
              const std::vector<int64_t> &coords, Placement *out);
+
+/// This rank's block of `info` in host memory, zeroed. Fails
+/// (InvalidArgument) with a message that names the tensor, its block's
+/// size and the memory when the bytes cannot be allocated, instead of
+/// throwing std::bad_alloc.
+Status allocateBlock(const TensorInfo &info, const Placement &placement,
+                     std::vector<uint8_t> *host);
+/// The error of a block of `info` of `bytes` bytes that `memory` ("host
+/// memory", "device memory") cannot hold: "cannot allocate 'w' (f32[N]):
+/// its block of 17179869184 elements is 68719476736 bytes (64.0 GiB) of
+/// device memory".
+Status cannotAllocate(const TensorInfo &info, int64_t elements, size_t bytes,
+                      const char *memory);
 
 /// A parameter's name and type, for checkNames.
 struct ParamName {

@@ -9,12 +9,34 @@
 
 #include "coconet/cpu/team.h"
 
+#include <sys/statvfs.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 namespace coconet::rt::cpu {
 namespace {
 constexpr size_t kHeader = 64;
+/// Where MPI implementations keep shared-memory windows on Linux.
+constexpr const char *kSharedMemory = "/dev/shm";
+
+/// The bytes free in kSharedMemory (COCONET_TEAM_SHM_BYTES, where set,
+/// says how many instead); unlimited where it cannot be read.
+unsigned long long sharedMemoryRoom() {
+  if (const char *v = std::getenv("COCONET_TEAM_SHM_BYTES"); v && *v) {
+    char *end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (end && *end == '\0')
+      return n;
+  }
+  struct statvfs fs;
+  if (statvfs(kSharedMemory, &fs) != 0)
+    return ULLONG_MAX;
+  return static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+}
 } // namespace
 
 #define COCONET_TEAM_MPI_CHECK(call)                                           \
@@ -37,24 +59,41 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
                                              MPI_INFO_NULL, &node));
   int nodeSize = 1;
   COCONET_TEAM_MPI_CHECK(MPI_Comm_size(node, &nodeSize));
-  // The vote: a team only if every member's node holds the whole axis
-  // (and COCONET_TEAM=off does not force the fallback).
+  // The vote: a team only if COCONET_TEAM=off does not force the
+  // fallback, every member's node holds the whole axis, and the node's
+  // shared memory has room for every member's part (MPI keeps the window
+  // in /dev/shm; one too small made Open MPI warn and then hang). The
+  // largest reason any member has wins.
   const char *setting = std::getenv("COCONET_TEAM");
   const bool off = setting && std::string(setting) == "off";
-  int whole = nodeSize == size && !off ? 1 : 0, all = 0;
+  const unsigned long long need =
+      static_cast<unsigned long long>(nodeSize) *
+      (kHeader + static_cast<unsigned long long>(bytes));
+  const unsigned long long room = sharedMemoryRoom();
+  enum : int { kTeam = 0, kNoRoom, kNotShared, kOff };
+  int vote = off                ? kOff
+             : nodeSize != size ? kNotShared
+             : need > room      ? kNoRoom
+                                : kTeam;
+  int worst = vote;
   COCONET_TEAM_MPI_CHECK(
-      MPI_Allreduce(&whole, &all, 1, MPI_INT, MPI_MIN, comm));
-  if (!all && off) {
+      MPI_Allreduce(&vote, &worst, 1, MPI_INT, MPI_MAX, comm));
+  if (worst != kTeam) {
     MPI_Comm_free(&node);
-    *why = "COCONET_TEAM=off";
-    return Status::success();
-  }
-  if (!all) {
-    MPI_Comm_free(&node);
-    *why = "the " + std::to_string(size) +
-           " members of the axis do not share one node (this member's node "
-           "holds " +
-           std::to_string(nodeSize) + ")";
+    if (worst == kOff)
+      *why = "COCONET_TEAM=off";
+    else if (worst == kNotShared)
+      *why = "the " + std::to_string(size) +
+             " members of the axis do not share one node" +
+             (vote == kNotShared ? " (this member's node holds " +
+                                       std::to_string(nodeSize) + ")"
+                                 : std::string());
+    else
+      *why = "the node's shared memory (" + std::string(kSharedMemory) +
+             ") has not room for the team's window" +
+             (vote == kNoRoom ? " (" + std::to_string(need) + " bytes, " +
+                                    std::to_string(room) + " free)"
+                              : std::string(" on some member"));
     return Status::success();
   }
   std::unique_ptr<Team> team(new Team());
@@ -92,14 +131,52 @@ Team::~Team() {
     MPI_Comm_free(&node_);
 }
 
-void Team::barrier() {
+double Team::timeLimit() {
+  const char *v = std::getenv("COCONET_TEAM_TIMEOUT");
+  if (v && *v) {
+    char *end = nullptr;
+    const double seconds = std::strtod(v, &end);
+    if (end && *end == '\0' && seconds > 0)
+      return seconds;
+  }
+  return 600;
+}
+
+bool Team::barrierWithin(double seconds, int *late) {
+  using Clock = std::chrono::steady_clock;
   MPI_Win_sync(window_);
   const uint64_t mine = __atomic_add_fetch(
       arrivals_[static_cast<size_t>(rank_)], 1, __ATOMIC_ACQ_REL);
-  for (uint64_t *count : arrivals_)
-    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < mine) {
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(seconds));
+  for (size_t m = 0; m < arrivals_.size(); ++m) {
+    // The clock is read once every 4096 looks: the wait stays a spin.
+    for (unsigned spins = 0;
+         __atomic_load_n(arrivals_[m], __ATOMIC_ACQUIRE) < mine; ++spins) {
+      if ((spins & 4095) == 4095 && Clock::now() > deadline) {
+        if (late)
+          *late = static_cast<int>(m);
+        return false;
+      }
     }
+  }
   MPI_Win_sync(window_);
+  return true;
+}
+
+void Team::barrier() {
+  static const double limit = timeLimit();
+  int late = -1;
+  if (barrierWithin(limit, &late))
+    return;
+  std::fprintf(stderr,
+               "coconet: a team barrier waited %.0f s for member %d of %d "
+               "(member %d waits): it died or hangs; aborting "
+               "(COCONET_TEAM_TIMEOUT sets the limit)\n",
+               limit, late, size(), rank_);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
 } // namespace coconet::rt::cpu

@@ -90,7 +90,15 @@ namespace {
 class DeviceAllocator final : public Allocator {
 public:
   Status allocate(size_t bytes, void **out) override {
-    COCONET_CUDA_CHECK(cudaMalloc(out, bytes == 0 ? 1 : bytes));
+    const cudaError_t err = cudaMalloc(out, bytes == 0 ? 1 : bytes);
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError(); // not sticky: cleared
+      // As the CPU target's allocator says it, with the bytes.
+      return Status::error(StatusCode::InvalidArgument,
+                           "cannot allocate " + std::to_string(bytes) +
+                               " bytes of device memory");
+    }
+    COCONET_CUDA_CHECK(err);
     return Status::success();
   }
   void deallocate(void *ptr, size_t) override { cudaFree(ptr); }

@@ -2,7 +2,8 @@
 //
 // Built into coconet_rt_mpi, which defines COCONET_WITH_MPI for itself and
 // its users. Blocks are gathered as bytes (MPI_BYTE): the sizes first with
-// MPI_Gather, then the data with MPI_Gatherv.
+// MPI_Allgather, rank 0 says whether it has room (MPI_Bcast), then the data
+// with MPI_Gatherv.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <exception>
 
 namespace coconet::rt::driver {
 
@@ -58,8 +60,21 @@ Status MpiTransport::gather(const void *data, size_t bytes,
     displs.push_back(static_cast<int>(std::min(total, limit)));
     total += s;
   }
-  if (rank_ == 0)
-    all->resize(total);
+  // Rank 0 makes room first and tells every rank whether it could: a rank
+  // that sent while rank 0 gave up would wait for ever.
+  int room = 1;
+  if (rank_ == 0) {
+    try {
+      all->resize(total);
+    } catch (const std::exception &) { // bad_alloc, length_error
+      room = 0;
+    }
+  }
+  COCONET_TRANSPORT_MPI_CHECK(MPI_Bcast(&room, 1, MPI_INT, 0, comm_));
+  if (!room)
+    return Status::error(StatusCode::InvalidArgument,
+                         "cannot allocate " + std::to_string(total) +
+                             " bytes on rank 0 to gather a result");
   if (total <= limit) {
     COCONET_TRANSPORT_MPI_CHECK(
         MPI_Gatherv(data, static_cast<int>(bytes), MPI_BYTE,

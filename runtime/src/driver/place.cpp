@@ -9,6 +9,10 @@
 
 #include "driver_impl.h"
 
+#include <cstdio>
+#include <new>
+#include <stdexcept>
+
 namespace coconet::rt::driver {
 
 namespace detail {
@@ -109,9 +113,70 @@ int64_t elementCount(const std::vector<int64_t> &shape) {
 
 int64_t Placement::elements() const { return detail::elementCount(localShape); }
 
+namespace {
+
+/// "f32[4, 8]": the type with the extents of the sizes given.
+std::string typeText(const TensorInfo &info) {
+  std::string out = std::string(dtypeName(info.dtype)) + "[";
+  for (size_t d = 0; d < info.globalShape.size(); ++d)
+    out += (d ? ", " : "") + std::to_string(info.globalShape[d]);
+  return out + "]";
+}
+
+/// "68719476736 bytes (64.0 GiB)".
+std::string bytesText(size_t bytes) {
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", v, units[u]);
+  return std::to_string(bytes) + " bytes (" + text + ")";
+}
+
+} // namespace
+
+Status allocateBlock(const TensorInfo &info, const Placement &placement,
+                     std::vector<uint8_t> *host) {
+  const int64_t elements = placement.elements();
+  const size_t bytes =
+      static_cast<size_t>(elements) * dtypeSize(info.dtype); // place checked
+  try {
+    host->assign(bytes, 0);
+  } catch (const std::bad_alloc &) {
+    return cannotAllocate(info, elements, bytes, "host memory");
+  } catch (const std::length_error &) {
+    return cannotAllocate(info, elements, bytes, "host memory");
+  }
+  return Status::success();
+}
+
+Status cannotAllocate(const TensorInfo &info, int64_t elements, size_t bytes,
+                      const char *memory) {
+  return Status::error(StatusCode::InvalidArgument,
+                       "cannot allocate '" + info.name + "' (" +
+                           typeText(info) + "): its block of " +
+                           std::to_string(elements) + " elements is " +
+                           bytesText(bytes) + " of " + memory);
+}
+
 Status place(const TensorInfo &info, const std::vector<int64_t> &axisSizes,
              const std::vector<int64_t> &coords, Placement *out) {
   COCONET_RETURN_IF_ERROR(detail::checkMesh(info, axisSizes, &coords));
+  // Every count below fits once the global tensor's bytes do.
+  int64_t global = 1;
+  bool fits = true;
+  for (int64_t extent : info.globalShape)
+    fits = fits && !__builtin_mul_overflow(global, extent, &global);
+  const auto size = static_cast<int64_t>(dtypeSize(info.dtype));
+  if (!fits || global > INT64_MAX / size)
+    return Status::error(StatusCode::InvalidArgument,
+                         "'" + info.name + "' (" + typeText(info) +
+                             ") is more than 2^63 - 1 bytes: choose smaller "
+                             "sizes");
   Placement p;
   p.localShape = info.globalShape;
   p.offset.assign(info.globalShape.size(), 0);

@@ -23,6 +23,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <new>
+#include <stdexcept>
 #include <system_error>
 
 namespace coconet::rt::driver {
@@ -114,9 +116,35 @@ NpyType toNpy(DType dtype, std::vector<uint8_t> &&storage,
 
 } // namespace
 
+namespace {
+
+Status writeResultOrThrow(const TensorInfo &info, const Options &options,
+                          const std::vector<int64_t> &axisSizes,
+                          Transport &transport, const void *block);
+
+} // namespace
+
 Status writeResult(const TensorInfo &info, const Options &options,
                    const std::vector<int64_t> &axisSizes, Transport &transport,
                    const void *block) {
+  // The assembled value and its .npy bytes are rank 0's alone (the MPI
+  // gather makes its own room before any rank sends): memory that cannot
+  // be had is an error, not an exception.
+  try {
+    return writeResultOrThrow(info, options, axisSizes, transport, block);
+  } catch (const std::bad_alloc &) {
+  } catch (const std::length_error &) {
+  }
+  return Status::error(StatusCode::InvalidArgument,
+                       "cannot allocate the memory to assemble '" + info.name +
+                           "' on rank 0 for writing it");
+}
+
+namespace {
+
+Status writeResultOrThrow(const TensorInfo &info, const Options &options,
+                          const std::vector<int64_t> &axisSizes,
+                          Transport &transport, const void *block) {
   if (options.outputDir.empty())
     return Status::success();
   COCONET_RETURN_IF_ERROR(detail::checkMesh(info, axisSizes, nullptr));
@@ -208,6 +236,8 @@ Status writeResult(const TensorInfo &info, const Options &options,
   const NpyType type = toNpy(info.dtype, std::move(assembled), &bytes);
   return writeNpyFile(path, type, shape, bytes.data(), bytes.size());
 }
+
+} // namespace
 
 void printSummary(const TensorInfo &info, const Transport &transport,
                   const Placement &placement, const void *block) {

@@ -43,11 +43,19 @@ int agree(Transport &transport, const Status &status, int code,
   const std::string p = program ? program : "driver";
   // A usage error is the message alone (it names the option).
   const bool usage = code == 2 && status.code() == StatusCode::InvalidArgument;
+  // A program object's messages start with its name ("adam: ..."), which
+  // the line already does: said once.
+  std::string message = status.message();
+  if (message.rfind(p + ": ", 0) == 0)
+    message.erase(0, p.size() + 2);
   // Escaped and cut before it travels: it quotes what the user typed.
   const std::string text =
       status.ok()
           ? ""
-          : detail::safeText(usage ? status.message() : status.toString());
+          : detail::safeText(usage
+                                 ? message
+                                 : std::string(statusCodeName(status.code())) +
+                                       ": " + message);
   // Every rank's message to rank 0: the length, then the bytes.
   std::vector<uint8_t> all;
   if (Status st = transport.gather(text.data(), text.size(), &all); !st.ok()) {

@@ -125,6 +125,51 @@ TEST_CASE("parseArgs refuses bad command lines", "[runtime][driver]") {
   CHECK(o.seed == 5);
 }
 
+TEST_CASE("every numeric option of a driver: its limits accepted, one past "
+          "them refused",
+          "[runtime][driver]") {
+  struct Edge {
+    std::vector<std::string> args;
+    bool accepted;
+  };
+  const std::vector<Edge> edges = {
+      {{"--seed", "0"}, true},
+      {{"--seed", "18446744073709551615"}, true},
+      {{"--seed", "-1"}, false},
+      {{"--seed", "18446744073709551616"}, false},
+      {{"--size", "N=1"}, true},
+      {{"--size", "N=9223372036854775807"}, true},
+      {{"--size", "N=0"}, false},
+      {{"--size", "N=9223372036854775808"}, false},
+      {{"--iterations", "1"}, true},
+      {{"--iterations", "2147483647"}, true},
+      {{"--iterations", "0"}, false},
+      {{"--iterations", "2147483648"}, false},
+      {{"--warmup", "0"}, true},
+      {{"--warmup", "2147483647"}, true},
+      {{"--warmup", "-1"}, false},
+      {{"--warmup", "2147483648"}, false},
+  };
+  for (const Edge &e : edges) {
+    INFO(e.args[0] << " " << e.args[1]);
+    Options o;
+    const rt::Status s = parse(e.args, &o);
+    CHECK(s.ok() == e.accepted);
+    if (!s.ok())
+      continue;
+    // The value is the limit itself, not a neighbour.
+    const std::string &v = e.args[1];
+    if (e.args[0] == "--seed")
+      CHECK(std::to_string(o.seed) == v);
+    if (e.args[0] == "--size")
+      CHECK("N=" + std::to_string(o.sizes.at("N")) == v);
+    if (e.args[0] == "--iterations")
+      CHECK(std::to_string(o.iterations) == v);
+    if (e.args[0] == "--warmup")
+      CHECK(std::to_string(o.warmup) == v);
+  }
+}
+
 TEST_CASE("parseArgs reads --inputs uniform|wide", "[runtime][driver]") {
   Options o;
   REQUIRE(parse({}, &o).ok());

@@ -11,7 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -78,6 +80,117 @@ TEST_CASE("values given by --set must fit their type", "[runtime][values]") {
         "parameter of type u64");
   CHECK(setError(DType::Bool, "yes") ==
         "--set p=yes: expected true or false for a parameter of type bool");
+}
+
+TEST_CASE("a value for --set at every type's limits: the limit accepted, "
+          "one past it refused",
+          "[runtime][values]") {
+  // (type, text, accepted). Floats: the largest value that rounds to the
+  // largest finite one, and the overflow threshold itself (a tie, which
+  // rounds to infinity); half the smallest subnormal (a tie, which rounds
+  // to 0) and the next value above it (which rounds to the subnormal).
+  struct Edge {
+    DType dtype;
+    const char *text;
+    bool accepted;
+  };
+  const Edge edges[] = {
+      {DType::I32, "2147483647", true},
+      {DType::I32, "2147483648", false},
+      {DType::I32, "-2147483648", true},
+      {DType::I32, "-2147483649", false},
+      {DType::I64, "9223372036854775807", true},
+      {DType::I64, "9223372036854775808", false},
+      {DType::I64, "-9223372036854775808", true},
+      {DType::I64, "-9223372036854775809", false},
+      {DType::U64, "18446744073709551615", true},
+      {DType::U64, "18446744073709551616", false},
+      {DType::U64, "0", true},
+      {DType::U64, "-1", false},
+      {DType::Bool, "true", true},
+      {DType::Bool, "false", true},
+      {DType::Bool, "2", false},
+      {DType::F16, "65519.999999999993", true},
+      {DType::F16, "65520", false},
+      {DType::F16, "-65519.999999999993", true},
+      {DType::F16, "-65520", false},
+      {DType::F16, "2.9802322387695319e-08", true},
+      {DType::F16, "2.9802322387695312e-08", false},
+      {DType::BF16, "3.3961775292304597e+38", true},
+      {DType::BF16, "3.3961775292304601e+38", false},
+      {DType::BF16, "-3.3961775292304597e+38", true},
+      {DType::BF16, "-3.3961775292304601e+38", false},
+      {DType::BF16, "4.5917748078995616e-41", true},
+      {DType::BF16, "4.5917748078995606e-41", false},
+      {DType::F32, "3.4028235677973362e+38", true},
+      {DType::F32, "3.4028235677973366e+38", false},
+      {DType::F32, "-3.4028235677973362e+38", true},
+      {DType::F32, "-3.4028235677973366e+38", false},
+      {DType::F32, "7.0064923216240869e-46", true},
+      {DType::F32, "7.0064923216240854e-46", false},
+      {DType::F64, "1.7976931348623158e308", true},
+      {DType::F64, "1.797693134862315808e308", false},
+      {DType::F64, "-1.7976931348623158e308", true},
+      {DType::F64, "-1.797693134862315808e308", false},
+      {DType::F64, "4.9406564584124654e-324", true},
+      {DType::F64, "2.4703282292062327e-324", false},
+  };
+  for (const Edge &e : edges) {
+    INFO(rt::dtypeName(e.dtype) << " " << e.text);
+    rt::ElementValue v;
+    const std::string error = setError(e.dtype, e.text, &v);
+    CHECK(error.empty() == e.accepted);
+    if (!e.accepted)
+      CHECK(error.rfind(std::string("--set p=") + e.text + ": ", 0) == 0);
+  }
+}
+
+TEST_CASE(".npy elements at every type's limits: the limit converts, one "
+          "past it does not",
+          "[runtime][values]") {
+  // (Integers convert to integer parameters only, floats to floats:
+  // npyKindMatches.)
+  auto i64 = array<int64_t>(rt::NpyType::I64,
+                            {INT32_MAX, int64_t(INT32_MAX) + 1, INT32_MIN,
+                             int64_t(INT32_MIN) - 1, 0, -1});
+  struct Edge {
+    int64_t element;
+    DType dtype;
+    bool converts;
+  };
+  const Edge intEdges[] = {
+      {0, DType::I32, true},  {1, DType::I32, false}, {2, DType::I32, true},
+      {3, DType::I32, false}, {4, DType::U64, true},  {5, DType::U64, false},
+  };
+  for (const Edge &e : intEdges) {
+    INFO("i64 element " << e.element << " to " << rt::dtypeName(e.dtype));
+    CHECK(npyError(i64, e.element, e.dtype).empty() == e.converts);
+  }
+  auto u64 = array<uint64_t>(rt::NpyType::U64,
+                             {uint64_t(INT64_MAX), uint64_t(INT64_MAX) + 1});
+  CHECK(npyError(u64, 0, DType::I64) == "");
+  CHECK(npyError(u64, 1, DType::I64) != "");
+  // Floats: the largest finite value of each type converts, the next
+  // double above it (not a value of the type) does not.
+  auto f64 = array<double>(
+      rt::NpyType::F64,
+      {65504, std::nextafter(65504.0, 1e9), 3.3895313892515355e38,
+       std::nextafter(3.3895313892515355e38, 1e39), 3.4028234663852886e38,
+       std::nextafter(3.4028234663852886e38, 1e39), 0x1p-24, 0x1p-25, 0x1p-133,
+       0x1p-134, 0x1p-149, 0x1p-150});
+  CHECK(npyError(f64, 0, DType::F16) == "");
+  CHECK(npyError(f64, 1, DType::F16) != "");
+  CHECK(npyError(f64, 2, DType::BF16) == "");
+  CHECK(npyError(f64, 3, DType::BF16) != "");
+  CHECK(npyError(f64, 4, DType::F32) == "");
+  CHECK(npyError(f64, 5, DType::F32) != "");
+  // The smallest subnormal of each converts, half of it does not.
+  CHECK(npyError(f64, 6, DType::F16) == "");
+  CHECK(npyError(f64, 7, DType::F16) != "");
+  CHECK(npyError(f64, 8, DType::BF16) == "");
+  CHECK(npyError(f64, 9, DType::BF16) != "");
+  CHECK(npyError(f64, 10, DType::F32) == "");
+  CHECK(npyError(f64, 11, DType::F32) != "");
 }
 
 TEST_CASE(".npy elements convert only when exact", "[runtime][values]") {

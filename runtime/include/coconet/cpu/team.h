@@ -7,11 +7,19 @@
 // member reads and writes a peer's part with plain loads and stores, and a
 // barrier is a counter per member in the window (release/acquire atomics).
 //
-// When the axis's members do not share a node, there is no team: create()
-// says why and the caller takes the MPI collectives instead (the
-// fallback). All members vote, so they all take the same path. The
-// environment variable COCONET_TEAM=off forces the fallback (on every
-// member: the same environment, as mpirun gives).
+// When the axis's members do not share a node, or the node's shared
+// memory (/dev/shm, where MPI keeps such windows) has not room for the
+// window, there is no team: create() says why and the caller takes the MPI
+// collectives instead (the fallback). All members vote, so they all take
+// the same path. The environment variable COCONET_TEAM=off forces the
+// fallback (on every member: the same environment, as mpirun gives);
+// COCONET_TEAM_SHM_BYTES=N counts N bytes free in /dev/shm instead of what
+// the file system says (where it says wrong, and for tests).
+//
+// A barrier waits at most COCONET_TEAM_TIMEOUT seconds (default 600) for
+// the other members: a member that died or hangs makes the others print
+// which member they waited for and abort the job (MPI_Abort), instead of
+// waiting for ever.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,8 +65,16 @@ public:
   /// Waits until every member has called barrier() as often as this one:
   /// what a member wrote into the window before it, every member reads
   /// after it. One thread of a member calls it (not inside a parallel
-  /// region's other threads).
+  /// region's other threads). After COCONET_TEAM_TIMEOUT seconds (default
+  /// 600) without every member, prints which it waited for and aborts the
+  /// job.
   void barrier();
+  /// barrier() waiting at most `seconds`: false when some member had not
+  /// arrived by then (its position in `*late`); this member's arrival
+  /// counts all the same, so the team is of no further use.
+  bool barrierWithin(double seconds, int *late = nullptr);
+  /// The time limit of barrier(): COCONET_TEAM_TIMEOUT, else 600 s.
+  static double timeLimit();
 
 private:
   Team() = default;
