@@ -478,6 +478,8 @@ void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
   }
   const std::string tileSize = std::to_string(kTile);
   const std::string end = ranged ? "cc_end" : "cc_g.n";
+  if (ranged && !fused)
+    w.line("(void)cc_g; // a part's range stands for the whole count");
   w.line("const int64_t cc_tiles = (" +
          std::string(ranged ? "cc_end - cc_begin" : "cc_g.n") + " + " +
          std::to_string(kTile - 1) + ") / " + tileSize + ";");

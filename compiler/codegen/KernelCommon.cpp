@@ -129,6 +129,12 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     for (const Source &src : m.operands)
       operands.push_back(src.kind == Source::Kind::Input ? inputs[src.index]
                                                          : members[src.index]);
+    // A member whose whole body is uniform is its hoisted variable (a copy
+    // of it here would be unused when only uniform members read it).
+    if (std::string hoisted = uniform.values.lookup(m.body); !hoisted.empty()) {
+      members.push_back(hoisted);
+      continue;
+    }
     std::string name = memberName(plan, step, m);
     emitBody(w, m.body, operands, global, name, target, temp, &uniform);
     members.push_back(name);

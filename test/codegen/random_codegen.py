@@ -5,13 +5,13 @@ random-codegen-cpu).
     random_codegen.py --generator BIN --count N --seed S --dir DIR \
         [--pool P --require FEATURE,...] -- RUN_CODEGEN_ARGS...
 
-Writes a fixed-seed batch with `coconet-random-programs --count P --seed S
+Writes a fixed-seed batch with `coconet-random-programs --count N --seed S
 --write-dir DIR` (DIR/case-<seed>.coco: the programs and the schedules that
-applied; test/random/README.md; P defaults to N) and runs
-test/codegen/run_codegen.py with RUN_CODEGEN_ARGS on N of its files: the
-first N by name, and for every --require plan feature (test/codegen/
-plan_features.py, e.g. fused:stores-reduced, overlap:parts) that those
-lack, the first file that has it. So what a batch must contain does not
+applied; test/random/README.md) and runs test/codegen/run_codegen.py with
+RUN_CODEGEN_ARGS on them, and for every --require plan feature
+(test/codegen/plan_features.py, e.g. fused:stores-reduced, overlap:parts)
+that they lack, on the first file (by name) of the same seed's batch of P
+cases (--pool) that has it. So what a batch must contain does not
 depend on the luck of a seed: a required feature that no file of the pool
 has fails the test (make --pool larger). When a case fails, prints how to
 write and check that file alone. Exit status: run_codegen.py's (77:
@@ -51,18 +51,22 @@ def main():
         else args.run_codegen
 
     shutil.rmtree(args.dir, ignore_errors=True)
-    pool = max(args.pool, args.count)
-    gen = subprocess.run([args.generator, "--count", str(pool),
-                          "--seed", str(args.seed), "--write-dir", args.dir],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True)
-    print(gen.stdout, end="", flush=True)
-    if gen.returncode != 0:
+    pool_dir = args.dir + "-pool"
+    shutil.rmtree(pool_dir, ignore_errors=True)
+
+    def generate(count, directory):
+        gen = subprocess.run([args.generator, "--count", str(count),
+                              "--seed", str(args.seed), "--write-dir",
+                              directory],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+        print(gen.stdout, end="", flush=True)
+        return gen.returncode == 0
+
+    if not generate(args.count, args.dir):
         print("FAILED: coconet-random-programs (above)")
         return 1
-
-    files = sorted(f for f in os.listdir(args.dir) if f.endswith(".coco"))
-    chosen = files[:args.count]
+    chosen = sorted(f for f in os.listdir(args.dir) if f.endswith(".coco"))
     required = [r for r in args.require.split(",") if r]
     if required:
         coconetc = args.coconetc or (rest[rest.index("--coconetc") + 1]
@@ -72,38 +76,48 @@ def main():
             print(f"FAILED: --require: unknown features {unknown}" if unknown
                   else "FAILED: --require needs --coconetc")
             return 1
-        cache = {}
 
-        def features_of(name):
-            if name not in cache:
-                path = os.path.join(args.dir, name)
-                found = set()
-                for program, schedule in cases(coconetc, path):
-                    found |= plan_features.features(
-                        plan_text(coconetc, path, program, schedule))
-                cache[name] = found
-            return cache[name]
+        def features_of(path):
+            found = set()
+            for program, schedule in cases(coconetc, path):
+                found |= plan_features.features(
+                    plan_text(coconetc, path, program, schedule))
+            return found
 
         have = set()
         for name in chosen:
-            have |= features_of(name)
-        for feature in required:
-            if feature in have:
-                continue
-            hit = next((f for f in files if feature in features_of(f)), None)
-            if hit is None:
-                print(f"FAILED: none of the {len(files)} generated files has "
-                      f"the plan feature '{feature}' (--require); make "
-                      "--pool larger")
+            have |= features_of(os.path.join(args.dir, name))
+        missing = [r for r in required if r not in have]
+        if missing:
+            # The same seed's longer batch: its files are the batch's and
+            # more; the first that has a missing feature joins.
+            if not generate(max(args.pool, args.count), pool_dir):
+                print("FAILED: coconet-random-programs (above)")
                 return 1
-            print(f"added {hit}: it has '{feature}'", flush=True)
-            chosen.append(hit)
-            have |= features_of(hit)
+            pool = sorted(f for f in os.listdir(pool_dir)
+                          if f.endswith(".coco") and f not in chosen)
+            for feature in missing:
+                if feature in have:
+                    continue
+                hit = None
+                for name in pool:
+                    found = features_of(os.path.join(pool_dir, name))
+                    if feature in found:
+                        hit = name
+                        have |= found
+                        break
+                if hit is None:
+                    print(f"FAILED: no file of the batch or of the pool of "
+                          f"{max(args.pool, args.count)} has the plan "
+                          f"feature '{feature}' (--require); make --pool "
+                          "larger")
+                    return 1
+                print(f"added {hit} from the pool: it has '{feature}'",
+                      flush=True)
+                shutil.copy(os.path.join(pool_dir, hit), args.dir)
+                chosen.append(hit)
+                pool.remove(hit)
         print("the batch has " + ", ".join(required), flush=True)
-    # Only the chosen files are checked.
-    for name in files:
-        if name not in chosen:
-            os.remove(os.path.join(args.dir, name))
 
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           "run_codegen.py")

@@ -53,6 +53,7 @@ compiler of the target is missing.
 """
 import argparse
 import concurrent.futures
+import hashlib
 import itertools
 import os
 import re
@@ -245,6 +246,95 @@ def emu_command(args, name):
              "-lboost_context", "-fopenmp", "-pthread"] + mpi[1])
 
 
+_digests = {}
+_digests_lock = threading.Lock()
+
+
+def file_digest(path):
+    """sha256 of a file's bytes, remembered by (path, size, mtime)."""
+    st = os.stat(path)
+    key = (path, st.st_size, st.st_mtime_ns)
+    with _digests_lock:
+        if key in _digests:
+            return _digests[key]
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    with _digests_lock:
+        _digests[key] = digest
+    return digest
+
+
+def tree_digest(root):
+    """sha256 over every file under `root` (names and bytes)."""
+    h = hashlib.sha256()
+    for d, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for f in sorted(files):
+            full = os.path.join(d, f)
+            h.update(os.path.relpath(full, root).encode() + b"\0")
+            h.update(file_digest(full).encode())
+    return h.hexdigest()
+
+
+def build_cached(args, command, out_dir, name):
+    """Runs the build `command` in `out_dir` (making ./NAME), or copies
+    NAME from --build-cache when an identical build made it before: the
+    same command, the same generated files (coconetc's output is
+    deterministic, so tests that build one program share it), the same
+    libraries and runtime headers."""
+    if not args.build_cache:
+        return run(command, cwd=out_dir)
+    h = hashlib.sha256()
+    for part in command:
+        h.update(part.encode() + b"\0")
+        if os.path.isabs(part) and os.path.isfile(part):
+            h.update(file_digest(part).encode())
+    for f in sorted(os.listdir(out_dir)):
+        if f.startswith(name + ".") or f.startswith(name + "_main."):
+            h.update(f.encode() + b"\0" +
+                     file_digest(os.path.join(out_dir, f)).encode())
+    with _digests_lock:
+        if "headers" not in _digests:
+            _digests["headers"] = "".join(
+                tree_digest(d) for d in (args.runtime_include,
+                                         args.emu_include) if d)
+    h.update(_digests["headers"].encode())
+    cached = os.path.join(args.build_cache, h.hexdigest())
+    binary = os.path.join(out_dir, name)
+    if os.path.isfile(cached):
+        shutil.copy2(cached, binary)
+        return True, ""
+    ok, out = run(command, cwd=out_dir)
+    if ok:
+        os.makedirs(args.build_cache, exist_ok=True)
+        temp = f"{cached}.{os.getpid()}.{threading.get_ident()}"
+        shutil.copy2(binary, temp)
+        os.replace(temp, cached)
+    return ok, out
+
+
+# The CUDA target reduces each output of a sum or norm through a tree of
+# its block's threads (docs/codegen.md): in f64, as the simulator, but in
+# another order, so a result computed from an f64 value's reduction may
+# differ in its last bits (an f32/f16/bf16 one rounds them away). The CUDA
+# emulation's check allows those cases the GPU check's tolerance for f64
+# reductions (test/gpu/prepare.py: 64 ulp); every other case is bitwise.
+F64_REDUCTION = re.compile(r"^%\d+ \S+ : f64\S*.*? = (reduction (sum|norm|sumsq)|"
+                           r"layernorm|rmsnorm)\b")
+
+
+def emu_ulps(args, path, program, schedule):
+    """The --check-ulps a cuda-emu case needs (none: bitwise)."""
+    if args.target != "cuda-emu":
+        return []
+    ok, out = run([args.coconetc, "--color=never", "--emit=ir", path] +
+                  selector(program, schedule))
+    if ok and any(F64_REDUCTION.match(line.strip())
+                  for line in out.splitlines()):
+        return ["--check-ulps", "64"]
+    return []
+
+
 def check_cpu(args, env, path, program, schedule, name, title, out_dir,
               report, modes):
     """Builds (cpu: mpicxx; cuda-emu: g++ with the CUDA emulation) and runs
@@ -263,7 +353,7 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
                     os.path.join(lib, "libcoconet_rt_mpi.a"),
                     os.path.join(lib, "libcoconet_rt_cpu.a"),
                     os.path.join(lib, "libcoconet_rt.a")])
-    ok, out = run(command, cwd=out_dir)
+    ok, out = build_cached(args, command, out_dir, name)
     if not ok:
         report.fail(f"{title}: {compiler}:\n{out}")
         report.line(f"FAILED: {title}: {compiler}")
@@ -271,6 +361,7 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
     axes, sizes = plan_info(args.coconetc, path, program, schedule)
     kernel = args.fused and has_fusion(args.coconetc, path, program,
                                        schedule)[1]
+    ulps = emu_ulps(args, path, program, schedule)
     # (what, driver arguments, environment, the path() line it must print,
     # the mode)
     runs = [("", ["--quiet"], {}, None, None)]
@@ -318,7 +409,7 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
                 continue
             ok, out = run([args.coconetc, "--color=never", "sim", path,
                            "--size", size_arg, "--seed", str(args.seed),
-                           "--check-outputs", res] + drawn +
+                           "--check-outputs", res] + drawn + ulps +
                           selector(program, schedule))
             report.checked += 1
             last = out.strip().splitlines()[-1] if out.strip() else ""
@@ -420,6 +511,10 @@ def main():
     ap.add_argument("--modes", default="team,staging,fallback",
                     help="--fused: team, staging, fallback, sequential, "
                          "nosym (cuda-emu)")
+    ap.add_argument("--build-cache", default="",
+                    help="a directory of built programs shared by runs "
+                         "(a build identical in command, generated files, "
+                         "libraries and headers is copied, not redone)")
     ap.add_argument("--features-out", default="",
                     help="append a record of the plan features of every "
                          "run that matched the simulator to this file "
@@ -442,7 +537,7 @@ def main():
         open(args.features_out, "w").close()
     # Compilers and programs run inside each case's directory.
     for name in ("coconetc", "runtime_include", "runtime_lib", "work",
-                 "emu_include", "emu_lib"):
+                 "emu_include", "emu_lib", "build_cache"):
         if getattr(args, name):
             setattr(args, name, os.path.abspath(getattr(args, name)))
     files = expand(args.files)
