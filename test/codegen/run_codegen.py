@@ -247,7 +247,7 @@ def emu_command(args, name):
 
 
 _digests = {}
-_digests_lock = threading.Lock()
+_digests_lock = threading.RLock()
 
 
 def file_digest(path):
