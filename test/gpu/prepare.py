@@ -6,7 +6,8 @@ only has to build and run (test/gpu/run.sh).
     prepare.py --coconetc BIN --out OUT_DIR [--seed N] [--root REPO]
 
 For every sample (samples/*.coco), standard-library file (stdlib/*/*.coco)
-and code generation case (test/codegen/cases/*.coco), every program unscheduled and under every schedule (a
+and code generation case (test/codegen/cases/*.coco, paths/*.coco), every
+program unscheduled and under every schedule (a
 "case", named like the generated program: PROGRAM or PROGRAM_SCHEDULE):
 
   OUT_DIR/<case>/               the CUDA driver: NAME.h, NAME.cu, NAME_main.cu
@@ -281,10 +282,11 @@ def main():
     files = sorted(glob.glob(os.path.join(root, "samples", "*.coco")))
     files += sorted(glob.glob(os.path.join(root, "stdlib", "*", "*.coco")))
     # The code generators' regression and coverage cases (test/codegen/
-    # cases/): what the samples do not exercise, e.g. a fused collective's
-    # reduced value returned (fused-escapes.coco).
-    files += sorted(glob.glob(os.path.join(root, "test", "codegen", "cases",
-                                           "*.coco")))
+    # cases/ and paths/): what the samples do not exercise, e.g. a fused
+    # collective's reduced value returned (paths/fused-escapes.coco).
+    for sub in ("cases", "paths"):
+        files += sorted(glob.glob(os.path.join(root, "test", "codegen", sub,
+                                               "*.coco")))
     if not files:
         print(f"prepare: no .coco files under {root}", file=sys.stderr)
         return 2
