@@ -210,7 +210,9 @@ def check_cuda(args, path, name, title, out_dir, report):
                     report.fail(f"{title}: {src}:{number}: a launch with "
                                 f"<<<...>>> (use cc_launch): {text.strip()}")
         with open(os.path.join(out_dir, src)) as f:
-            device = "__global__" in f.read()
+            text = f.read()
+        device = not src.endswith("_main.cu") or "__global__" in text or \
+            "kernels.h" in text
         if device:
             command = ["nvcc", "-std=c++17", "-O2", "-arch=sm_90",
                        "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra",
