@@ -143,10 +143,11 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
       appendPath(w, steps + "one after the other (" + o.sequential + ")\"");
       continue;
     }
-    appendPath(w, steps + std::to_string(o.chunks) +
-                      " parts, each beside the "
-                      "next (\" + " +
-                      t.overlapPath() + " + \")\"");
+    appendPath(w, steps +
+                      (o.chunks == 1 ? std::string("1 part, nothing beside it")
+                                     : std::to_string(o.chunks) +
+                                           " parts, each beside the next") +
+                      " (\" + " + t.overlapPath() + " + \")\"");
   }
   if (!anyInChunks(plan))
     return;

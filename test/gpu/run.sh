@@ -477,6 +477,8 @@ tsv=$build/compare.tsv
 runs=0
 run_fail=0
 not_run=0
+fused_kernel=0
+fused_steps=0
 timeout_cmd=()
 command -v timeout >/dev/null 2>&1 && timeout_cmd=(timeout "$run_timeout")
 # Phase 1: every run, $run_jobs at a time (processes share the GPU; each
@@ -496,7 +498,9 @@ while IFS=$'\t' read -r kind c variant args; do
   fi
   started=$((started + 1))
   # shellcheck disable=SC2086 # args are the manifest's word list
-  ( "${timeout_cmd[@]}" "$build/bin/$c" $args --output-dir "$act" --quiet \
+  # Not --quiet: the driver's path() line says how each fused collective
+  # and overlap ran (into the log below).
+  ( "${timeout_cmd[@]}" "$build/bin/$c" $args --output-dir "$act" \
       > "$build/logs/run-$c-$variant.log" 2>&1 < /dev/null
     echo $? > "$build/logs/run-$c-$variant.rc" ) &
   while [[ $(jobs -rp | wc -l) -ge $run_jobs ]]; do wait -n 2>/dev/null || sleep 0.1; done
@@ -522,6 +526,16 @@ while IFS=$'\t' read -r kind c variant args; do
     continue
   fi
   rc=$(cat "$build/logs/run-$c-$variant.rc")
+  # How each fused collective ran: one kernel, or steps in sequence (why).
+  # (path() joins its parts with "; ".)
+  while IFS= read -r part; do
+    say "    path: $part"
+    case $part in
+      "fused collectives"*"one kernel on"*) fused_kernel=$((fused_kernel + 1)) ;;
+      "fused collectives"*"steps in sequence"*) fused_steps=$((fused_steps + 1)) ;;
+    esac
+  done < <(grep -E '^[A-Za-z0-9_]+: (fused collectives|overlap)' "$build/logs/run-$c-$variant.log" |
+             sed -e 's/^[A-Za-z0-9_]*: //' -e 's/; \(fused collectives\|overlap of\)/\n\1/g')
   if [[ $rc != 0 ]]; then
     show "$build/logs/run-$c-$variant.log"
     if [[ $rc == 124 ]]; then
@@ -543,7 +557,7 @@ while IFS=$'\t' read -r kind c variant args; do
   fi
 done < "$out/manifest.tsv"
 [[ $not_run -gt 0 ]] && say "$not_run runs not started: the deadline ($deadline s) had passed"
-say "$runs runs, $run_fail failed"
+say "$runs runs, $run_fail failed; fused collectives: $fused_kernel ran as one kernel, $fused_steps as steps in sequence"
 
 # --- Summary ---------------------------------------------------------------------------------
 

@@ -4,7 +4,9 @@
 // every member's NCCL to be the version this file was compiled against
 // (2.28's device structs change between minor versions), every member of
 // the axis in NCCL's LSA team (load/store reachable: one node), symmetric
-// memory not switched off, and COCONET_TEAM not "off". The vote is an
+// memory not switched off, and COCONET_TEAM not "off" (a team of one
+// member needs none of these but the last: it is plain device memory and
+// the block's own barrier, team.h). The vote is an
 // ncclAllReduce (max) of each member's first reason against, and of the
 // negated count of multiprocessors (every fused grid has the smallest
 // count of blocks, the same on every member). Only when all agree do they
@@ -127,9 +129,14 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
   COCONET_CUDA_CHECK(cudaGetDevice(&device));
   COCONET_CUDA_CHECK(cudaDeviceGetAttribute(
       &processors, cudaDevAttrMultiProcessorCount, device));
+  // A team of one reaches no peer: NCCL's version, its LSA team and
+  // symmetric memory do not matter to it.
+  const bool alone = size == 1;
   int reason = None;
   if (envIs("COCONET_TEAM", "off"))
     reason = Forced;
+  else if (alone)
+    reason = None;
   else if (version / 100 != NCCL_VERSION_CODE / 100)
     reason = Version;
   else if (ncclTeamLsa(comm).nRanks != size)
@@ -148,6 +155,14 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
   team->blocks_ = -vote[1] < 1 ? 1 : -vote[1];
   team->device_.rank = rank;
   team->device_.size = size;
+  if (alone) {
+    void *memory = nullptr;
+    COCONET_CUDA_CHECK(cudaMalloc(&memory, bytes < 1 ? 1 : bytes));
+    team->alone_ = true;
+    team->device_.base = static_cast<char *>(memory);
+    *out = std::move(team);
+    return Status::success();
+  }
   // NCCL rounds the allocation up to its granularity; the window is all
   // of it (it must start at the allocation's start).
   void *memory = nullptr;
@@ -191,7 +206,9 @@ Team::~Team() {
     ncclDevCommDestroy(comm_, &device_.comm);
   if (registered_)
     ncclCommWindowDeregister(comm_, device_.window);
-  if (device_.base)
+  if (device_.base && alone_)
+    cudaFree(device_.base);
+  else if (device_.base)
     ncclMemFree(device_.base);
 }
 

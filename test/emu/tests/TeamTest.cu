@@ -204,7 +204,10 @@ std::unique_ptr<Team> makeTeam(const cuda::Mesh &mesh, int axis) {
   CHECK(team->size() == members);
   CHECK(team->rank() == (axis < 0 ? mesh.rank() : mesh.coord(axis)));
   CHECK(team->blocks() == 4); // the emulation's multiprocessors
-  CHECK(team->device().comm.lsaBarrier.nBarriers == 4);
+  if (members > 1)
+    CHECK(team->device().comm.lsaBarrier.nBarriers == 4);
+  else // a team of one: its own device memory, no window
+    CHECK(team->device().window == nullptr);
   return team;
 }
 
@@ -224,6 +227,41 @@ TEST_CASE("a team over a one-axis mesh reduces through its members' memory") {
       CHECK(sumOverWorld(wrong) == 0);
     }
   }
+  CHECK(everywhere(sharedFilesOpen() == 0));
+}
+
+TEST_CASE("a team of one member is its own memory, where NCCL refuses "
+          "symmetric memory too") {
+  // NCCL 2.28.3 refuses symmetric memory to a one-GPU communicator; the
+  // emulation does so everywhere with COCONET_EMU_NO_SYMMETRIC.
+  setenv("COCONET_EMU_NO_SYMMETRIC", "1", 1);
+  std::unique_ptr<cuda::Mesh> mesh;
+  REQUIRE(everywhere(cuda::Mesh::create(*world, {1, worldSize}, &mesh).ok()));
+  {
+    std::unique_ptr<Team> alone = makeTeam(*mesh, 0);
+    REQUIRE(everywhere(alone != nullptr));
+    CHECK(alone->size() == 1);
+    CHECK(sharedFilesOpen() == 0); // plain device memory, nothing shared
+    for (Delay delay : {kAtStart, kAfterEntry})
+      CHECK(sumOverWorld(runRounds(*alone, 3, kNone, delay)) == 0);
+  }
+  if (worldSize > 1) {
+    std::unique_ptr<Team> team;
+    std::string why;
+    const Status s = Team::create(*mesh, 1, teamBytes(worldSize), &team, &why);
+    CHECK(s.ok());
+    CHECK(team == nullptr);
+    CHECK(why.find("NCCL refused symmetric memory") == 0);
+  }
+  unsetenv("COCONET_EMU_NO_SYMMETRIC");
+  // COCONET_TEAM=off still sends a team of one to the fallback.
+  setenv("COCONET_TEAM", "off", 1);
+  std::unique_ptr<Team> off;
+  std::string why;
+  CHECK(Team::create(*mesh, 0, teamBytes(1), &off, &why).ok());
+  unsetenv("COCONET_TEAM");
+  CHECK(off == nullptr);
+  CHECK(why == "COCONET_TEAM=off");
   CHECK(everywhere(sharedFilesOpen() == 0));
 }
 

@@ -24,6 +24,12 @@
 // told there is no team and why, and takes the fallback: NCCL collectives
 // and separate kernels.
 //
+// A team of one member (a mesh axis of size 1, one rank on one GPU) needs
+// no peer: its memory is cudaMalloc'd, cc_peer gives back the pointer and
+// cc_team_sync is the block's barrier, so the fused kernels run without
+// NCCL's symmetric memory (which NCCL 2.28.3 refuses for a one-GPU
+// communicator). Only COCONET_TEAM=off sends it to the fallback.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_RUNTIME_CUDA_TEAM_H
@@ -59,7 +65,9 @@ namespace coconet::rt::cuda {
 
 namespace kernels {
 
-/// A kernel's view of a team: passed by value.
+/// A kernel's view of a team: passed by value. A team of one member
+/// (size 1) has neither a device communicator nor a window: its memory is
+/// plain device memory and its barrier the block's.
 struct cc_team {
   ncclDevComm comm;
   ncclWindow_t window;
@@ -78,6 +86,8 @@ using ::coconet::rt::ReduceOp;
 /// Where `p` (inside this member's symmetric memory) is in `member`'s.
 template <typename T>
 __device__ __forceinline__ T *cc_peer(const cc_team &t, int member, T *p) {
+  if (t.size == 1) // a team of one: its own memory, no window
+    return p;
   const size_t offset = static_cast<size_t>(reinterpret_cast<const char *>(p) -
                                             static_cast<const char *>(t.base));
 #if defined(__CUDACC__)
@@ -92,6 +102,10 @@ __device__ __forceinline__ T *cc_peer(const cc_team &t, int member, T *p) {
 /// before it, the same block of every member reads after it. Every thread
 /// of the block calls it; every member's grid has the same blocks.
 __device__ __forceinline__ void cc_team_sync(const cc_team &t) {
+  if (t.size == 1) { // a team of one: the block's own barrier
+    __syncthreads();
+    return;
+  }
 #if defined(__CUDACC__)
   ncclCoopCta cta;
   ncclLsaBarrierSession<ncclCoopCta> barrier(cta, t.comm, ncclTeamTagLsa(),
@@ -278,6 +292,8 @@ private:
   ncclComm_t comm_ = nullptr;
   kernels::cc_team device_{};
   bool registered_ = false, devComm_ = false;
+  /// A team of one member: memory from cudaMalloc, no NCCL resources.
+  bool alone_ = false;
   int blocks_ = 1;
 };
 
