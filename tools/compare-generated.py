@@ -2,9 +2,11 @@
 """Shows whether a change to the compiler changed the code it generates.
 
     tools/compare-generated.py dump --coconetc BIN DIR
-        writes, for every sample, stdlib program and codegen regression case,
-        every (program, schedule) -- the unscheduled program included -- and
-        both targets: --emit=plan, --emit=code and --emit=driver, into DIR.
+        writes, for every sample, stdlib program and codegen case (cases/
+        and paths/), every (program, schedule) -- the unscheduled program
+        included -- and both targets: --emit=plan and --emit=driver (the
+        program's header and source and its driver), and the same compiled
+        with --sequential (`<target>-sequential`), into DIR.
     tools/compare-generated.py compare [--coconetc BIN] [--keep DIR] REV
         builds coconetc as it was at git revision REV (in a temporary
         worktree, compiler only), dumps both its output and that of BIN
@@ -19,6 +21,7 @@ the code generators shows its claim with `compare REV`; a deliberate change
 to the output shows exactly which files it touched.
 """
 import argparse
+import concurrent.futures
 import difflib
 import os
 import pathlib
@@ -31,7 +34,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "test" / "codegen"))
 from run_codegen import cases, selector  # noqa: E402
 
-SOURCES = ["samples", "stdlib", "test/codegen/cases"]
+SOURCES = ["samples", "stdlib", "test/codegen/cases", "test/codegen/paths"]
 TARGETS = ["cpu", "cuda"]
 
 
@@ -43,31 +46,42 @@ def coco_files():
     return [f.relative_to(ROOT) for f in files]
 
 
+def dump_case(coconetc, out, path, program, schedule):
+    """Dumps one (program, schedule) of `path` for every target and form."""
+    name = program + ("_" + schedule if schedule else "")
+    base = out / path.with_suffix("") / name
+    count = 0
+    for target in TARGETS:
+        for form, extra in (("", []), ("-sequential", ["--sequential"])):
+            d = base / (target + form)
+            d.mkdir(parents=True, exist_ok=True)
+            common = [coconetc, "--color=never", "--target=" + target,
+                      str(path)] + selector(program, schedule) + extra
+            p = subprocess.run(common + ["--emit=plan"], cwd=ROOT,
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            (d / "plan.txt").write_text(p.stdout)
+            p = subprocess.run(common + ["--emit=driver", "-o", str(d)],
+                               cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            if p.returncode != 0:
+                (d / "error.txt").write_text(p.stdout)
+            count += 1
+    return count
+
+
 def dump(coconetc, out):
     out = pathlib.Path(out)
     if out.exists():
         shutil.rmtree(out)
-    count = 0
-    for path in coco_files():
-        for program, schedule in cases(coconetc, str(ROOT / path)):
-            name = program + ("_" + schedule if schedule else "")
-            base = out / path.with_suffix("") / name
-            for target in TARGETS:
-                d = base / target
-                d.mkdir(parents=True, exist_ok=True)
-                common = [coconetc, "--color=never", "--target=" + target,
-                          str(path)] + selector(program, schedule)
-                p = subprocess.run(common + ["--emit=plan"], cwd=ROOT,
-                                   stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)
-                (d / "plan.txt").write_text(p.stdout)
-                p = subprocess.run(common + ["--emit=driver", "-o", str(d)],
-                                   cwd=ROOT, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)
-                if p.returncode != 0:
-                    (d / "error.txt").write_text(p.stdout)
-                count += 1
-    print(f"dumped {count} (program, schedule, target) cases into {out}")
+    jobs = []
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        for path in coco_files():
+            for program, schedule in cases(coconetc, str(ROOT / path)):
+                jobs.append(pool.submit(dump_case, coconetc, out, path,
+                                        program, schedule))
+        count = sum(j.result() for j in jobs)
+    print(f"dumped {count} (program, schedule, target, form) cases into {out}")
 
 
 def diff(old, new, show=3):

@@ -165,42 +165,16 @@ void emitCreateCall(CodeWriter &w, const lower::Plan &plan,
 
 /// What one fused collective's kernel computes (FusedCode.cpp): the steps
 /// of `f` as one kernel over its team's symmetric memory.
-struct FusedKernel {
+/// A fused collective's one kernel as codegen prints it: the plan's
+/// decisions (lower::FusedKernelPlan, lower/FusedKernels.cpp) and the
+/// names and steps codegen gives them.
+struct FusedKernel : lower::FusedKernelPlan {
   const lower::FusedCollective *f = nullptr;
   /// The kernel function: "cc_fused_" + step.name.
   std::string name;
-  /// The elementwise kernel it extends, with the buffers it reads and
-  /// writes as a fused kernel (the reduced value is combined, not read; the
-  /// gathered value is stored into every member, and into its own buffer
-  /// only where storeGatheredLocally). For a fused collective without an
-  /// elementwise kernel, a kernel of one member that passes its input
-  /// through (`madeStep`: its geometry is the fused kernel's own).
-  lower::Step step;
-  bool madeStep = false;
-  std::shared_ptr<ir::ScalarExpr> identity;
   const lower::CollectiveCall *reducing = nullptr, *gather = nullptr;
-  /// The kernel's input that is the reducing collective's result, and the
-  /// member the allgather gathers; -1: none. `gatherReduced`: it gathers the
-  /// reduced value itself, not a member.
-  int reducedInput = -1, gatheredMember = -1;
-  bool gatherReduced = false;
-  /// The kernel stores the reduced value into the reducing collective's
-  /// output buffer itself (FusedCollective::storeReduced; a made step's
-  /// one member stores it as its own output instead).
-  bool storeReduced = false;
-  /// The gathered member is stored into its own buffer too; and that
-  /// buffer is this member's block of the gathered output (a view), which
-  /// the gather then leaves out.
-  bool storeGatheredLocally = false, selfInView = false;
   /// The team's State member ("cc_team_world").
   std::string team;
-  /// An overlap runs it in parts: it computes the elements [cc_begin, cc_end)
-  /// of its domain and reads its reduced input at cc_from_at + i
-  /// (parameters), not the whole domain at its block's offset.
-  bool ranged = false;
-  const lower::ElementwiseKernel &kernel() const {
-    return std::get<lower::ElementwiseKernel>(step.body);
-  }
 };
 /// The fused kernels of `plan`, in the order of plan.fusedCollectives (only
 /// the fused collectives that run as one kernel).

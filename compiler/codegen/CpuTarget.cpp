@@ -12,15 +12,18 @@
 
 #include "codegen/CodegenImpl.h"
 
+#include "coconet/tile.h"
+
 namespace coconet::codegen {
 
 using namespace lower;
 
 namespace {
 
-/// Elements per tile of a flat elementwise kernel: the f16/bf16 tensors of
-/// a tile, widened, stay in the first-level cache.
-constexpr int kTile = 512;
+/// Elements per tile of a flat elementwise kernel (the runtime's, which its
+/// combineTile takes at most): the f16/bf16 tensors of a tile, widened,
+/// stay in the first-level cache.
+constexpr int kTile = static_cast<int>(rt::kTile);
 
 class CpuTarget final : public Target {
 public:

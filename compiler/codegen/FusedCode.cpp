@@ -85,26 +85,6 @@ bool writtenByAStep(const Plan &plan, unsigned b) {
   });
 }
 
-/// A flat access of a buffer over `domain`.
-KernelInput flatInput(unsigned buffer, const Extents &domain) {
-  KernelInput in;
-  in.buffer = buffer;
-  in.flat = true;
-  for (unsigned d = 0; d < domain.size(); ++d) {
-    DimAccess a;
-    a.domainDim = d;
-    a.operandAxes = domain[d].axes;
-    a.extent = domain[d];
-    in.dims.push_back(a);
-  }
-  if (in.dims.empty()) { // a one-element block: read at index 0 all the same
-    DimAccess a;
-    a.extent = Extent{ir::Dim::constant(1), {}};
-    in.dims.push_back(a);
-  }
-  return in;
-}
-
 } // namespace
 
 llvm::SmallVector<unsigned, 2> teamAxes(const Plan &plan) {
@@ -125,74 +105,14 @@ std::vector<FusedKernel> fusedKernels(const Plan &plan) {
     if (!f.fused())
       continue;
     FusedKernel k;
+    static_cast<FusedKernelPlan &>(k) = *f.oneKernel;
     k.f = &f;
     k.team = teamMember(plan, f.axis);
     if (f.reducing >= 0)
       k.reducing = &std::get<CollectiveCall>(plan.steps[f.reducing].body);
     if (f.gather >= 0)
       k.gather = &std::get<CollectiveCall>(plan.steps[f.gather].body);
-    const int reducedBuffer = k.reducing ? int(k.reducing->output) : -1;
-    const int gatheredBuffer = k.gather ? int(k.gather->input) : -1;
-    if (f.kernel >= 0) {
-      k.step = plan.steps[f.kernel];
-    } else {
-      // One member passing its input through: the reduced value (to the
-      // gather, or stored), or the block the allgather gathers.
-      const unsigned in = k.reducing ? k.reducing->output : k.gather->input;
-      const Buffer &b = plan.buffers[in];
-      k.identity = std::make_shared<ir::ScalarExpr>();
-      k.identity->op = ir::ScalarOp::Operand;
-      k.identity->dtype = b.dtype;
-      ElementwiseKernel body;
-      body.domain = f.domain;
-      body.inputs.push_back(flatInput(in, f.domain));
-      body.flat = true;
-      ElementwiseKernel::Member m;
-      m.name = m.identifier = b.name;
-      m.body = k.identity.get();
-      m.operands.push_back({Source::Kind::Input, 0});
-      m.output = static_cast<int>(in);
-      body.members.push_back(std::move(m));
-      k.step.name = "fused_" + plan.steps[f.steps.front()].name;
-      k.step.summary = "the fused collective of steps " +
-                       std::to_string(f.steps.front()) + " to " +
-                       std::to_string(f.steps.back());
-      k.step.body = std::move(body);
-      k.step.reads.push_back(in);
-      k.step.writes.push_back(in);
-      k.madeStep = true;
-    }
-    const ElementwiseKernel &body = k.kernel();
-    for (unsigned i = 0; i < body.inputs.size(); ++i)
-      if (static_cast<int>(body.inputs[i].buffer) == reducedBuffer)
-        k.reducedInput = static_cast<int>(i);
-    for (unsigned m = 0; m < body.members.size(); ++m)
-      if (gatheredBuffer >= 0 && body.members[m].output == gatheredBuffer)
-        k.gatheredMember = static_cast<int>(m);
-    k.gatherReduced = k.gather && k.gatheredMember < 0 && k.reducedInput >= 0;
-    k.storeReduced = f.storeReduced && !k.madeStep;
-    if (k.gather) {
-      const Buffer &in = plan.buffers[k.gather->input];
-      k.selfInView = in.kind == Buffer::Kind::View;
-      k.storeGatheredLocally = k.selfInView || f.storeGathered;
-    }
-    // What the fused kernel reads and writes: not the reduced value's
-    // buffer (combined from every member instead) unless it is stored; the
-    // gathered buffer only where it is stored locally.
-    llvm::erase_if(k.step.reads, [&](unsigned b) {
-      return static_cast<int>(b) == reducedBuffer &&
-             !(k.madeStep && !k.reducing);
-    });
-    llvm::erase_if(k.step.writes, [&](unsigned b) {
-      return static_cast<int>(b) == reducedBuffer ||
-             (static_cast<int>(b) == gatheredBuffer && !k.storeGatheredLocally);
-    });
-    if (f.storeReduced)
-      k.step.writes.push_back(k.reducing->output);
     k.name = "cc_fused_" + k.step.name;
-    k.ranged = llvm::any_of(plan.overlaps, [&](const OverlapGroup &o) {
-      return o.inChunks() && llvm::is_contained(o.perChunk, f.steps.front());
-    });
     out.push_back(std::move(k));
   }
   return out;
@@ -267,8 +187,8 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
       std::string steps;
       for (unsigned s : f.steps)
         steps += (steps.empty() ? "" : " ") + std::to_string(s);
-      appendPath(w,
-                 "\"steps " + steps + ": in sequence (" + f.sequential + ")\"");
+      appendPath(w, "\"steps " + steps + ": in sequence (" +
+                        f.sequential->detail + ")\"");
     }
   const auto axes = teamAxes(plan);
   if (axes.empty())

@@ -523,7 +523,8 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   }
   w.line();
   w.line("#include \"" + plan.name + ".h\"").line();
-  w.line("#include \"coconet/numeric.h\"");
+  // The numeric semantics and the one combine rule (numeric.h with it).
+  w.line("#include \"coconet/combine.h\"");
   w.line("#include \"coconet/sizes.h\"");
   t.emitSourceIncludes(w);
   if (!teamAxes(plan).empty())

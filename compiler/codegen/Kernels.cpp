@@ -62,14 +62,14 @@ void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
                      (max ? "maxNumber(cc_a, cc_b)" : "minNumber(cc_a, cc_b)")
                : "cc_a + cc_b";
   } else if (maxMin) {
+    // coconet/combine.h's integer max/min (signed but for u64).
     bool u = r.inType == ir::DType::U64;
     identity = u ? (max ? "UINT64_C(0)" : "~UINT64_C(0)")
                  : (max ? "static_cast<uint64_t>(INT64_MIN)"
                         : "static_cast<uint64_t>(INT64_MAX)");
-    combine =
-        u ? std::string("(cc_a ") + (max ? ">" : "<") + " cc_b ? cc_a : cc_b)"
-          : std::string("(static_cast<int64_t>(cc_a) ") + (max ? ">" : "<") +
-                " static_cast<int64_t>(cc_b) ? cc_a : cc_b)";
+    combine = std::string("coconet::rt::combineInt<coconet::rt::ReduceOp::") +
+              (max ? "Max" : "Min") + ", " + (u ? "true" : "false") +
+              ">(cc_a, cc_b)";
   } else {
     identity = "UINT64_C(0)";
     combine = "cc_a + cc_b";

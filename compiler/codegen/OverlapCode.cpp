@@ -15,6 +15,7 @@
 #include "codegen/CodegenImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 
 namespace coconet::codegen {
 
@@ -92,8 +93,11 @@ void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
       t.endCollectiveGroup(w);
       return;
     }
-    default:
-      break;
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::SendRecv:
+      llvm_unreachable("planOverlaps keeps only allreduce, reducescatter and "
+                       "allgather in parts");
     }
   }
   // An elementwise kernel on the part's elements.
@@ -140,7 +144,8 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
                               std::to_string(o.producer) + " and " +
                               std::to_string(o.consumer) + ": ";
     if (!o.inChunks()) {
-      appendPath(w, steps + "one after the other (" + o.sequential + ")\"");
+      appendPath(w, steps + "one after the other (" + o.sequential->detail +
+                        ")\"");
       continue;
     }
     appendPath(w, steps +

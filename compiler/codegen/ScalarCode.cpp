@@ -14,8 +14,6 @@
 
 #include "codegen/CodegenImpl.h"
 
-#include "support/Half.h"
-
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -153,24 +151,6 @@ std::string intLiteral(int64_t value, DType dtype) {
 }
 
 namespace {
-
-double roundConstant(double v, DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return support::roundToHalf(v);
-  case DType::BF16:
-    return support::roundToBFloat16(v);
-  case DType::F32:
-    return support::roundToFloat(v);
-  case DType::F64:
-  case DType::I32:
-  case DType::I64:
-  case DType::U64:
-  case DType::Bool:
-    break;
-  }
-  return v;
-}
 
 /// Prints the nodes of one body; see the file comment.
 class BodyPrinter {
@@ -328,7 +308,7 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
     if (e->op == ScalarOp::Operand)
       return operands[e->operandIndex];
     if (isF)
-      return floatLiteral(roundConstant(e->constValue, d), d);
+      return floatLiteral(ir::roundTo(d, e->constValue), d);
     return intLiteral(e->constInt, d);
   case ir::ScalarOpClass::Cast: {
     const DType from = e->args[0]->dtype;

@@ -17,24 +17,6 @@
 
 namespace coconet::ir {
 
-double roundTo(DType dtype, double value) {
-  switch (dtype) {
-  case DType::F16:
-    return rt::roundToHalf(value);
-  case DType::BF16:
-    return rt::roundToBFloat16(value);
-  case DType::F32:
-    return static_cast<float>(value);
-  case DType::F64:
-  case DType::I32:
-  case DType::I64:
-  case DType::U64:
-  case DType::Bool:
-    break;
-  }
-  return value;
-}
-
 uint64_t wrapTo(DType dtype, uint64_t value) {
   switch (dtype) {
   case DType::I32:

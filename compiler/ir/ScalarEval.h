@@ -28,9 +28,6 @@ struct Scalar {
   uint64_t i = 0;
 };
 
-/// Rounds `value` to the nearest value of a float `dtype` (to nearest even,
-/// once); the identity for f64.
-double roundTo(DType dtype, double value);
 /// Wraps an integer to the width of an integer `dtype`; 0 or 1 for bool.
 uint64_t wrapTo(DType dtype, uint64_t value);
 

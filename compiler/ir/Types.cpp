@@ -6,6 +6,8 @@
 
 #include "ir/Types.h"
 
+#include "coconet/numeric.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -13,77 +15,68 @@
 
 namespace coconet::ir {
 
+namespace {
+enum class DTypeKind { Float, Integer, Bool };
+} // namespace
+
 llvm::StringRef dtypeName(DType dtype) {
   switch (dtype) {
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  case DType::U64:
-    return "u64";
-  case DType::Bool:
-    return "bool";
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  case DType::Name:                                                            \
+    return Printed;
+#include "coconet/dtypes.def"
   }
   return "?";
 }
 
 std::optional<DType> parseDType(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<DType>>(name)
-      .Case("f16", DType::F16)
-      .Case("bf16", DType::BF16)
-      .Case("f32", DType::F32)
-      .Case("f64", DType::F64)
-      .Case("i32", DType::I32)
-      .Case("i64", DType::I64)
-      .Case("u64", DType::U64)
-      .Case("bool", DType::Bool)
-      .Default(std::nullopt);
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  if (name == Printed)                                                         \
+    return DType::Name;
+#include "coconet/dtypes.def"
+  return std::nullopt;
 }
 
-bool isFloat(DType dtype) {
+static DTypeKind kindOf(DType dtype) {
   switch (dtype) {
-  case DType::F16:
-  case DType::BF16:
-  case DType::F32:
-  case DType::F64:
-    return true;
-  case DType::I32:
-  case DType::I64:
-  case DType::U64:
-  case DType::Bool:
-    return false;
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  case DType::Name:                                                            \
+    return DTypeKind::Kind;
+#include "coconet/dtypes.def"
   }
-  return false;
+  return DTypeKind::Bool;
 }
 
-bool isInteger(DType dtype) {
-  return dtype == DType::I32 || dtype == DType::I64 || dtype == DType::U64;
-}
+bool isFloat(DType dtype) { return kindOf(dtype) == DTypeKind::Float; }
+
+bool isInteger(DType dtype) { return kindOf(dtype) == DTypeKind::Integer; }
 
 unsigned dtypeSize(DType dtype) {
   switch (dtype) {
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-  case DType::U64:
-    return 8;
-  case DType::Bool:
-    return 1;
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  case DType::Name:                                                            \
+    return Bytes;
+#include "coconet/dtypes.def"
   }
   return 1;
+}
+
+double roundTo(DType dtype, double value) {
+  switch (dtype) {
+  case DType::F16:
+    return rt::roundToHalf(value);
+  case DType::BF16:
+    return rt::roundToBFloat16(value);
+  case DType::F32:
+    return static_cast<float>(value);
+  case DType::F64:
+  case DType::I32:
+  case DType::I64:
+  case DType::U64:
+  case DType::Bool:
+    break;
+  }
+  return value;
 }
 
 Dim Dim::constant(int64_t value) {

@@ -36,7 +36,12 @@ namespace coconet::ir {
 /// Element types. Arithmetic on f16 and bf16 is done in f32 and rounded to
 /// the element type (round to nearest even) whenever a value of that type is
 /// produced.
-enum class DType { F16, BF16, F32, F64, I32, I64, U64, Bool };
+/// The element types: the runtime's table (coconet/dtypes.def), so that
+/// ir::DType and rt::DType have the same values.
+enum class DType {
+#define DTYPE(Name, Printed, Bytes, Kind) Name,
+#include "coconet/dtypes.def"
+};
 
 llvm::StringRef dtypeName(DType dtype);
 std::optional<DType> parseDType(llvm::StringRef name);
@@ -44,6 +49,10 @@ bool isFloat(DType dtype);
 bool isInteger(DType dtype);
 /// Bytes of one element in memory.
 unsigned dtypeSize(DType dtype);
+/// Rounds `value` to the nearest value of a float `dtype` (to nearest even,
+/// once); the identity for f64 and the integer types. The one rounding of
+/// the simulator, the scalar evaluator and code generation's constants.
+double roundTo(DType dtype, double value);
 
 /// The values of the size names of a program, e.g. {N: 1024}.
 using DimEnv = std::map<std::string, int64_t, std::less<>>;

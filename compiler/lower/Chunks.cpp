@@ -20,23 +20,28 @@
 #include "lower/LowerImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 
 namespace coconet::lower {
 
 namespace {
 
-std::string analyse(Plan &plan, OverlapGroup &o) {
+/// Fills in `o`'s parts, or says why it runs whole.
+std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
+  using K = Refusal::Kind;
   const auto *mm = std::get_if<MatMulCall>(&plan.steps[o.producer].body);
   const auto *c = std::get_if<CollectiveCall>(&plan.steps[o.consumer].body);
   if (!mm || !c)
-    return "the producer is not a matmul step followed by a collective";
+    return Refusal{K::Steps, "the producer is not a matmul step followed by a "
+                             "collective"};
   if (llvm::any_of(mm->batch, [](const Extent &e) { return !e.isOne(); }))
-    return "the matmul is batched";
+    return Refusal{K::Shape, "the matmul is batched"};
   if (o.dim != 0 || plan.buffers[mm->c].shape.size() != 2)
-    return "the chunks are not along the matmul's rows";
+    return Refusal{K::Shape, "the chunks are not along the matmul's rows"};
   if (c->input != mm->c)
-    return "the collective does not read the matmul's result where it is "
-           "(it is packed or stored first)";
+    return Refusal{K::Access,
+                   "the collective does not read the matmul's result where "
+                   "it is (it is packed or stored first)"};
   // The consumer's steps: the fused collective it starts, or itself.
   const FusedCollective *fused = nullptr;
   for (const FusedCollective &f : plan.fusedCollectives)
@@ -51,50 +56,58 @@ std::string analyse(Plan &plan, OverlapGroup &o) {
       }
       if (!std::holds_alternative<CollectiveCall>(plan.steps[s].body) &&
           !std::holds_alternative<ElementwiseKernel>(plan.steps[s].body))
-        return "the fused collective has a step that is no collective or "
-               "kernel";
+        return Refusal{K::Steps, "the fused collective has a step that is "
+                                 "no collective or kernel"};
       o.perChunk.push_back(s);
     }
   } else {
     o.perChunk.push_back(o.consumer);
   }
   if (o.consumer != o.producer + 1)
-    return "other steps run between the matmul and the collective";
+    return Refusal{K::Steps,
+                   "other steps run between the matmul and the collective"};
   for (unsigned s : o.perChunk)
     if (const auto *k = std::get_if<ElementwiseKernel>(&plan.steps[s].body);
         k && k->domain.size() < 2 && !k->flat)
-      return "the kernel's parts are not whole rows";
+      return Refusal{K::Shape, "the kernel's parts are not whole rows"};
 
   switch (c->kind) {
   case Collective::ReduceScatter: {
     if (c->axis < 0 && plan.mesh.size() > 1)
-      return "the reducescatter is over every axis of the mesh";
+      return Refusal{K::Axes,
+                     "the reducescatter is over every axis of the mesh"};
     o.blockAxis = c->axis < 0 ? 0 : c->axis;
     const Buffer &y = plan.buffers[mm->c];
     if (y.kind != Buffer::Kind::Scratch)
-      return "'" + y.value +
-             "' is a result (its parts would be stored out of "
-             "order)";
+      return Refusal{K::Memory, "'" + y.value +
+                                    "' is a result (its parts would be "
+                                    "stored out of order)"};
     for (unsigned i = 0; i < plan.steps.size(); ++i)
       if (i != o.consumer && llvm::is_contained(plan.steps[i].reads, mm->c))
-        return "'" + y.value + "' is also read by step " + std::to_string(i) +
-               " (its parts are stored in the reducescatter's order)";
-    return "";
+        return Refusal{K::Memory,
+                       "'" + y.value + "' is also read by step " +
+                           std::to_string(i) +
+                           " (its parts are stored in the reducescatter's "
+                           "order)"};
+    return std::nullopt;
   }
   case Collective::AllReduce:
   case Collective::AllGather:
-    return "";
-  default:
-    return "the collective is not an allreduce, reducescatter or allgather";
+    return std::nullopt;
+  case Collective::Broadcast:
+  case Collective::Reduce:
+  case Collective::SendRecv:
+    return Refusal{K::Steps, "the collective is not an allreduce, "
+                             "reducescatter or allgather"};
   }
+  llvm_unreachable("a collective of no kind");
 }
 
 } // namespace
 
 void planOverlaps(Plan &plan, bool sequential) {
   for (OverlapGroup &o : plan.overlaps) {
-    o.sequential =
-        sequential ? "the sequential form was asked for" : analyse(plan, o);
+    o.sequential = sequential ? Refusal::asked() : analyse(plan, o);
     if (!o.inChunks()) {
       o.perChunk.clear();
       o.after = -1;

@@ -51,6 +51,20 @@ std::string printExtent(const Extent &e, const ir::Mesh &mesh,
   return dim + " / " + div;
 }
 
+ElementCount elementCount(llvm::ArrayRef<Extent> extents) {
+  ElementCount c;
+  for (const Extent &e : extents) {
+    if (__builtin_mul_overflow(c.coefficient, e.global.coefficient(),
+                               &c.coefficient))
+      c.coefficient = 0;
+    c.symbols.append(e.global.symbols().begin(), e.global.symbols().end());
+    c.axes.append(e.axes.begin(), e.axes.end());
+  }
+  llvm::sort(c.symbols);
+  llvm::sort(c.axes);
+  return c;
+}
+
 std::string printCount(llvm::ArrayRef<Extent> extents, const ir::Mesh &mesh,
                        SizeNamer sizeVar) {
   std::string out;

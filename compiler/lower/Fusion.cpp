@@ -30,13 +30,6 @@ namespace coconet::lower {
 
 namespace {
 
-/// The number of elements of `extents`, as text (to compare two shapes of
-/// the same elements).
-std::string countText(const Plan &plan, const Extents &extents) {
-  return printCount(extents, plan.mesh,
-                    [](llvm::StringRef s) { return s.str(); });
-}
-
 /// Is buffer `b` read by a step of `plan` other than those in `except`?
 bool readElsewhere(const Plan &plan, unsigned b, llvm::ArrayRef<int> except) {
   for (unsigned i = 0; i < plan.steps.size(); ++i)
@@ -47,7 +40,8 @@ bool readElsewhere(const Plan &plan, unsigned b, llvm::ArrayRef<int> except) {
 }
 
 /// Fills in `f`'s parts, or says why one kernel cannot compute them.
-std::string analyse(Plan &plan, FusedCollective &f) {
+std::optional<Refusal> analyse(Plan &plan, FusedCollective &f) {
+  using K = Refusal::Kind;
   const CollectiveCall *reducing = nullptr, *gather = nullptr;
   const ElementwiseKernel *kernel = nullptr;
   for (unsigned i : f.steps) {
@@ -64,10 +58,11 @@ std::string analyse(Plan &plan, FusedCollective &f) {
       kernel = k;
       f.kernel = static_cast<int>(i);
     } else if (const auto *p = std::get_if<PackKernel>(&step.body)) {
-      return p->unpack ? "the allgather gathers a dimension after the first, "
-                         "whose blocks are not contiguous"
-                       : "the reducescatter scatters a dimension after the "
-                         "first, whose blocks are not contiguous";
+      return Refusal{K::Shape,
+                     p->unpack ? "the allgather gathers a dimension after the "
+                                 "first, whose blocks are not contiguous"
+                               : "the reducescatter scatters a dimension after "
+                                 "the first, whose blocks are not contiguous"};
     }
     // A stored scalar (an allreduce of a scalar argument) runs before.
   }
@@ -78,9 +73,9 @@ std::string analyse(Plan &plan, FusedCollective &f) {
   };
   f.axis = reducing ? axisOf(reducing) : axisOf(gather);
   if (f.axis < 0)
-    return "its collectives are over every axis of the mesh";
+    return Refusal{K::Axes, "its collectives are over every axis of the mesh"};
   if (reducing && gather && axisOf(gather) != f.axis)
-    return "its collectives are over different mesh axes";
+    return Refusal{K::Axes, "its collectives are over different mesh axes"};
 
   // One loop over the same elements.
   if (reducing)
@@ -90,19 +85,21 @@ std::string analyse(Plan &plan, FusedCollective &f) {
     f.domain = kernel->domain;
   else
     f.domain = gather->count;
-  const std::string n = countText(plan, f.domain);
-  if ((kernel && countText(plan, kernel->domain) != n) ||
-      (gather && countText(plan, gather->count) != n))
-    return "its parts loop over different elements";
+  const ElementCount n = elementCount(f.domain);
+  if ((kernel && elementCount(kernel->domain) != n) ||
+      (gather && elementCount(gather->count) != n))
+    return Refusal{K::Shape, "its parts loop over different elements"};
 
   if (reducing && kernel)
     for (const KernelInput &in : kernel->inputs) {
       if (in.buffer != reducing->output)
         continue;
       if (!in.flat)
-        return "the kernel reads the reduced value at other elements";
+        return Refusal{K::Access,
+                       "the kernel reads the reduced value at other elements"};
       if (in.isScalar()) // loaded once, before the kernel's loop
-        return "the kernel reads the reduced value as a scalar";
+        return Refusal{K::Access,
+                       "the kernel reads the reduced value as a scalar"};
     }
   if (gather) {
     if (kernel) {
@@ -111,15 +108,21 @@ std::string analyse(Plan &plan, FusedCollective &f) {
       });
       // It gathers a member, or the reduced value itself.
       if (!produced && !(reducing && gather->input == reducing->output))
-        return "the allgather gathers a value the kernel does not compute";
+        return Refusal{K::Steps,
+                       "the allgather gathers a value the kernel does not "
+                       "compute"};
       for (const KernelInput &in : kernel->inputs)
         if (in.buffer == gather->output && !in.shifted)
-          return "the kernel reads the gathered buffer where peers write it";
+          return Refusal{K::Access, "the kernel reads the gathered buffer "
+                                    "where peers write it"};
     } else if (reducing && gather->input != reducing->output) {
-      return "the allgather gathers a value the kernel does not compute";
+      return Refusal{K::Steps,
+                     "the allgather gathers a value the kernel does not "
+                     "compute"};
     }
     if (reducing && reducing->input == gather->output)
-      return "the reducing collective reads the buffer the allgather writes";
+      return Refusal{K::Access, "the reducing collective reads the buffer "
+                                "the allgather writes"};
   }
 
   // The buffers the team reaches: none may be a view, or in another team.
@@ -129,19 +132,20 @@ std::string analyse(Plan &plan, FusedCollective &f) {
     const Buffer &b =
         plan.buffers[c == reducing ? reducing->input : gather->output];
     if (b.kind == Buffer::Kind::View)
-      return "'" + b.name + "' is a view of another buffer";
+      return Refusal{K::Memory, "'" + b.name + "' is a view of another buffer"};
     if (b.team >= 0 && b.team != f.axis)
-      return "'" + b.name + "' is in the symmetric memory of another axis";
+      return Refusal{K::Memory, "'" + b.name +
+                                    "' is in the symmetric memory of another "
+                                    "axis"};
   }
-  return "";
+  return std::nullopt;
 }
 
 } // namespace
 
 void planFusedCollectives(Plan &plan, bool sequential) {
   for (FusedCollective &f : plan.fusedCollectives) {
-    f.sequential =
-        sequential ? "the sequential form was asked for" : analyse(plan, f);
+    f.sequential = sequential ? Refusal::asked() : analyse(plan, f);
     if (!f.fused())
       continue;
     // No collective group spans the kernel's boundaries (it replaces the

@@ -359,8 +359,10 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
   groupCollectives(*plan);
   collectSizeChecks(*plan, program);
   aliasLoneCollectives(*plan);
+  // In this order: each reads what the one before decided.
   planFusedCollectives(*plan, options.sequential);
   planOverlaps(*plan, options.sequential);
+  planFusedKernels(*plan);
   assignSlots(*plan);
   return plan;
 }

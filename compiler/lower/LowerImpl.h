@@ -109,8 +109,14 @@ void assignSlots(Plan &plan);
 /// Decides which fused collectives one kernel computes (Fusion.cpp), and
 /// which buffers live in a team's symmetric memory.
 void planFusedCollectives(Plan &plan, bool sequential);
-/// Decides which overlaps run in chunks (Chunks.cpp).
+/// Decides which overlaps run in chunks (Chunks.cpp); after
+/// planFusedCollectives (an overlap's parts run the steps of the fused
+/// collective it starts, but its allgather).
 void planOverlaps(Plan &plan, bool sequential);
+/// What each fused collective's one kernel reads and writes
+/// (FusedKernels.cpp); after planOverlaps (a kernel in an overlap's parts
+/// is ranged).
+void planFusedKernels(Plan &plan);
 /// Marks the scratch outputs of collectives that can be their input when
 /// the group has one member (Buffer::loneInput).
 void aliasLoneCollectives(Plan &plan);

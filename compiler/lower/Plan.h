@@ -58,6 +58,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -95,6 +96,24 @@ struct Extent {
   bool operator!=(const Extent &o) const { return !(*this == o); }
 };
 using Extents = llvm::SmallVector<Extent, 4>;
+
+/// The number of elements of a block, compared structurally: the product
+/// of its extents' global sizes over the product of the sizes of their
+/// mesh axes (sorted: a block of N / P rows and H columns has as many
+/// elements as one of N rows and H / P columns).
+struct ElementCount {
+  /// The constant factor (0 when the product of constants overflows: no
+  /// such block can be made) and the size names, sorted.
+  int64_t coefficient = 1;
+  llvm::SmallVector<std::string, 4> symbols;
+  llvm::SmallVector<unsigned, 4> axes;
+  bool operator==(const ElementCount &o) const {
+    return coefficient == o.coefficient && symbols == o.symbols &&
+           axes == o.axes;
+  }
+  bool operator!=(const ElementCount &o) const { return !(*this == o); }
+};
+ElementCount elementCount(llvm::ArrayRef<Extent> extents);
 
 /// Prints extents for a target: turns a size name into the expression
 /// that holds its value (e.g. "sizes_.N").
@@ -338,6 +357,59 @@ struct Step {
 /// input from every member's symmetric memory, combines it in ascending
 /// member order (as the simulator does), computes the kernel's members and
 /// stores the gathered value into every member's symmetric output.
+/// Why steps that could run together run in sequence (a fused collective
+/// that no kernel computes, an overlap that runs whole): its kind, for a
+/// test or a tool to branch on, and its words with the names involved,
+/// which --emit=plan and the program's path() print.
+struct Refusal {
+  enum class Kind {
+    Asked,  ///< the sequential form was asked for (--sequential)
+    Steps,  ///< the steps are not of the kinds or in the order it needs
+    Axes,   ///< their mesh axes allow no one team
+    Shape,  ///< their elements, rows or dimensions do not fit one loop
+    Access, ///< a step reads or writes where one kernel cannot
+    Memory, ///< a buffer cannot live where the form needs it
+  };
+  Kind kind;
+  std::string detail;
+  static Refusal asked() {
+    return {Kind::Asked, "the sequential form was asked for"};
+  }
+};
+
+/// What the one kernel of a fused collective computes, reads and writes
+/// (lower/FusedKernels.cpp): every decision the code generators follow.
+struct FusedKernelPlan {
+  /// The elementwise kernel it extends, with the buffers it reads and
+  /// writes as a fused kernel (the reduced value is combined from every
+  /// member, not read; the gathered value is stored into every member, and
+  /// into its own buffer only where storeGatheredLocally). For a fused
+  /// collective without an elementwise kernel, a kernel of one member that
+  /// passes its input through (`madeStep`; its body is `identity`).
+  Step step;
+  bool madeStep = false;
+  std::shared_ptr<ir::ScalarExpr> identity;
+  /// The kernel's input that is the reducing collective's result, and the
+  /// member the allgather gathers; -1: none.
+  int reducedInput = -1, gatheredMember = -1;
+  /// It gathers the reduced value itself (no member is gathered).
+  bool gatherReduced = false;
+  /// It stores the reduced value into the reducing collective's output
+  /// buffer itself (FusedCollective::storeReduced; a made step's one
+  /// member stores it as its own output instead).
+  bool storeReduced = false;
+  /// The gathered member is stored into its own buffer too; and that
+  /// buffer is this member's block of the gathered output (a view), which
+  /// the gather then leaves out.
+  bool storeGatheredLocally = false, selfInView = false;
+  /// An overlap runs it in parts: it computes the elements [begin, end) of
+  /// its domain and reads its reduced input at an offset it is given.
+  bool ranged = false;
+  const ElementwiseKernel &kernel() const {
+    return std::get<ElementwiseKernel>(step.body);
+  }
+};
+
 struct FusedCollective {
   llvm::SmallVector<unsigned, 3> steps;
   llvm::SMRange loc;
@@ -356,10 +428,13 @@ struct FusedCollective {
   /// input, read elsewhere or a result; not when it is a view of the
   /// output, which the member's own store is).
   bool storeGathered = false;
-  /// Why the steps run in sequence on every path ("" when one kernel
+  /// Why the steps run in sequence on every path (none when one kernel
   /// computes them where the team is available).
-  std::string sequential;
-  bool fused() const { return sequential.empty(); }
+  std::optional<Refusal> sequential;
+  bool fused() const { return !sequential; }
+  /// Its one kernel where fused() (set by planFusedKernels, after the
+  /// overlaps are planned).
+  std::optional<FusedKernelPlan> oneKernel;
 };
 
 /// An overlap: the producer (a matmul step) computes its result in
@@ -385,10 +460,10 @@ struct OverlapGroup {
   /// The axis of the reducescatter whose members the blocks go to; -1:
   /// one block.
   int blockAxis = -1;
-  /// Why producer and consumer run one after the other, whole ("" when
+  /// Why producer and consumer run one after the other, whole (none when
   /// they run in parts).
-  std::string sequential;
-  bool inChunks() const { return sequential.empty(); }
+  std::optional<Refusal> sequential;
+  bool inChunks() const { return !sequential; }
 };
 
 /// A divisibility the sizes must satisfy, checked when the program object

@@ -41,11 +41,38 @@ private:
   std::string input(const KernelInput &in, const Extents &domain) const;
   void printBuffer(const Buffer &b);
   void printStep(unsigned index, const Step &step);
+  void printFusedKernel(const FusedCollective &f, const FusedKernelPlan &k);
 
   const Plan &plan;
   const ir::Mesh &mesh;
   llvm::raw_ostream &os;
 };
+
+/// The decisions of a fused collective's one kernel (FusedKernelPlan).
+void Printer::printFusedKernel(const FusedCollective &f,
+                               const FusedKernelPlan &k) {
+  const ElementwiseKernel &body = k.kernel();
+  os << "    kernel: ";
+  if (k.madeStep)
+    os << "its own, passing " << name(body.inputs.front().buffer) << " through";
+  else
+    os << "step " << f.kernel;
+  if (k.ranged)
+    os << ", in parts";
+  if (k.reducedInput >= 0)
+    os << "; in" << k.reducedInput << " combined from every member";
+  if (k.gatherReduced)
+    os << "; the reduced value into every member";
+  if (k.gatheredMember >= 0) {
+    const ElementwiseKernel::Member &m = body.members[k.gatheredMember];
+    os << "; " << m.name << " into every member";
+    if (k.selfInView)
+      os << ", its own block through the view " << name(m.output);
+    else if (k.storeGatheredLocally)
+      os << " and into " << name(m.output);
+  }
+  os << '\n';
+}
 
 std::string Printer::input(const KernelInput &in, const Extents &domain) const {
   std::string out = name(in.buffer);
@@ -215,7 +242,7 @@ void Printer::print() {
     for (unsigned s : f.steps)
       os << " " << s;
     if (!f.fused()) {
-      os << " in sequence: " << f.sequential << '\n';
+      os << " in sequence: " << f.sequential->detail << '\n';
       continue;
     }
     os << ": one kernel over the team of " << mesh.axes[f.axis].name << ", "
@@ -225,12 +252,14 @@ void Printer::print() {
     if (f.storeGathered)
       os << ", stores the gathered block";
     os << "; else in sequence\n";
+    if (f.oneKernel)
+      printFusedKernel(f, *f.oneKernel);
   }
   for (const OverlapGroup &o : plan.overlaps) {
     os << "  overlap: step " << o.producer << " with step " << o.consumer
        << ", " << o.chunks << " chunks along dim " << o.dim;
     if (!o.inChunks()) {
-      os << ", in sequence: " << o.sequential << '\n';
+      os << ", in sequence: " << o.sequential->detail << '\n';
       continue;
     }
     os << ": per chunk steps";

@@ -33,6 +33,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 
 namespace coconet::passes {
 namespace {
@@ -213,8 +214,17 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
       t.layout = *l;
       break;
     }
-    default:
-      break;
+    case StageKind::Param:
+    case StageKind::MatMul:
+    case StageKind::Transpose:
+    case StageKind::LayerNorm:
+    case StageKind::RmsNorm:
+    case StageKind::AllReduce:
+    case StageKind::ReduceScatter:
+    case StageKind::AllGather:
+    case StageKind::Broadcast:
+    case StageKind::Reduce:
+      llvm_unreachable("refused above: not movable");
     }
     newType[s] = t;
   }

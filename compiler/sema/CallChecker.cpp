@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 namespace coconet::sema {
 
@@ -357,10 +358,16 @@ Value CallChecker::checkElementwiseCall(const Builtin &b) {
     }
     return combine(c, ScalarOp::Dropout, x.type.dtype, vals, call.range, name);
   }
-  default:
-    break;
+  case Family::Reduction:
+  case Family::MatMul:
+  case Family::Transpose:
+  case Family::LayerNorm:
+  case Family::RmsNorm:
+  case Family::Collective:
+  case Family::Update:
+    break; // run() gives these to their own checkers
   }
-  return Value::error();
+  llvm_unreachable("not an elementwise builtin");
 }
 
 /// The checked tensor operand of a non-elementwise operation.

@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <cmath>
 #include <limits>
@@ -370,10 +371,15 @@ Value ProgramChecker::checkLiteral(const ast::Expr &expr) {
     v.lit = Value::LitKind::Float;
     v.litFloat = expr.floatValue;
     break;
-  default:
+  case ast::Expr::Kind::BoolLit:
     v.lit = Value::LitKind::Bool;
     v.litBool = expr.boolValue;
     break;
+  case ast::Expr::Kind::Name:
+  case ast::Expr::Kind::Call:
+  case ast::Expr::Kind::Unary:
+  case ast::Expr::Kind::Binary:
+    llvm_unreachable("checkLiteral of an expression that is not a literal");
   }
   return v;
 }
@@ -487,9 +493,14 @@ static Value foldLiterals(ProgramChecker &c, ast::BinaryOp op, Value a,
     case ast::BinaryOp::Eq:
       r.litBool = x == y;
       break;
-    default:
+    case ast::BinaryOp::Ne:
       r.litBool = x != y;
       break;
+    case ast::BinaryOp::Add:
+    case ast::BinaryOp::Sub:
+    case ast::BinaryOp::Mul:
+    case ast::BinaryOp::Div:
+      llvm_unreachable("not a comparison");
     }
     return r;
   }

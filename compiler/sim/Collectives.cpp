@@ -9,8 +9,9 @@
 
 #include "sim/SimImpl.h"
 
-#include "support/FloatOrder.h"
+#include "coconet/combine.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -24,45 +25,36 @@ using ir::StageKind;
 
 namespace {
 
-/// Combines element `index` of every member's block.
+rt::ReduceOp runtimeOp(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return rt::ReduceOp::Sum;
+  case ReduceOp::Prod:
+    return rt::ReduceOp::Prod;
+  case ReduceOp::Max:
+    return rt::ReduceOp::Max;
+  case ReduceOp::Min:
+    return rt::ReduceOp::Min;
+  case ReduceOp::Avg:
+    return rt::ReduceOp::Avg;
+  }
+  llvm_unreachable("a reduce operator of no kind");
+}
+
+/// Combines element `index` of every member's block, in ascending member
+/// order, by the rule every target shares (coconet/combine.h).
 Scalar combine(ReduceOp op, DType dtype, llvm::ArrayRef<const Tensor *> blocks,
                int64_t index) {
   const bool isF = ir::isFloat(dtype);
   const bool isU = dtype == DType::U64;
+  const rt::ReduceOp rop = runtimeOp(op);
   Scalar acc = blocks[0]->getScalar(index);
   for (size_t m = 1; m < blocks.size(); ++m) {
     Scalar v = blocks[m]->getScalar(index);
-    switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Avg:
-      if (isF)
-        acc.f = rt::combineAdd(acc.f, v.f);
-      else
-        acc.i += v.i;
-      break;
-    case ReduceOp::Prod:
-      if (isF)
-        acc.f = rt::combineMul(acc.f, v.f);
-      else
-        acc.i *= v.i;
-      break;
-    case ReduceOp::Max:
-    case ReduceOp::Min: {
-      bool max = op == ReduceOp::Max;
-      if (isF)
-        acc.f = max ? support::maxNumber(acc.f, v.f)
-                    : support::minNumber(acc.f, v.f);
-      else if (isU)
-        acc.i = max ? std::max(acc.i, v.i) : std::min(acc.i, v.i);
-      else
-        acc.i =
-            static_cast<uint64_t>(max ? std::max(static_cast<int64_t>(acc.i),
-                                                 static_cast<int64_t>(v.i))
-                                      : std::min(static_cast<int64_t>(acc.i),
-                                                 static_cast<int64_t>(v.i)));
-      break;
-    }
-    }
+    if (isF)
+      acc.f = rt::combineFloat(rop, acc.f, v.f);
+    else
+      acc.i = rt::combineInt(rop, isU, acc.i, v.i);
   }
   if (op == ReduceOp::Avg)
     acc.f /= static_cast<double>(blocks.size());
@@ -159,7 +151,9 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
         out = *blocks[from];
       break;
     }
-    default:
+#define STAGE(Name, Printed, Description) case StageKind::Name:
+#define COMMUNICATION_STAGE(Name, Printed, Description)
+#include "ir/StageKinds.def"
       return internalError(stage, "not a communication stage");
     }
     outs[r] = std::move(out);

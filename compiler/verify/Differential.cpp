@@ -7,6 +7,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -49,9 +50,14 @@ static double smallestSubnormal(ir::DType dtype) {
     return std::ldexp(1.0, -133);
   case ir::DType::F32:
     return std::ldexp(1.0, -149);
-  default:
+  case ir::DType::F64: // no term of a bound (roundingUnit is 0)
+  case ir::DType::I32:
+  case ir::DType::I64:
+  case ir::DType::U64:
+  case ir::DType::Bool:
     return 0;
   }
+  llvm_unreachable("a dtype of no kind");
 }
 
 double reassociationBound(ir::ReductionKind kind, int64_t terms,

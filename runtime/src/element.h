@@ -6,74 +6,32 @@
 // once to the element type, or wraps an integer to its width. These traits
 // do the same on the runtime's storage types (f16/bf16 as their bits, bool
 // as one byte), so that the CPU collectives, matmul and the driver compute
-// exactly the simulator's values. visitDType dispatches once per call, not
-// per element.
+// exactly the simulator's values (coconet/combine.h). visitDType
+// dispatches once per call, not per element.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_RUNTIME_SRC_ELEMENT_H
 #define COCONET_RUNTIME_SRC_ELEMENT_H
 
-#include "coconet/numeric.h"
+#include "coconet/combine.h"
 #include "coconet/types.h"
 
 #include <cstdint>
 
 namespace coconet::rt::detail {
 
-struct F16Traits {
-  using T = Half;
-  static constexpr bool kFloat = true;
-  static double load(T v) { return halfBitsToFloat(v.bits); }
-  static T store(double v) { return Half{doubleToHalfBits(v)}; }
-};
-struct BF16Traits {
-  using T = BFloat16;
-  static constexpr bool kFloat = true;
-  static double load(T v) { return bfloat16BitsToFloat(v.bits); }
-  static T store(double v) { return BFloat16{doubleToBFloat16Bits(v)}; }
-};
-struct F32Traits {
-  using T = float;
-  static constexpr bool kFloat = true;
-  static double load(T v) { return v; }
-  static T store(double v) { return static_cast<float>(v); }
-};
-struct F64Traits {
-  using T = double;
-  static constexpr bool kFloat = true;
-  static double load(T v) { return v; }
-  static T store(double v) { return v; }
-};
-struct I32Traits {
-  using T = int32_t;
-  static constexpr bool kFloat = false;
-  static constexpr bool kUnsigned = false;
-  static uint64_t load(T v) { return static_cast<uint64_t>(int64_t(v)); }
-  static T store(uint64_t v) { return static_cast<int32_t>(uint32_t(v)); }
-};
-struct I64Traits {
-  using T = int64_t;
-  static constexpr bool kFloat = false;
-  static constexpr bool kUnsigned = false;
-  static uint64_t load(T v) { return static_cast<uint64_t>(v); }
-  static T store(uint64_t v) { return static_cast<int64_t>(v); }
-};
-struct U64Traits {
-  using T = uint64_t;
-  static constexpr bool kFloat = false;
-  static constexpr bool kUnsigned = true;
-  static uint64_t load(T v) { return v; }
-  static T store(uint64_t v) { return v; }
-};
+// The traits of each element type are coconet/combine.h's Element<T>
+// (the CUDA target's team kernels use the same).
+using F16Traits = Element<Half>;
+using BF16Traits = Element<BFloat16>;
+using F32Traits = Element<float>;
+using F64Traits = Element<double>;
+using I32Traits = Element<int32_t>;
+using I64Traits = Element<int64_t>;
+using U64Traits = Element<uint64_t>;
 /// Any non-zero byte reads as true; stores 0 or 1.
-struct BoolTraits {
-  using T = uint8_t;
-  static constexpr bool kFloat = false;
-  static constexpr bool kUnsigned = false;
-  static uint64_t load(T v) { return v != 0; }
-  static T store(uint64_t v) { return v != 0; }
-};
+using BoolTraits = Element<uint8_t>;
 
 /// Calls f(Traits{}) for the traits of `dtype`.
 template <typename F> decltype(auto) visitDType(DType dtype, F &&f) {

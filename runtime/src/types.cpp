@@ -4,49 +4,38 @@
 
 namespace coconet::rt {
 
+namespace {
+enum class DTypeKind { Float, Integer, Bool };
+} // namespace
+
 size_t dtypeSize(DType dtype) {
   switch (dtype) {
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-  case DType::U64:
-    return 8;
-  case DType::Bool:
-    return 1;
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  case DType::Name:                                                            \
+    return Bytes;
+#include "coconet/dtypes.def"
   }
   return 0;
 }
 
 const char *dtypeName(DType dtype) {
   switch (dtype) {
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  case DType::U64:
-    return "u64";
-  case DType::Bool:
-    return "bool";
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  case DType::Name:                                                            \
+    return Printed;
+#include "coconet/dtypes.def"
   }
   return "?";
 }
 
 bool isFloat(DType dtype) {
-  return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 ||
-         dtype == DType::F64;
+  switch (dtype) {
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  case DType::Name:                                                            \
+    return DTypeKind::Kind == DTypeKind::Float;
+#include "coconet/dtypes.def"
+  }
+  return false;
 }
 
 const char *reduceOpName(ReduceOp op) {

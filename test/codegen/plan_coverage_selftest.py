@@ -108,6 +108,27 @@ def main():
             except plan_features.PlanError:
                 pass
     expect(f"the plans of {read} sample cases read", read > 0)
+
+    # A fused collective's kernel line must agree with the rest of the
+    # plan: it is there, and runs in parts iff an overlap's parts hold it.
+    mlp = os.path.join(args.root, "samples", "megatron_mlp.coco")
+    text = plan_text(args.coconetc, mlp, "megatron_mlp", "overlapped")
+    expect("the overlapped MLP's kernel runs in parts",
+           "    kernel: step 4, in parts;" in text, text)
+    for what, bad in [
+            ("without its kernel line",
+             "\n".join(l for l in text.splitlines()
+                       if not l.startswith("    kernel: "))),
+            ("whose kernel is not in parts",
+             text.replace("    kernel: step 4, in parts;",
+                          "    kernel: step 4;")),
+            ("whose kernel is another step",
+             text.replace("    kernel: step 4,", "    kernel: step 3,"))]:
+        try:
+            plan_features.features(bad)
+            expect(f"a plan {what} is an error", False)
+        except plan_features.PlanError as e:
+            expect(f"a plan {what} is an error", True, str(e))
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 

@@ -55,6 +55,11 @@ VOCABULARY = [
     ("fused:indexed-kernel", "path",
      "the fused kernel reads some operand at computed indices (row tiles)"),
     ("fused:scalar-input", "path", "the fused kernel reads a scalar"),
+    ("fused:pass-through", "path",
+     "a fused collective without a kernel: one of its own passes the "
+     "reduced or gathered block through"),
+    ("fused:gathers-reduced", "path",
+     "the kernel gathers the reduced value itself into every member"),
     ("fused:in-overlap", "path",
      "a fused collective runs in an overlap's parts (a ranged kernel)"),
     ("fused:axis-of-mesh", "path",
@@ -134,7 +139,11 @@ PRINTER_WORDS = {
     "fused:*": ["  fused collective: steps", ": one kernel over the team of ",
                 " elements", ", stores the reduced value",
                 ", stores the gathered block", "; else in sequence\\n",
-                " in sequence: "],
+                " in sequence: ", "    kernel: ", "its own, passing ",
+                " through", "step ", ", in parts", "; in",
+                " combined from every member",
+                "; the reduced value into every member", " into every member",
+                ", its own block through the view ", " and into "],
     "overlap:*": ["  overlap: step ", " with step ", " chunks along dim ",
                   ", in sequence: ", ": per chunk steps", ", then step ",
                   " chunk-major over "],
@@ -204,6 +213,11 @@ FUSED = re.compile(r"^  fused collective: steps((?: \d+)+)"
                    r"(?:: one kernel over the team of (\w+), (.*) elements"
                    r"(, stores the reduced value)?(, stores the gathered "
                    r"block)?; else in sequence| in sequence: (.*))$")
+KERNEL = re.compile(r"^    kernel: (?:its own, passing (\w+) through|step (\d+))"
+                    r"(, in parts)?(?:; in(\d+) combined from every member)?"
+                    r"(; the reduced value into every member)?"
+                    r"(?:; (\S+) into every member(?:, its own block through "
+                    r"the view (\w+)| and into (\w+))?)?$")
 OVERLAP = re.compile(r"^  overlap: step (\d+) with step (\d+), (\d+) chunks "
                      r"along dim (\d+)(?:, in sequence: (.*)|: per chunk "
                      r"steps((?: \d+)+)(?:, then step (\d+))?(?:; (\w+) "
@@ -243,6 +257,16 @@ def parse(text):
                 "reduced": bool(m.group(4)),
                 "gathered": bool(m.group(5)),
                 "why": m.group(6)})
+        elif line.startswith("    kernel: ") and plan.fused:
+            m = KERNEL.match(line) or bad()
+            plan.fused[-1].update({
+                "pass_through": m.group(1) is not None,
+                "kernel_step": int(m.group(2)) if m.group(2) else None,
+                "ranged": m.group(3) is not None,
+                "reduced_input": int(m.group(4)) if m.group(4) else None,
+                "gathers_reduced": m.group(5) is not None,
+                "gathered_member": m.group(6),
+                "self_view": m.group(7), "stored_into": m.group(8)})
         elif line.startswith("  overlap: "):
             m = OVERLAP.match(line) or bad()
             plan.overlaps.append({
@@ -363,6 +387,13 @@ def features(text):
         elif shape in ("rs+kernel+ag", "rs+kernel", "ar+kernel",
                        "kernel+ag", "rs+ag"):
             out.add("fused:" + shape)
+        if "pass_through" not in f:
+            raise PlanError("a fused collective that one kernel computes "
+                            "without its 'kernel:' line")
+        if f["pass_through"]:
+            out.add("fused:pass-through")
+        if f["gathers_reduced"]:
+            out.add("fused:gathers-reduced")
         if f["reduced"]:
             out.add("fused:stores-reduced")
         if f["gathered"]:
@@ -380,8 +411,19 @@ def features(text):
                 out.add("fused:indexed-kernel")
             if any(i["access"] == "scalar" for i in k["inputs"]):
                 out.add("fused:scalar-input")
-        if any(f["steps"][0] in o["per_chunk"] for o in in_parts):
+        in_overlap = any(f["steps"][0] in o["per_chunk"] for o in in_parts)
+        if in_overlap:
             out.add("fused:in-overlap")
+        # The kernel line agrees with the rest of the plan.
+        if f["ranged"] != in_overlap:
+            raise PlanError(f"fused collective of steps {f['steps']}: its "
+                            "kernel runs in parts iff an overlap's parts "
+                            "hold it")
+        if f["pass_through"] == bool(kernel) or (
+                kernel and f["kernel_step"] != kernel[0]["index"]):
+            raise PlanError(f"fused collective of steps {f['steps']}: its "
+                            "kernel is its elementwise step, or its own "
+                            "where it has none")
         if len(plan.axes) > 1:
             out.add("fused:axis-of-mesh")
 

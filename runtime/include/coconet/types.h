@@ -17,8 +17,12 @@
 
 namespace coconet::rt {
 
-/// Element types, in the order of the compiler's ir::DType.
-enum class DType { F16, BF16, F32, F64, I32, I64, U64, Bool };
+/// Element types (coconet/dtypes.def; the compiler's ir::DType has the
+/// same values).
+enum class DType {
+#define DTYPE(Name, Printed, Bytes, Kind) Name,
+#include "coconet/dtypes.def"
+};
 /// Bytes of one element (bool: 1).
 size_t dtypeSize(DType dtype);
 /// "f16", "bf16", "f32", ...

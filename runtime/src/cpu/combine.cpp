@@ -1,21 +1,22 @@
 //===- combine.cpp - combining blocks and matmul as the simulator does ----===//
 //
 // combineBlocks is the simulator's `combine` (compiler/sim/Collectives.cpp)
-// on storage types: floats accumulate in f64 in ascending member order and
-// round once; integers accumulate in wrapping 64-bit arithmetic (i32
-// sign-extended) and wrap to their width; avg divides the f64 sum by the
-// number of members. It works a tile at a time, with one functor per
-// operator and vectorised conversions (cpu/convert.h), at memory speed. matmul
-// is the simulator's (compiler/sim/Simulator.cpp): every element sums its K
-// products in ascending order, in f64 or wrapping 64-bit integers, and rounds
-// once. Both are OpenMP-parallel over output elements; each element is computed
-// by one thread, in a fixed order, so the results do not depend on the number
-// of threads.
+// on storage types, by the same rule (coconet/combine.h): floats accumulate
+// in f64 in ascending member order and round once; integers accumulate in
+// wrapping 64-bit arithmetic (i32 sign-extended) and wrap to their width;
+// avg divides the f64 sum by the number of members. It works a tile at a time,
+// with one functor per operator and vectorised conversions (cpu/convert.h), at
+// memory speed. matmul is the simulator's (compiler/sim/Simulator.cpp): every
+// element sums its K products in ascending order, in f64 or wrapping 64-bit
+// integers, and rounds once. Both are OpenMP-parallel over output elements;
+// each element is computed by one thread, in a fixed order, so the results do
+// not depend on the number of threads.
 //
 //===----------------------------------------------------------------------===//
 
 #include "coconet/cpu/convert.h"
 #include "coconet/cpu/runtime.h"
+#include "coconet/tile.h"
 
 #include "../element.h"
 
@@ -29,9 +30,10 @@ namespace {
 
 using detail::visitDType;
 
-/// Elements per tile: a tile's accumulators and converted values stay in
-/// the first-level cache, and each loop over a tile is one `omp simd` loop.
-constexpr int64_t kTile = 1024;
+// Elements per tile: coconet/tile.h's kTile (the generated kernels' tile,
+// which combineTile takes at most). A tile's accumulators and converted
+// values stay in the first-level cache, and each loop over a tile is one
+// `omp simd` loop.
 /// Below this many elements a combination runs on one thread.
 constexpr int64_t kParallelThreshold = 1 << 15;
 
@@ -39,9 +41,10 @@ constexpr int64_t kParallelThreshold = 1 << 15;
 /// double for floats (f16 and bf16 widened, a tile at a time, exactly; on
 /// F16C for f16), the wrapping 64-bit pattern for integers.
 template <typename Traits, typename Acc>
-void loadTile(const typename Traits::T *in, Acc *acc, float *wide, int64_t n) {
-  if constexpr (std::is_same_v<typename Traits::T, Half> ||
-                std::is_same_v<typename Traits::T, BFloat16>) {
+void loadTile(const typename Traits::Storage *in, Acc *acc, float *wide,
+              int64_t n) {
+  if constexpr (std::is_same_v<typename Traits::Storage, Half> ||
+                std::is_same_v<typename Traits::Storage, BFloat16>) {
     widen(in, wide, n);
 #pragma omp simd
     for (int64_t j = 0; j < n; ++j)
@@ -56,10 +59,10 @@ void loadTile(const typename Traits::T *in, Acc *acc, float *wide, int64_t n) {
 /// Stores accumulators, rounding each once: f16 and bf16 through a float
 /// rounded to odd (numeric.h), narrowed a tile at a time.
 template <typename Traits, typename Acc>
-void storeTile(const Acc *acc, typename Traits::T *out, float *narrowed,
+void storeTile(const Acc *acc, typename Traits::Storage *out, float *narrowed,
                int64_t n) {
-  if constexpr (std::is_same_v<typename Traits::T, Half> ||
-                std::is_same_v<typename Traits::T, BFloat16>) {
+  if constexpr (std::is_same_v<typename Traits::Storage, Half> ||
+                std::is_same_v<typename Traits::Storage, BFloat16>) {
 #pragma omp simd
     for (int64_t j = 0; j < n; ++j)
       narrowed[j] = floatFromBits(detail::floatBitsRoundedToOdd(acc[j]));
@@ -71,27 +74,12 @@ void storeTile(const Acc *acc, typename Traits::T *out, float *narrowed,
   }
 }
 
-/// How two values combine, one functor per operator so that the loops have
-/// no switch inside.
-/// Sums and products of floats carry the first NaN (numeric.h), so the
-/// bits do not depend on how the vector loop was compiled.
-struct SumOp {
-  double operator()(double a, double b) const { return combineAdd(a, b); }
-  uint64_t operator()(uint64_t a, uint64_t b) const { return a + b; }
-};
-struct ProdOp {
-  double operator()(double a, double b) const { return combineMul(a, b); }
-  uint64_t operator()(uint64_t a, uint64_t b) const { return a * b; }
-};
-template <bool kMax, bool kUnsigned> struct MaxMinOp {
-  double operator()(double a, double b) const {
-    return kMax ? maxNumber(a, b) : minNumber(a, b);
-  }
+/// How two values combine (coconet/combine.h), one functor per operator
+/// so that the loops have no switch inside.
+template <ReduceOp Op, bool kUnsigned> struct CombineOp {
+  double operator()(double a, double b) const { return combineFloat<Op>(a, b); }
   uint64_t operator()(uint64_t a, uint64_t b) const {
-    if constexpr (kUnsigned)
-      return kMax ? (a > b ? a : b) : (a < b ? a : b);
-    const int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
-    return kMax ? (x > y ? a : b) : (x < y ? a : b);
+    return combineInt<Op, kUnsigned>(a, b);
   }
 };
 
@@ -103,8 +91,8 @@ template <bool kMax, bool kUnsigned> struct MaxMinOp {
 /// (n at most kTile): one tile.
 template <typename Traits, typename Op>
 void combineOneTile(const void *const *blocks, int64_t members, int64_t first,
-                    typename Traits::T *out, int64_t n, Op op, bool avg) {
-  using T = typename Traits::T;
+                    typename Traits::Storage *out, int64_t n, Op op, bool avg) {
+  using T = typename Traits::Storage;
   using Acc = std::conditional_t<Traits::kFloat, double, uint64_t>;
   Acc acc[kTile], v[kTile];
   float wide[kTile];
@@ -128,7 +116,7 @@ void combineOneTile(const void *const *blocks, int64_t members, int64_t first,
 
 template <typename Traits, typename Op>
 void combineTyped(const void *const *blocks, int64_t members, int64_t offset,
-                  typename Traits::T *out, int64_t count, Op op, bool avg,
+                  typename Traits::Storage *out, int64_t count, Op op, bool avg,
                   bool parallel) {
   const int64_t tiles = (count + kTile - 1) / kTile;
   auto tile = [&](int64_t t) {
@@ -152,7 +140,7 @@ void combineTyped(const void *const *blocks, int64_t members, int64_t offset,
 
 template <typename Traits>
 void combineOp(const void *const *blocks, int64_t members, int64_t offset,
-               typename Traits::T *out, int64_t count, ReduceOp op,
+               typename Traits::Storage *out, int64_t count, ReduceOp op,
                bool parallel) {
   constexpr bool kUnsigned = [] {
     if constexpr (Traits::kFloat)
@@ -162,37 +150,42 @@ void combineOp(const void *const *blocks, int64_t members, int64_t offset,
   }();
   switch (op) {
   case ReduceOp::Sum:
-    return combineTyped<Traits>(blocks, members, offset, out, count, SumOp{},
-                                false, parallel);
+    return combineTyped<Traits>(blocks, members, offset, out, count,
+                                CombineOp<ReduceOp::Sum, kUnsigned>{}, false,
+                                parallel);
   case ReduceOp::Avg: // integers have no avg (checked); the sum, divided
-    return combineTyped<Traits>(blocks, members, offset, out, count, SumOp{},
-                                true, parallel);
+    return combineTyped<Traits>(blocks, members, offset, out, count,
+                                CombineOp<ReduceOp::Sum, kUnsigned>{}, true,
+                                parallel);
   case ReduceOp::Prod:
-    return combineTyped<Traits>(blocks, members, offset, out, count, ProdOp{},
-                                false, parallel);
+    return combineTyped<Traits>(blocks, members, offset, out, count,
+                                CombineOp<ReduceOp::Prod, kUnsigned>{}, false,
+                                parallel);
   case ReduceOp::Max:
     return combineTyped<Traits>(blocks, members, offset, out, count,
-                                MaxMinOp<true, kUnsigned>{}, false, parallel);
+                                CombineOp<ReduceOp::Max, kUnsigned>{}, false,
+                                parallel);
   case ReduceOp::Min:
     return combineTyped<Traits>(blocks, members, offset, out, count,
-                                MaxMinOp<false, kUnsigned>{}, false, parallel);
+                                CombineOp<ReduceOp::Min, kUnsigned>{}, false,
+                                parallel);
   }
 }
 
 template <typename Traits>
 void matmulTyped(int64_t batch, int64_t m, int64_t n, int64_t k,
-                 const typename Traits::T *a, int64_t strideA,
-                 const typename Traits::T *b, int64_t strideB,
-                 typename Traits::T *c, int64_t strideC) {
+                 const typename Traits::Storage *a, int64_t strideA,
+                 const typename Traits::Storage *b, int64_t strideB,
+                 typename Traits::Storage *c, int64_t strideC) {
   const int64_t perBatch = m * n;
   const int64_t total = batch * perBatch;
 #pragma omp parallel for
   for (int64_t index = 0; index < total; ++index) {
     const int64_t bi = index / perBatch, rest = index % perBatch;
     const int64_t i = rest / n, j = rest % n;
-    const typename Traits::T *row = a + bi * strideA + i * k;
-    const typename Traits::T *column = b + bi * strideB + j;
-    typename Traits::T *result = c + bi * strideC + i * n + j;
+    const typename Traits::Storage *row = a + bi * strideA + i * k;
+    const typename Traits::Storage *column = b + bi * strideB + j;
+    typename Traits::Storage *result = c + bi * strideC + i * n + j;
     if constexpr (Traits::kFloat) {
       double sum = 0;
       for (int64_t kk = 0; kk < k; ++kk)
@@ -216,7 +209,7 @@ void combineMembers(const void *const *members, int64_t numMembers, void *out,
   visitDType(dtype, [&](auto traits) {
     using Traits = decltype(traits);
     combineOp<Traits>(members, numMembers, 0,
-                      static_cast<typename Traits::T *>(out), count, op,
+                      static_cast<typename Traits::Storage *>(out), count, op,
                       /*parallel=*/true);
   });
 }
@@ -228,7 +221,7 @@ void combineTile(const void *const *members, int64_t numMembers, int64_t offset,
   visitDType(dtype, [&](auto traits) {
     using Traits = decltype(traits);
     combineOp<Traits>(members, numMembers, offset,
-                      static_cast<typename Traits::T *>(out), count, op,
+                      static_cast<typename Traits::Storage *>(out), count, op,
                       /*parallel=*/false);
   });
 }
@@ -252,7 +245,7 @@ void matmul(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
     return;
   visitDType(dtype, [&](auto traits) {
     using Traits = decltype(traits);
-    using T = typename Traits::T;
+    using T = typename Traits::Storage;
     matmulTyped<Traits>(batch, m, n, k, static_cast<const T *>(a), strideA,
                         static_cast<const T *>(b), strideB, static_cast<T *>(c),
                         strideC);

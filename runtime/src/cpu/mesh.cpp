@@ -15,8 +15,7 @@
 namespace coconet::rt::cpu {
 
 Status mpiStatus(int rc, const char *call, const char *file, int line) {
-  const std::string reason = detail::mpiErrorText(rc);
-  return detail::callFailed(StatusCode::MpiError, call, reason, file, line);
+  return detail::mpiFailed(rc, call, file, line);
 }
 
 Communicator::Communicator(MPI_Comm comm) : comm_(comm) {

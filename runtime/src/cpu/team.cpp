@@ -9,6 +9,10 @@
 
 #include "coconet/cpu/team.h"
 
+#include "coconet/arrivals.h"
+
+#include "../mpi_error.h"
+
 #include <sys/statvfs.h>
 
 #include <chrono>
@@ -39,26 +43,19 @@ unsigned long long sharedMemoryRoom() {
 }
 } // namespace
 
-#define COCONET_TEAM_MPI_CHECK(call)                                           \
-  do {                                                                         \
-    int coconet_rc_ = (call);                                                  \
-    if (coconet_rc_ != MPI_SUCCESS)                                            \
-      return mpiStatus(coconet_rc_, #call, __FILE__, __LINE__);                \
-  } while (0)
-
 Status Team::create(const Mesh &mesh, int axis, size_t bytes,
                     std::unique_ptr<Team> *out, std::string *why) {
   out->reset();
   MPI_Comm comm = mesh.communicator(axis);
   int rank = 0, size = 1;
-  COCONET_TEAM_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  COCONET_TEAM_MPI_CHECK(MPI_Comm_size(comm, &size));
+  COCONET_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  COCONET_MPI_CHECK(MPI_Comm_size(comm, &size));
   // The members that share this member's node, in the axis's order.
   MPI_Comm node = MPI_COMM_NULL;
-  COCONET_TEAM_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank,
-                                             MPI_INFO_NULL, &node));
+  COCONET_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank,
+                                        MPI_INFO_NULL, &node));
   int nodeSize = 1;
-  COCONET_TEAM_MPI_CHECK(MPI_Comm_size(node, &nodeSize));
+  COCONET_MPI_CHECK(MPI_Comm_size(node, &nodeSize));
   // The vote: a team only if COCONET_TEAM=off does not force the
   // fallback, every member's node holds the whole axis, and the node's
   // shared memory has room for every member's part (MPI keeps the window
@@ -76,8 +73,7 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
              : need > room      ? kNoRoom
                                 : kTeam;
   int worst = vote;
-  COCONET_TEAM_MPI_CHECK(
-      MPI_Allreduce(&vote, &worst, 1, MPI_INT, MPI_MAX, comm));
+  COCONET_MPI_CHECK(MPI_Allreduce(&vote, &worst, 1, MPI_INT, MPI_MAX, comm));
   if (worst != kTeam) {
     MPI_Comm_free(&node);
     if (worst == kOff)
@@ -101,23 +97,23 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
   team->rank_ = rank;
   team->bytes_ = bytes;
   char *mine = nullptr;
-  COCONET_TEAM_MPI_CHECK(
+  COCONET_MPI_CHECK(
       MPI_Win_allocate_shared(static_cast<MPI_Aint>(kHeader + bytes), 1,
                               MPI_INFO_NULL, node, &mine, &team->window_));
-  COCONET_TEAM_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, team->window_));
+  COCONET_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, team->window_));
   for (int m = 0; m < size; ++m) {
     MPI_Aint partBytes = 0;
     int unit = 1;
     char *base = nullptr;
-    COCONET_TEAM_MPI_CHECK(
+    COCONET_MPI_CHECK(
         MPI_Win_shared_query(team->window_, m, &partBytes, &unit, &base));
     team->arrivals_.push_back(reinterpret_cast<uint64_t *>(base));
     team->parts_.push_back(base + kHeader);
   }
   __atomic_store_n(team->arrivals_[static_cast<size_t>(rank)], 0,
                    __ATOMIC_RELEASE);
-  COCONET_TEAM_MPI_CHECK(MPI_Win_sync(team->window_));
-  COCONET_TEAM_MPI_CHECK(MPI_Barrier(node)); // every count zero first
+  COCONET_MPI_CHECK(MPI_Win_sync(team->window_));
+  COCONET_MPI_CHECK(MPI_Barrier(node)); // every count zero first
   *out = std::move(team);
   return Status::success();
 }
@@ -131,35 +127,18 @@ Team::~Team() {
     MPI_Comm_free(&node_);
 }
 
-double Team::timeLimit() {
-  const char *v = std::getenv("COCONET_TEAM_TIMEOUT");
-  if (v && *v) {
-    char *end = nullptr;
-    const double seconds = std::strtod(v, &end);
-    if (end && *end == '\0' && seconds > 0)
-      return seconds;
-  }
-  return 600;
-}
+double Team::timeLimit() { return secondsFromEnv("COCONET_TEAM_TIMEOUT", 600); }
 
 bool Team::barrierWithin(double seconds, int *late) {
-  using Clock = std::chrono::steady_clock;
   MPI_Win_sync(window_);
-  const uint64_t mine = __atomic_add_fetch(
-      arrivals_[static_cast<size_t>(rank_)], 1, __ATOMIC_ACQ_REL);
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(seconds));
-  for (size_t m = 0; m < arrivals_.size(); ++m) {
-    // The clock is read once every 4096 looks: the wait stays a spin.
-    for (unsigned spins = 0;
-         __atomic_load_n(arrivals_[m], __ATOMIC_ACQUIRE) < mine; ++spins) {
-      if ((spins & 4095) == 4095 && Clock::now() > deadline) {
-        if (late)
-          *late = static_cast<int>(m);
-        return false;
-      }
-    }
+  const uint64_t mine = arrive(arrivals_[static_cast<size_t>(rank_)]);
+  const int missing =
+      waitForArrivals([&](int m) { return arrivals_[static_cast<size_t>(m)]; },
+                      static_cast<int>(arrivals_.size()), mine, seconds);
+  if (missing >= 0) {
+    if (late)
+      *late = missing;
+    return false;
   }
   MPI_Win_sync(window_);
   return true;

@@ -16,18 +16,6 @@ namespace coconet::rt::cuda {
 
 namespace {
 
-Status mpiFailed(int rc, const char *call, int line) {
-  const std::string reason = detail::mpiErrorText(rc);
-  return detail::callFailed(StatusCode::MpiError, call, reason, __FILE__, line);
-}
-
-#define COCONET_BOOTSTRAP_MPI_CHECK(call)                                      \
-  do {                                                                         \
-    int coconet_rc_ = (call);                                                  \
-    if (coconet_rc_ != MPI_SUCCESS)                                            \
-      return mpiFailed(coconet_rc_, #call, __LINE__);                          \
-  } while (0)
-
 struct SharedId {
   int ok;
   ncclUniqueId id;
@@ -38,8 +26,8 @@ struct SharedId {
 Status Communicator::fromMpi(MPI_Comm comm,
                              std::unique_ptr<Communicator> *out) {
   int rank = 0, size = 1;
-  COCONET_BOOTSTRAP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  COCONET_BOOTSTRAP_MPI_CHECK(MPI_Comm_size(comm, &size));
+  COCONET_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  COCONET_MPI_CHECK(MPI_Comm_size(comm, &size));
   SharedId shared{};
   Status made;
   if (rank == 0) {
@@ -49,7 +37,7 @@ Status Communicator::fromMpi(MPI_Comm comm,
     }();
     shared.ok = made.ok() ? 1 : 0;
   }
-  COCONET_BOOTSTRAP_MPI_CHECK(
+  COCONET_MPI_CHECK(
       MPI_Bcast(&shared, static_cast<int>(sizeof shared), MPI_BYTE, 0, comm));
   if (!made.ok())
     return made;

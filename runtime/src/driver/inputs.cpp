@@ -35,7 +35,7 @@ struct Scalar {
 void storeScalar(DType dtype, void *block, int64_t i, Scalar s) {
   visitDType(dtype, [&](auto traits) {
     using Traits = decltype(traits);
-    auto *out = static_cast<typename Traits::T *>(block);
+    auto *out = static_cast<typename Traits::Storage *>(block);
     if constexpr (Traits::kFloat)
       out[i] = Traits::store(s.f);
     else
@@ -132,7 +132,7 @@ bool sameBlock(const TensorInfo &info, const NpyArray &array,
       visitDType(info.dtype, [&](auto traits) {
         using Traits = decltype(traits);
         if constexpr (Traits::kFloat) {
-          typename Traits::T tx, ty;
+          typename Traits::Storage tx, ty;
           std::memcpy(&tx, &x, sizeof tx);
           std::memcpy(&ty, &y, sizeof ty);
           const double dx = Traits::load(tx), dy = Traits::load(ty);

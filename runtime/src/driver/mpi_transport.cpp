@@ -19,22 +19,7 @@
 
 namespace coconet::rt::driver {
 
-namespace {
-
-Status mpiFailed(int rc, const char *call, int line) {
-  const std::string reason = rt::detail::mpiErrorText(rc);
-  return rt::detail::callFailed(StatusCode::MpiError, call, reason, __FILE__,
-                                line);
-}
-
-#define COCONET_TRANSPORT_MPI_CHECK(call)                                      \
-  do {                                                                         \
-    int coconet_rc_ = (call);                                                  \
-    if (coconet_rc_ != MPI_SUCCESS)                                            \
-      return mpiFailed(coconet_rc_, #call, __LINE__);                          \
-  } while (0)
-
-} // namespace
+namespace {} // namespace
 
 MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm) {
   if (MPI_Comm_rank(comm, &rank_) != MPI_SUCCESS)
@@ -48,9 +33,9 @@ Status MpiTransport::gather(const void *data, size_t bytes,
   unsigned long long mine = bytes;
   std::vector<unsigned long long> sizes(size_);
   // Every rank learns every size (all ranks choose the same way below).
-  COCONET_TRANSPORT_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG,
-                                            sizes.data(), 1,
-                                            MPI_UNSIGNED_LONG_LONG, comm_));
+  COCONET_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG,
+                                  sizes.data(), 1, MPI_UNSIGNED_LONG_LONG,
+                                  comm_));
   const auto limit =
       static_cast<unsigned long long>(rt::detail::mpiPieceBytes());
   unsigned long long total = 0;
@@ -70,16 +55,16 @@ Status MpiTransport::gather(const void *data, size_t bytes,
       room = 0;
     }
   }
-  COCONET_TRANSPORT_MPI_CHECK(MPI_Bcast(&room, 1, MPI_INT, 0, comm_));
+  COCONET_MPI_CHECK(MPI_Bcast(&room, 1, MPI_INT, 0, comm_));
   if (!room)
     return Status::error(StatusCode::InvalidArgument,
                          "cannot allocate " + std::to_string(total) +
                              " bytes on rank 0 to gather a result");
   if (total <= limit) {
-    COCONET_TRANSPORT_MPI_CHECK(
-        MPI_Gatherv(data, static_cast<int>(bytes), MPI_BYTE,
-                    rank_ == 0 ? all->data() : nullptr, counts.data(),
-                    displs.data(), MPI_BYTE, 0, comm_));
+    COCONET_MPI_CHECK(MPI_Gatherv(data, static_cast<int>(bytes), MPI_BYTE,
+                                  rank_ == 0 ? all->data() : nullptr,
+                                  counts.data(), displs.data(), MPI_BYTE, 0,
+                                  comm_));
     return Status::success();
   }
   // Too large for one MPI call's int counts and displacements: each rank's
@@ -92,12 +77,10 @@ Status MpiTransport::gather(const void *data, size_t bytes,
       if (r == 0 && rank_ == 0)
         std::memcpy(all->data() + at + off, mineBytes + off, n);
       else if (rank_ == 0)
-        COCONET_TRANSPORT_MPI_CHECK(MPI_Recv(all->data() + at + off, n,
-                                             MPI_BYTE, r, 0, comm_,
-                                             MPI_STATUS_IGNORE));
+        COCONET_MPI_CHECK(MPI_Recv(all->data() + at + off, n, MPI_BYTE, r, 0,
+                                   comm_, MPI_STATUS_IGNORE));
       else if (rank_ == r)
-        COCONET_TRANSPORT_MPI_CHECK(
-            MPI_Send(mineBytes + off, n, MPI_BYTE, 0, 0, comm_));
+        COCONET_MPI_CHECK(MPI_Send(mineBytes + off, n, MPI_BYTE, 0, 0, comm_));
     }
     at += sizes[r];
   }

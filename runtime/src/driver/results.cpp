@@ -247,7 +247,7 @@ void printSummary(const TensorInfo &info, const Transport &transport,
   int64_t nans = 0;
   visitDType(info.dtype, [&](auto traits) {
     using Traits = decltype(traits);
-    const auto *values = static_cast<const typename Traits::T *>(block);
+    const auto *values = static_cast<const typename Traits::Storage *>(block);
     for (int64_t i = 0; i < placement.elements(); ++i) {
       double v;
       if constexpr (Traits::kFloat)

@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "coconet/emu/nccl_device.h"
+#include "coconet/arrivals.h"
 #include "coconet/emu/device.h"
 #include "emu_internal.h"
 
@@ -83,12 +84,9 @@ static_assert(kGranularity == 4096, "NCCL's window alignment changed");
 
 /// How long a member waits at an LSA barrier before the program is
 /// stopped as broken: 60 s, or COCONET_EMU_BARRIER_TIMEOUT seconds.
-int barrierTimeoutSeconds() {
-  static const int seconds = [] {
-    const char *text = std::getenv("COCONET_EMU_BARRIER_TIMEOUT");
-    const int value = text ? std::atoi(text) : 0;
-    return value > 0 ? value : 60;
-  }();
+double barrierTimeoutSeconds() {
+  static const double seconds =
+      ::coconet::rt::secondsFromEnv("COCONET_EMU_BARRIER_TIMEOUT", 60);
   return seconds;
 }
 
@@ -315,26 +313,20 @@ void lsaBarrierSync(const ncclDevComm &comm, unsigned index) {
                 " barriers (lsaBarrierCount; a grid has no more blocks "
                 "than that)");
   uint64_t *row = b.counters + static_cast<size_t>(index) * b.nRanks;
-  // Release: what this block wrote before is seen by whoever sees this.
-  const uint64_t mine = __atomic_add_fetch(&row[b.rank], 1, __ATOMIC_ACQ_REL);
-  const int timeout = barrierTimeoutSeconds();
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
-  for (int q = 0; q < b.nRanks; ++q) {
-    for (unsigned spins = 0; __atomic_load_n(&row[q], __ATOMIC_ACQUIRE) < mine;
-         ++spins) {
-      // Other ranks' processes may need this CPU.
-      std::this_thread::yield();
-      if (spins % 1024 == 1023 && std::chrono::steady_clock::now() > deadline)
-        deviceFault(where() + " never completed: this member's arrival " +
-                    std::to_string(mine) + " waited " +
-                    std::to_string(timeout) + " s for LSA rank " +
-                    std::to_string(q) + ", which arrived " +
-                    std::to_string(__atomic_load_n(&row[q], __ATOMIC_ACQUIRE)) +
-                    " times (a member's grid has fewer blocks, one of its "
-                    "blocks skipped the barrier, or it stopped)");
-    }
-  }
+  // Release: what this block wrote before is seen by whoever sees this
+  // (the runtime's barrier of arrival counters, coconet/arrivals.h).
+  const uint64_t mine = ::coconet::rt::arrive(&row[b.rank]);
+  const double timeout = barrierTimeoutSeconds();
+  const int q = ::coconet::rt::waitForArrivals([&](int m) { return &row[m]; },
+                                               b.nRanks, mine, timeout);
+  if (q >= 0)
+    deviceFault(where() + " never completed: this member's arrival " +
+                std::to_string(mine) + " waited " +
+                std::to_string(static_cast<int>(timeout)) + " s for LSA rank " +
+                std::to_string(q) + ", which arrived " +
+                std::to_string(__atomic_load_n(&row[q], __ATOMIC_ACQUIRE)) +
+                " times (a member's grid has fewer blocks, one of its "
+                "blocks skipped the barrier, or it stopped)");
 }
 
 } // namespace coconet::emu

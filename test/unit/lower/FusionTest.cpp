@@ -64,6 +64,58 @@ TEST_CASE("a fused collective is one kernel on the symmetric memory of its "
   CHECK(contains(text, "g : f32[N] param 0, symmetric on world\n"));
   CHECK(contains(text, "fused collective: steps 0 1 2: one kernel over the "
                        "team of world, N / P elements; else in sequence\n"));
+  // The kernel: step 1, its reduced input combined from every member, w1
+  // gathered into every member (its own block is the view t_w1).
+  REQUIRE(f.oneKernel);
+  const lower::FusedKernelPlan &k = *f.oneKernel;
+  CHECK_FALSE(k.madeStep);
+  CHECK(k.step.name == plan->steps[1].name);
+  CHECK(k.reducedInput >= 0);
+  CHECK(k.kernel().inputs[k.reducedInput].buffer == bufferIndex(*plan, "t_rs"));
+  REQUIRE(k.gatheredMember >= 0);
+  CHECK(k.kernel().members[k.gatheredMember].name == "w1");
+  CHECK_FALSE(k.gatherReduced);
+  CHECK(k.selfInView);
+  CHECK(k.storeGatheredLocally);
+  CHECK_FALSE(k.storeReduced);
+  CHECK_FALSE(k.ranged);
+  // It reads no reduced buffer (combined instead) and writes the view.
+  CHECK_FALSE(llvm::is_contained(k.step.reads, bufferIndex(*plan, "t_rs")));
+  CHECK(llvm::is_contained(k.step.writes, bufferIndex(*plan, "t_w1")));
+  CHECK(contains(text, "    kernel: step 1; in" +
+                           std::to_string(k.reducedInput) +
+                           " combined from every member; w1 into every "
+                           "member, its own block through the view t_w1\n"));
+}
+
+TEST_CASE("a fused collective without a kernel passes its block through a "
+          "kernel of its own",
+          "[lower][fusion]") {
+  Compiled c = compile(R"(program p(g: f32[N] local) {
+    gs = allreduce(sum, g);
+    return gs;
+}
+schedule s for p {
+    (rs, ag) = split(gs);
+    fuse(rs, ag);
+}
+)");
+  Scheduled keep;
+  auto plan = planOf(c, "s", keep);
+  REQUIRE(plan->fusedCollectives.size() == 1);
+  const FusedCollective &f = plan->fusedCollectives[0];
+  REQUIRE(f.fused());
+  REQUIRE(f.oneKernel);
+  const lower::FusedKernelPlan &k = *f.oneKernel;
+  CHECK(k.madeStep);
+  CHECK(f.kernel == -1);
+  // One member, the identity of the reduced block, which is gathered.
+  REQUIRE(k.kernel().members.size() == 1);
+  CHECK(k.kernel().members[0].body == k.identity.get());
+  CHECK(k.reducedInput == 0);
+  CHECK(k.gatherReduced == (k.gatheredMember < 0));
+  CHECK_FALSE(k.storeReduced); // its one member stores it instead
+  CHECK(contains(printed(*plan), "    kernel: its own, passing "));
 }
 
 TEST_CASE("the sequential form keeps every fused collective in sequence",
@@ -103,6 +155,13 @@ schedule s for p {
   CHECK(f.gather == -1);
   CHECK(f.storeReduced); // z's kernel reads it
   CHECK(contains(printed(*plan), ", stores the reduced value"));
+  REQUIRE(f.oneKernel);
+  CHECK(f.oneKernel->storeReduced);
+  // The kernel writes the reduced value's buffer, and reads it from no one.
+  const unsigned reduced =
+      std::get<lower::CollectiveCall>(plan->steps[f.reducing].body).output;
+  CHECK(llvm::is_contained(f.oneKernel->step.writes, reduced));
+  CHECK_FALSE(llvm::is_contained(f.oneKernel->step.reads, reduced));
 }
 
 TEST_CASE("a fused collective whose reducescatter scatters a later dimension "
@@ -122,8 +181,9 @@ schedule s for p {
   REQUIRE(plan->fusedCollectives.size() == 1);
   const FusedCollective &f = plan->fusedCollectives[0];
   CHECK_FALSE(f.fused());
-  CHECK(f.sequential == "the reducescatter scatters a dimension after the "
-                        "first, whose blocks are not contiguous");
+  CHECK(f.sequential->kind == lower::Refusal::Kind::Shape);
+  CHECK(f.sequential->detail == "the reducescatter scatters a dimension after "
+                                "the first, whose blocks are not contiguous");
   CHECK(buffer(*plan, "y").team == -1);
 }
 
@@ -143,7 +203,9 @@ schedule s for p {
   Scheduled keep;
   auto plan = planOf(c, "s", keep);
   REQUIRE(plan->fusedCollectives.size() == 1);
-  CHECK(plan->fusedCollectives[0].sequential ==
+  CHECK(plan->fusedCollectives[0].sequential->kind ==
+        lower::Refusal::Kind::Access);
+  CHECK(plan->fusedCollectives[0].sequential->detail ==
         "the reducing collective reads the buffer the allgather writes");
 }
 
@@ -205,6 +267,11 @@ schedule s for mlp {
   CHECK(contains(printed(*plan),
                  "overlap: step 0 with step 1, 4 chunks along dim 0: per "
                  "chunk steps 1 2, then step 3; t_y chunk-major over world\n"));
+  // Its fused collective's kernel runs on the parts' elements.
+  REQUIRE(plan->fusedCollectives.size() == 1);
+  REQUIRE(plan->fusedCollectives[0].oneKernel);
+  CHECK(plan->fusedCollectives[0].oneKernel->ranged);
+  CHECK(contains(printed(*plan), "    kernel: step 2, in parts;"));
 }
 
 TEST_CASE("an overlap whose parts are not independent rows runs whole",
@@ -224,7 +291,8 @@ schedule s for p {
     auto plan = planOf(c, "s", keep);
     REQUIRE(plan->overlaps.size() == 1);
     CHECK_FALSE(plan->overlaps[0].inChunks());
-    CHECK(plan->overlaps[0].sequential ==
+    CHECK(plan->overlaps[0].sequential->kind == lower::Refusal::Kind::Memory);
+    CHECK(plan->overlaps[0].sequential->detail ==
           "'y' is also read by step 2 (its parts are stored in the "
           "reducescatter's order)");
   }
@@ -243,7 +311,9 @@ schedule s for p {
     options.sequential = true;
     auto plan = planOf(c, "s", keep, options);
     REQUIRE(plan->overlaps.size() == 1);
-    CHECK(plan->overlaps[0].sequential == "the sequential form was asked for");
+    CHECK(plan->overlaps[0].sequential->kind == lower::Refusal::Kind::Asked);
+    CHECK(plan->overlaps[0].sequential->detail ==
+          "the sequential form was asked for");
     CHECK(plan->overlaps[0].perChunk.empty());
     CHECK(contains(printed(*plan), "2 chunks along dim 0, in sequence: the "
                                    "sequential form was asked for\n"));
@@ -292,4 +362,36 @@ schedule s for mlp {
         INFO(plan->buffers[a].name << " and " << plan->buffers[b].name);
         CHECK(plan->buffers[a].slot != plan->buffers[b].slot);
       }
+}
+
+TEST_CASE("element counts compare by structure, not by their printed form",
+          "[lower][fusion]") {
+  auto extent = [](ir::Dim global, llvm::SmallVector<unsigned, 2> axes) {
+    lower::Extent e;
+    e.global = std::move(global);
+    e.axes = std::move(axes);
+    return e;
+  };
+  const ir::Dim n = ir::Dim::symbol("N"), h = ir::Dim::symbol("H");
+  // [N / P, H] and [N, H / P]: printed "(N / P) * H" and "N * (H / P)".
+  const lower::Extents rows{extent(n, {0}), extent(h, {})};
+  const lower::Extents cols{extent(n, {}), extent(h, {0})};
+  CHECK(lower::elementCount(rows) == lower::elementCount(cols));
+  // [4 * H] and [2, 2 * H]; [N * H] and [H, N].
+  CHECK(lower::elementCount({extent(ir::Dim::constant(4) * h, {})}) ==
+        lower::elementCount({extent(ir::Dim::constant(2), {}),
+                             extent(ir::Dim::constant(2) * h, {})}));
+  CHECK(lower::elementCount({extent(n * h, {})}) ==
+        lower::elementCount({extent(h, {}), extent(n, {})}));
+  // Other axes, other names, other constants differ.
+  CHECK(lower::elementCount({extent(n, {0})}) !=
+        lower::elementCount({extent(n, {1})}));
+  CHECK(lower::elementCount({extent(n, {})}) !=
+        lower::elementCount({extent(h, {})}));
+  CHECK(lower::elementCount({extent(ir::Dim::constant(3), {})}) !=
+        lower::elementCount({extent(ir::Dim::constant(4), {})}));
+  // A product of constants that overflows is never a real count.
+  const ir::Dim big = ir::Dim::constant(int64_t(1) << 62);
+  CHECK(lower::elementCount({extent(big, {}), extent(big, {})}).coefficient ==
+        0);
 }

@@ -41,6 +41,10 @@ inline const lower::Buffer &buffer(const lower::Plan &plan,
   return plan.buffers.front();
 }
 
+inline unsigned bufferIndex(const lower::Plan &plan, llvm::StringRef name) {
+  return static_cast<unsigned>(&buffer(plan, name) - plan.buffers.data());
+}
+
 inline std::vector<std::string> stepNames(const lower::Plan &plan) {
   std::vector<std::string> out;
   for (const lower::Step &s : plan.steps)

@@ -4,6 +4,9 @@
 #include "coconet/types.h"
 
 #include "../../../runtime/src/call_status.h"
+#if defined(COCONET_HAVE_RT_CPU)
+#include "../../../runtime/src/mpi_error.h"
+#endif
 
 #if defined(COCONET_HAVE_RT_CPU)
 #include "coconet/cpu/runtime.h"

@@ -35,16 +35,6 @@
 
 namespace coconet::rt::cpu {
 
-/// Returns a failed Status from the enclosing function when an MPI call
-/// fails; the message names the call, the file and the line.
-#define COCONET_MPI_CHECK(call)                                                \
-  do {                                                                         \
-    int coconet_mpi_rc_ = (call);                                              \
-    if (coconet_mpi_rc_ != MPI_SUCCESS)                                        \
-      return ::coconet::rt::cpu::mpiStatus(coconet_mpi_rc_, #call, __FILE__,   \
-                                           __LINE__);                          \
-  } while (0)
-
 /// The Status for a failed MPI call (MPI_Error_string of `rc`).
 Status mpiStatus(int rc, const char *call, const char *file, int line);
 
@@ -136,8 +126,9 @@ void combineMembers(const void *const *members, int64_t numMembers, void *out,
                     int64_t count, DType dtype, ReduceOp op);
 /// The same for elements [offset, offset + count) of every member's block,
 /// into out[0, count), on the calling thread and without allocating: one
-/// tile of a fused collective kernel, which reads its block of every
-/// member's memory where it is (combineMembers's order and rounding).
+/// tile (count at most kTile, coconet/tile.h) of a fused collective kernel,
+/// which reads its block of every member's memory where it is (combineMembers's
+/// order and rounding).
 void combineTile(const void *const *members, int64_t numMembers, int64_t offset,
                  void *out, int64_t count, DType dtype, ReduceOp op);
 

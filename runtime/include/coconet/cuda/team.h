@@ -35,6 +35,7 @@
 #ifndef COCONET_RUNTIME_CUDA_TEAM_H
 #define COCONET_RUNTIME_CUDA_TEAM_H
 
+#include "coconet/combine.h"
 #include "coconet/cuda/runtime.h"
 #include "coconet/numeric.h"
 #include "coconet/types.h"
@@ -119,98 +120,44 @@ __device__ __forceinline__ void cc_team_sync(const cc_team &t) {
 #endif
 }
 
-/// How a fused kernel combines the members' elements, exactly as the
-/// simulator and the CPU runtime do: floats accumulate in f64 (sums and
-/// products carry the first NaN, numeric.h), integers in wrapping 64-bit
-/// arithmetic (i32 sign-extended, max/min signed but for u64), in
-/// ascending member order, rounded once to the element type.
-template <typename T> struct cc_acc {
-  using A = uint64_t;
-  static constexpr bool kFloat = false;
-  static constexpr bool kUnsigned = false;
-  __device__ __forceinline__ static A load(T v) {
-    return static_cast<uint64_t>(static_cast<int64_t>(v));
-  }
-  __device__ __forceinline__ static T store(A a) { return static_cast<T>(a); }
-};
-template <> struct cc_acc<uint64_t> {
-  using A = uint64_t;
-  static constexpr bool kFloat = false;
-  static constexpr bool kUnsigned = true;
-  __device__ __forceinline__ static A load(uint64_t v) { return v; }
-  __device__ __forceinline__ static uint64_t store(A a) { return a; }
-};
-template <> struct cc_acc<bool> {
-  using A = uint64_t;
-  static constexpr bool kFloat = false;
-  static constexpr bool kUnsigned = false;
-  __device__ __forceinline__ static A load(bool v) { return v ? 1 : 0; }
-  __device__ __forceinline__ static bool store(A a) { return a != 0; }
-};
-template <> struct cc_acc<float> {
-  using A = double;
-  static constexpr bool kFloat = true;
-  __device__ __forceinline__ static A load(float v) { return v; }
-  __device__ __forceinline__ static float store(A a) {
-    return __double2float_rn(a);
-  }
-};
-template <> struct cc_acc<double> {
-  using A = double;
-  static constexpr bool kFloat = true;
-  __device__ __forceinline__ static A load(double v) { return v; }
-  __device__ __forceinline__ static double store(A a) { return a; }
-};
+/// How a fused kernel holds and combines the members' elements: the one
+/// rule of coconet/combine.h (the simulator's and the CPU runtime's), with
+/// the CUDA types of f16 and bf16.
+template <typename T> struct cc_acc : ::coconet::rt::Element<T> {};
 template <> struct cc_acc<__half> {
-  using A = double;
+  using Acc = double;
   static constexpr bool kFloat = true;
-  __device__ __forceinline__ static A load(__half v) { return __half2float(v); }
-  __device__ __forceinline__ static __half store(A a) {
+  __device__ __forceinline__ static Acc load(__half v) {
+    return __half2float(v);
+  }
+  __device__ __forceinline__ static __half store(Acc a) {
     return __double2half(a);
   }
 };
 template <> struct cc_acc<__nv_bfloat16> {
-  using A = double;
+  using Acc = double;
   static constexpr bool kFloat = true;
-  __device__ __forceinline__ static A load(__nv_bfloat16 v) {
+  __device__ __forceinline__ static Acc load(__nv_bfloat16 v) {
     return __bfloat162float(v);
   }
-  __device__ __forceinline__ static __nv_bfloat16 store(A a) {
+  __device__ __forceinline__ static __nv_bfloat16 store(Acc a) {
     return __double2bfloat16(a);
   }
 };
 
 /// `a` combined with `b` by `Op` (Avg sums; cc_finish divides).
 template <ReduceOp Op, typename T>
-__device__ __forceinline__ typename cc_acc<T>::A
-cc_combine(typename cc_acc<T>::A a, typename cc_acc<T>::A b) {
-  using Acc = cc_acc<T>;
-  if constexpr (Acc::kFloat) {
-    if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Avg)
-      return combineAdd(a, b);
-    else if constexpr (Op == ReduceOp::Prod)
-      return combineMul(a, b);
-    else if constexpr (Op == ReduceOp::Max)
-      return maxNumber(a, b);
-    else
-      return minNumber(a, b);
-  } else {
-    if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Avg)
-      return a + b;
-    else if constexpr (Op == ReduceOp::Prod)
-      return a * b;
-    else if constexpr (Acc::kUnsigned)
-      return Op == ReduceOp::Max ? (a > b ? a : b) : (a < b ? a : b);
-    else
-      return Op == ReduceOp::Max
-                 ? (static_cast<int64_t>(a) > static_cast<int64_t>(b) ? a : b)
-                 : (static_cast<int64_t>(a) < static_cast<int64_t>(b) ? a : b);
-  }
+__device__ __forceinline__ typename cc_acc<T>::Acc
+cc_combine(typename cc_acc<T>::Acc a, typename cc_acc<T>::Acc b) {
+  if constexpr (cc_acc<T>::kFloat)
+    return ::coconet::rt::combineFloat<Op>(a, b);
+  else
+    return ::coconet::rt::combineInt<Op, cc_acc<T>::kUnsigned>(a, b);
 }
 
 /// The combined value rounded to the element type (avg: divided first).
 template <ReduceOp Op, typename T>
-__device__ __forceinline__ T cc_finish(typename cc_acc<T>::A a, int members) {
+__device__ __forceinline__ T cc_finish(typename cc_acc<T>::Acc a, int members) {
   if constexpr (Op == ReduceOp::Avg && cc_acc<T>::kFloat)
     a = __ddiv_rn(a, static_cast<double>(members));
   return cc_acc<T>::store(a);
@@ -222,7 +169,7 @@ template <ReduceOp Op, typename T>
 __device__ __forceinline__ T cc_team_reduce(const cc_team &t, const T *p,
                                             int64_t i) {
   using Acc = cc_acc<T>;
-  typename Acc::A acc = Acc::load(cc_peer(t, 0, p)[i]);
+  typename Acc::Acc acc = Acc::load(cc_peer(t, 0, p)[i]);
   for (int m = 1; m < t.size; ++m)
     acc = cc_combine<Op, T>(acc, Acc::load(cc_peer(t, m, p)[i]));
   return cc_finish<Op, T>(acc, t.size);
@@ -234,7 +181,7 @@ template <ReduceOp Op, int W, typename T>
 __device__ __forceinline__ cc_vec<T, W>
 cc_team_reduce_vec(const cc_team &t, const T *p, int64_t v) {
   using Acc = cc_acc<T>;
-  typename Acc::A acc[W];
+  typename Acc::Acc acc[W];
   {
     const cc_vec<T, W> x =
         reinterpret_cast<const cc_vec<T, W> *>(cc_peer(t, 0, p))[v];

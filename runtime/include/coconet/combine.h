@@ -1,0 +1,185 @@
+//===- combine.h - how elements are held and how members combine -*- C++
+//-*-===//
+//
+// One definition, for the simulator (compiler/sim/Collectives.cpp), the CPU
+// runtime's collectives (src/cpu/combine.cpp), the CUDA target's team
+// kernels (cuda/team.h) and the generated reductions, of two rules whose
+// bits must agree between them:
+//
+//   - how an element is held while it is combined (Element<T>): a float
+//     element as the double it is exactly equal to, an integer or bool
+//     element as a 64-bit pattern (i32 sign-extended, bool 0 or 1); storing
+//     rounds a double once to the element type, or wraps an integer to its
+//     width;
+//   - how two members' values combine (combineFloat, combineInt): floats
+//     sum and multiply in f64 carrying the first NaN (numeric.h), max and
+//     min are maximumNumber/minimumNumber; integers sum and multiply
+//     wrapping at 64 bits, max and min compare signed (unsigned for u64).
+//     Avg combines as a sum; the caller divides the f64 sum by the count of
+//     members once, at the end.
+//
+// Members are combined in ascending member order by every caller. Header
+// only; every function is usable in CUDA device code (COCONET_HD).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_RUNTIME_COMBINE_H
+#define COCONET_RUNTIME_COMBINE_H
+
+#include "coconet/numeric.h"
+#include "coconet/types.h"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace coconet::rt {
+
+// --- How an element is held
+// ----------------------------------------------------
+
+/// An integer element: a wrapping 64-bit pattern, sign-extended.
+template <typename T> struct Element {
+  using Storage = T;
+  using Acc = uint64_t;
+  static constexpr bool kFloat = false;
+  static constexpr bool kUnsigned = false;
+  static COCONET_HD Acc load(T v) {
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+  /// Wrapped to T's width.
+  static COCONET_HD T store(Acc a) {
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a));
+  }
+};
+template <> struct Element<uint64_t> {
+  using Storage = uint64_t;
+  using Acc = uint64_t;
+  static constexpr bool kFloat = false;
+  static constexpr bool kUnsigned = true;
+  static COCONET_HD Acc load(uint64_t v) { return v; }
+  static COCONET_HD uint64_t store(Acc a) { return a; }
+};
+/// A bool stored as itself (CUDA) ...
+template <> struct Element<bool> {
+  using Storage = bool;
+  using Acc = uint64_t;
+  static constexpr bool kFloat = false;
+  static constexpr bool kUnsigned = false;
+  static COCONET_HD Acc load(bool v) { return v ? 1 : 0; }
+  static COCONET_HD bool store(Acc a) { return a != 0; }
+};
+/// ... or as one byte (the CPU target): any non-zero byte reads as true.
+template <> struct Element<uint8_t> {
+  using Storage = uint8_t;
+  using Acc = uint64_t;
+  static constexpr bool kFloat = false;
+  static constexpr bool kUnsigned = false;
+  static COCONET_HD Acc load(uint8_t v) { return v != 0; }
+  static COCONET_HD uint8_t store(Acc a) { return a != 0; }
+};
+template <> struct Element<float> {
+  using Storage = float;
+  using Acc = double;
+  static constexpr bool kFloat = true;
+  static COCONET_HD Acc load(float v) { return v; }
+  /// Rounded once, to nearest even.
+  static COCONET_HD float store(Acc a) { return static_cast<float>(a); }
+};
+template <> struct Element<double> {
+  using Storage = double;
+  using Acc = double;
+  static constexpr bool kFloat = true;
+  static COCONET_HD Acc load(double v) { return v; }
+  static COCONET_HD double store(Acc a) { return a; }
+};
+/// f16 and bf16 as their bits (the CPU target's storage types).
+template <> struct Element<Half> {
+  using Storage = Half;
+  using Acc = double;
+  static constexpr bool kFloat = true;
+  static COCONET_HD Acc load(Half v) { return halfBitsToFloat(v.bits); }
+  static COCONET_HD Half store(Acc a) { return Half{doubleToHalfBits(a)}; }
+};
+template <> struct Element<BFloat16> {
+  using Storage = BFloat16;
+  using Acc = double;
+  static constexpr bool kFloat = true;
+  static COCONET_HD Acc load(BFloat16 v) { return bfloat16BitsToFloat(v.bits); }
+  static COCONET_HD BFloat16 store(Acc a) {
+    return BFloat16{doubleToBFloat16Bits(a)};
+  }
+};
+
+// --- How two members' values combine -----------------------------------------
+
+template <ReduceOp Op> COCONET_HD double combineFloat(double a, double b) {
+  if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Avg)
+    return combineAdd(a, b);
+  else if constexpr (Op == ReduceOp::Prod)
+    return combineMul(a, b);
+  else if constexpr (Op == ReduceOp::Max)
+    return maxNumber(a, b);
+  else
+    return minNumber(a, b);
+}
+
+template <ReduceOp Op, bool kUnsigned>
+COCONET_HD uint64_t combineInt(uint64_t a, uint64_t b) {
+  if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Avg)
+    return a + b;
+  else if constexpr (Op == ReduceOp::Prod)
+    return a * b;
+  else if constexpr (kUnsigned)
+    return Op == ReduceOp::Max ? (a > b ? a : b) : (a < b ? a : b);
+  else
+    return Op == ReduceOp::Max
+               ? (static_cast<int64_t>(a) > static_cast<int64_t>(b) ? a : b)
+               : (static_cast<int64_t>(a) < static_cast<int64_t>(b) ? a : b);
+}
+
+/// Two held values of Element<T> combined by Op.
+template <ReduceOp Op, typename T>
+COCONET_HD typename Element<T>::Acc combine(typename Element<T>::Acc a,
+                                            typename Element<T>::Acc b) {
+  if constexpr (Element<T>::kFloat)
+    return combineFloat<Op>(a, b);
+  else
+    return combineInt<Op, Element<T>::kUnsigned>(a, b);
+}
+
+/// The same with the operator known only at run time (the simulator).
+COCONET_HD double combineFloat(ReduceOp op, double a, double b) {
+  switch (op) {
+  case ReduceOp::Sum:
+  case ReduceOp::Avg:
+    return combineFloat<ReduceOp::Sum>(a, b);
+  case ReduceOp::Prod:
+    return combineFloat<ReduceOp::Prod>(a, b);
+  case ReduceOp::Max:
+    return combineFloat<ReduceOp::Max>(a, b);
+  case ReduceOp::Min:
+    return combineFloat<ReduceOp::Min>(a, b);
+  }
+  return a;
+}
+COCONET_HD uint64_t combineInt(ReduceOp op, bool isUnsigned, uint64_t a,
+                               uint64_t b) {
+  switch (op) {
+  case ReduceOp::Sum:
+  case ReduceOp::Avg:
+    return combineInt<ReduceOp::Sum, false>(a, b);
+  case ReduceOp::Prod:
+    return combineInt<ReduceOp::Prod, false>(a, b);
+  case ReduceOp::Max:
+    return isUnsigned ? combineInt<ReduceOp::Max, true>(a, b)
+                      : combineInt<ReduceOp::Max, false>(a, b);
+  case ReduceOp::Min:
+    return isUnsigned ? combineInt<ReduceOp::Min, true>(a, b)
+                      : combineInt<ReduceOp::Min, false>(a, b);
+  }
+  return a;
+}
+
+} // namespace coconet::rt
+
+#endif // COCONET_RUNTIME_COMBINE_H
