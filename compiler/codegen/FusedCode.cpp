@@ -108,10 +108,10 @@ std::vector<FusedKernel> fusedKernels(const Plan &plan) {
     static_cast<FusedKernelPlan &>(k) = *f.oneKernel;
     k.f = &f;
     k.team = teamMember(plan, f.axis);
-    if (f.reducing >= 0)
-      k.reducing = &std::get<CollectiveCall>(plan.steps[f.reducing].body);
-    if (f.gather >= 0)
-      k.gather = &std::get<CollectiveCall>(plan.steps[f.gather].body);
+    if (f.reducing)
+      k.reducing = &std::get<CollectiveCall>(plan.steps[*f.reducing].body);
+    if (f.gather)
+      k.gather = &std::get<CollectiveCall>(plan.steps[*f.gather].body);
     k.name = "cc_fused_" + k.step.name;
     out.push_back(std::move(k));
   }

@@ -162,7 +162,7 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     const std::string i = indexOf(plan, o);
     const auto &mm = std::get<MatMulCall>(plan.steps[o.producer].body);
     const std::string blocks =
-        o.blockAxis < 0 ? "1" : printAxisSize(o.blockAxis, plan.mesh, sizeVar);
+        !o.blockAxis ? "1" : printAxisSize(*o.blockAxis, plan.mesh, sizeVar);
     w.line("state->cc_blocks" + i + " = " + blocks + ";");
     w.line("state->cc_rows" + i + " = " +
            printExtent(mm.m, plan.mesh, sizeVar) + " / (state->cc_blocks" + i +
@@ -184,8 +184,8 @@ unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   const auto &mm = std::get<MatMulCall>(producer.body);
   const std::string g = "cc_s." + geometryMember(producer);
   unsigned last = o.perChunk.back();
-  if (o.after >= 0)
-    last = std::max(last, static_cast<unsigned>(o.after));
+  if (o.after)
+    last = std::max(last, *o.after);
   w.line();
   w.comment("Steps " + std::to_string(o.producer) + " to " +
             std::to_string(last) + ": " + producer.summary + " in " +
@@ -230,13 +230,13 @@ unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   t.emitPartEnd(w);
   w.close();
   t.emitOverlapEnd(w);
-  if (o.after >= 0) {
+  if (o.after) {
     w.line();
-    w.comment("Step " + std::to_string(o.after) + ": " +
-              plan.steps[o.after].summary + ", after the last part.");
+    w.comment("Step " + std::to_string(*o.after) + ": " +
+              plan.steps[*o.after].summary + ", after the last part.");
     if (fused)
       w.open("if (!cc_s." + fused->team + ")");
-    emitStep(w, t, plan, o.after);
+    emitStep(w, t, plan, *o.after);
     if (fused)
       w.close();
   }

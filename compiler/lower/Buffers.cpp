@@ -275,7 +275,8 @@ void assignSlots(Plan &plan) {
     int end = static_cast<int>(o.producer);
     for (unsigned s : o.perChunk)
       end = std::max(end, static_cast<int>(s));
-    end = std::max(end, o.after);
+    if (o.after)
+      end = std::max(end, static_cast<int>(*o.after));
     for (int i = static_cast<int>(o.producer); i <= end; ++i)
       for (const auto *list : {&plan.steps[i].reads, &plan.steps[i].writes})
         for (unsigned b : *list) {

@@ -49,9 +49,8 @@ std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
       fused = &f;
   if (fused) {
     for (unsigned s : fused->steps) {
-      if (fused->gather >= 0 && s == static_cast<unsigned>(fused->gather) &&
-          s != o.consumer) {
-        o.after = static_cast<int>(s);
+      if (fused->gather && s == *fused->gather && s != o.consumer) {
+        o.after = s;
         continue;
       }
       if (!std::holds_alternative<CollectiveCall>(plan.steps[s].body) &&
@@ -76,7 +75,7 @@ std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
     if (c->axis < 0 && plan.mesh.size() > 1)
       return Refusal{K::Axes,
                      "the reducescatter is over every axis of the mesh"};
-    o.blockAxis = c->axis < 0 ? 0 : c->axis;
+    o.blockAxis = static_cast<unsigned>(c->axis < 0 ? 0 : c->axis);
     const Buffer &y = plan.buffers[mm->c];
     if (y.kind != Buffer::Kind::Scratch)
       return Refusal{K::Memory, "'" + y.value +
@@ -110,8 +109,8 @@ void planOverlaps(Plan &plan, bool sequential) {
     o.sequential = sequential ? Refusal::asked() : analyse(plan, o);
     if (!o.inChunks()) {
       o.perChunk.clear();
-      o.after = -1;
-      o.blockAxis = -1;
+      o.after.reset();
+      o.blockAxis.reset();
       continue;
     }
     // Its steps run in a loop: no collective group crosses it.
@@ -119,8 +118,8 @@ void planOverlaps(Plan &plan, bool sequential) {
       plan.steps[o.producer - 1].groupWithNext = false;
     for (unsigned s : o.perChunk)
       plan.steps[s].groupWithNext = false;
-    if (o.after >= 0)
-      plan.steps[o.after].groupWithNext = false;
+    if (o.after)
+      plan.steps[*o.after].groupWithNext = false;
   }
 }
 

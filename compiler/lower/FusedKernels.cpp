@@ -72,15 +72,15 @@ void makePassThrough(const Plan &plan, const FusedCollective &f, unsigned in,
 FusedKernelPlan planOne(const Plan &plan, const FusedCollective &f) {
   FusedKernelPlan k;
   const CollectiveCall *reducing =
-      f.reducing >= 0 ? &std::get<CollectiveCall>(plan.steps[f.reducing].body)
-                      : nullptr;
+      f.reducing ? &std::get<CollectiveCall>(plan.steps[*f.reducing].body)
+                 : nullptr;
   const CollectiveCall *gather =
-      f.gather >= 0 ? &std::get<CollectiveCall>(plan.steps[f.gather].body)
-                    : nullptr;
+      f.gather ? &std::get<CollectiveCall>(plan.steps[*f.gather].body)
+               : nullptr;
   const int reducedBuffer = reducing ? int(reducing->output) : -1;
   const int gatheredBuffer = gather ? int(gather->input) : -1;
-  if (f.kernel >= 0)
-    k.step = plan.steps[f.kernel];
+  if (f.kernel)
+    k.step = plan.steps[*f.kernel];
   else
     makePassThrough(plan, f, reducing ? reducing->output : gather->input, k);
   const ElementwiseKernel &body = k.kernel();

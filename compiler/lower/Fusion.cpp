@@ -31,9 +31,10 @@ namespace coconet::lower {
 namespace {
 
 /// Is buffer `b` read by a step of `plan` other than those in `except`?
-bool readElsewhere(const Plan &plan, unsigned b, llvm::ArrayRef<int> except) {
+bool readElsewhere(const Plan &plan, unsigned b,
+                   llvm::ArrayRef<unsigned> except) {
   for (unsigned i = 0; i < plan.steps.size(); ++i)
-    if (!llvm::is_contained(except, static_cast<int>(i)) &&
+    if (!llvm::is_contained(except, i) &&
         llvm::is_contained(plan.steps[i].reads, b))
       return true;
   return false;
@@ -49,14 +50,14 @@ std::optional<Refusal> analyse(Plan &plan, FusedCollective &f) {
     if (const auto *c = std::get_if<CollectiveCall>(&step.body)) {
       if (c->kind == Collective::AllGather) {
         gather = c;
-        f.gather = static_cast<int>(i);
+        f.gather = i;
       } else {
         reducing = c;
-        f.reducing = static_cast<int>(i);
+        f.reducing = i;
       }
     } else if (const auto *k = std::get_if<ElementwiseKernel>(&step.body)) {
       kernel = k;
-      f.kernel = static_cast<int>(i);
+      f.kernel = i;
     } else if (const auto *p = std::get_if<PackKernel>(&step.body)) {
       return Refusal{K::Shape,
                      p->unpack ? "the allgather gathers a dimension after the "
@@ -153,29 +154,35 @@ void planFusedCollectives(Plan &plan, bool sequential) {
     if (f.steps.front() > 0)
       plan.steps[f.steps.front() - 1].groupWithNext = false;
     plan.steps[f.steps.back()].groupWithNext = false;
-    llvm::SmallVector<int, 3> parts{f.kernel, f.gather};
-    if (f.reducing >= 0) {
-      const auto &r = std::get<CollectiveCall>(plan.steps[f.reducing].body);
+    // Its kernel and allgather; and all of its steps.
+    llvm::SmallVector<unsigned, 3> parts;
+    for (const std::optional<unsigned> &s : {f.kernel, f.gather})
+      if (s)
+        parts.push_back(*s);
+    llvm::SmallVector<unsigned, 3> all = parts;
+    if (f.reducing)
+      all.push_back(*f.reducing);
+    if (f.reducing) {
+      const auto &r = std::get<CollectiveCall>(plan.steps[*f.reducing].body);
       Buffer &in = plan.buffers[r.input];
       in.team = f.axis;
       in.loneInput = -1;
       const Buffer &out = plan.buffers[r.output];
       f.storeReduced = out.kind != Buffer::Kind::Scratch ||
-                       (f.kernel < 0 && f.gather < 0) ||
+                       (!f.kernel && !f.gather) ||
                        readElsewhere(plan, r.output, parts);
       if (f.storeReduced)
         plan.buffers[r.output].loneInput = -1;
     }
-    if (f.gather >= 0) {
-      const auto &g = std::get<CollectiveCall>(plan.steps[f.gather].body);
+    if (f.gather) {
+      const auto &g = std::get<CollectiveCall>(plan.steps[*f.gather].body);
       Buffer &out = plan.buffers[g.output];
       out.team = f.axis;
       out.loneInput = -1;
       const Buffer &in = plan.buffers[g.input];
       f.storeGathered =
-          in.kind != Buffer::Kind::View &&
-          (in.kind != Buffer::Kind::Scratch ||
-           readElsewhere(plan, g.input, {f.gather, f.kernel, f.reducing}));
+          in.kind != Buffer::Kind::View && (in.kind != Buffer::Kind::Scratch ||
+                                            readElsewhere(plan, g.input, all));
     }
   }
 }

@@ -415,9 +415,9 @@ struct FusedCollective {
   llvm::SMRange loc;
   /// The team: the mesh axis of its collectives.
   int axis = 0;
-  /// Its reducing collective, elementwise kernel and allgather (steps);
-  /// -1 where it has none.
-  int reducing = -1, kernel = -1, gather = -1;
+  /// Its reducing collective, elementwise kernel and allgather (steps),
+  /// where it has them.
+  std::optional<unsigned> reducing, kernel, gather;
   /// The elements of the loop: the reducing collective's output block, the
   /// kernel's domain, the allgather's input block (all the same).
   Extents domain;
@@ -454,12 +454,12 @@ struct OverlapGroup {
   /// The steps that run once per part, on its rows: the consumer, or the
   /// steps of the fused collective it starts (one kernel where the team is
   /// available) but its allgather, which runs after the last part
-  /// (`after`; -1: none).
+  /// (`after`).
   llvm::SmallVector<unsigned, 3> perChunk;
-  int after = -1;
-  /// The axis of the reducescatter whose members the blocks go to; -1:
+  std::optional<unsigned> after;
+  /// The axis of the reducescatter whose members the blocks go to; none:
   /// one block.
-  int blockAxis = -1;
+  std::optional<unsigned> blockAxis;
   /// Why producer and consumer run one after the other, whole (none when
   /// they run in parts).
   std::optional<Refusal> sequential;

@@ -56,7 +56,7 @@ void Printer::printFusedKernel(const FusedCollective &f,
   if (k.madeStep)
     os << "its own, passing " << name(body.inputs.front().buffer) << " through";
   else
-    os << "step " << f.kernel;
+    os << "step " << *f.kernel;
   if (k.ranged)
     os << ", in parts";
   if (k.reducedInput >= 0)
@@ -265,11 +265,11 @@ void Printer::print() {
     os << ": per chunk steps";
     for (unsigned s : o.perChunk)
       os << " " << s;
-    if (o.after >= 0)
-      os << ", then step " << o.after;
-    if (o.blockAxis >= 0)
+    if (o.after)
+      os << ", then step " << *o.after;
+    if (o.blockAxis)
       os << "; " << name(std::get<MatMulCall>(plan.steps[o.producer].body).c)
-         << " chunk-major over " << mesh.axes[o.blockAxis].name;
+         << " chunk-major over " << mesh.axes[*o.blockAxis].name;
     os << '\n';
   }
   for (const SizeCheck &c : plan.checks) {

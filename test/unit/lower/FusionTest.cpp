@@ -47,9 +47,9 @@ TEST_CASE("a fused collective is one kernel on the symmetric memory of its "
   const FusedCollective &f = plan->fusedCollectives[0];
   CHECK(f.fused());
   CHECK(f.axis == 0);
-  CHECK(f.reducing == 0);
-  CHECK(f.kernel == 1);
-  CHECK(f.gather == 2);
+  CHECK(f.reducing == 0u);
+  CHECK(f.kernel == 1u);
+  CHECK(f.gather == 2u);
   CHECK(f.steps == llvm::SmallVector<unsigned, 3>{0, 1, 2});
   // Peers read g and write w; the kernel's view of w is its own block.
   CHECK(buffer(*plan, "g").team == 0);
@@ -108,7 +108,7 @@ schedule s for p {
   REQUIRE(f.oneKernel);
   const lower::FusedKernelPlan &k = *f.oneKernel;
   CHECK(k.madeStep);
-  CHECK(f.kernel == -1);
+  CHECK_FALSE(f.kernel);
   // One member, the identity of the reduced block, which is gathered.
   REQUIRE(k.kernel().members.size() == 1);
   CHECK(k.kernel().members[0].body == k.identity.get());
@@ -152,14 +152,14 @@ schedule s for p {
   REQUIRE(plan->fusedCollectives.size() == 1);
   const FusedCollective &f = plan->fusedCollectives[0];
   REQUIRE(f.fused());
-  CHECK(f.gather == -1);
+  CHECK_FALSE(f.gather);
   CHECK(f.storeReduced); // z's kernel reads it
   CHECK(contains(printed(*plan), ", stores the reduced value"));
   REQUIRE(f.oneKernel);
   CHECK(f.oneKernel->storeReduced);
   // The kernel writes the reduced value's buffer, and reads it from no one.
   const unsigned reduced =
-      std::get<lower::CollectiveCall>(plan->steps[f.reducing].body).output;
+      std::get<lower::CollectiveCall>(plan->steps[*f.reducing].body).output;
   CHECK(llvm::is_contained(f.oneKernel->step.writes, reduced));
   CHECK_FALSE(llvm::is_contained(f.oneKernel->step.reads, reduced));
 }
@@ -261,8 +261,8 @@ schedule s for mlp {
   CHECK(o.producer == 0);
   CHECK(o.consumer == 1);
   CHECK(o.perChunk == llvm::SmallVector<unsigned, 3>{1, 2});
-  CHECK(o.after == 3);
-  CHECK(o.blockAxis == 0);
+  CHECK(o.after == 3u);
+  CHECK(o.blockAxis == 0u);
   CHECK(buffer(*plan, "t_y").team == 0);
   CHECK(contains(printed(*plan),
                  "overlap: step 0 with step 1, 4 chunks along dim 0: per "
@@ -349,7 +349,7 @@ schedule s for mlp {
   REQUIRE(plan->overlaps[0].inChunks());
   const auto &o = plan->overlaps[0];
   llvm::SmallVector<unsigned, 8> touched;
-  for (unsigned i = o.producer; i <= static_cast<unsigned>(o.after); ++i)
+  for (unsigned i = o.producer; i <= o.after.value_or(o.producer); ++i)
     for (const auto *list : {&plan->steps[i].reads, &plan->steps[i].writes})
       for (unsigned b : *list)
         if (plan->buffers[b].kind == Buffer::Kind::Scratch &&
