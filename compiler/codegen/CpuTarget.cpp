@@ -352,9 +352,8 @@ void declareNarrowResults(CodeWriter &w, const Plan &plan,
     const ir::DType dtype = plan.buffers[out].dtype;
     // The gathered member's tile, narrow or not, unless it is stored into
     // its own buffer where the others are copied from.
-    const bool gathered = fused &&
-                          static_cast<int>(m) == fused->gatheredMember &&
-                          !fused->storeGatheredLocally;
+    const bool gathered =
+        fused && fused->gatheredMember == m && !fused->storeGatheredLocally;
     if (isNarrow(dtype) || gathered)
       w.line(std::string(isNarrow(dtype) ? "float"
                                          : cpuTarget().storageType(dtype)) +
@@ -400,11 +399,11 @@ void fusedTileStart(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
 /// into its own buffer (where the plan keeps it) and into every member's
 /// block of the gathered output.
 void fusedTileEnd(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
-  if (f.gatheredMember < 0)
+  if (!f.gatheredMember)
     return;
   const ElementwiseKernel &k = f.kernel();
-  const std::string m = std::to_string(f.gatheredMember);
-  const Buffer &in = plan.buffers[k.members[f.gatheredMember].output];
+  const std::string m = std::to_string(*f.gatheredMember);
+  const Buffer &in = plan.buffers[k.members[*f.gatheredMember].output];
   const Buffer &out = plan.buffers[f.gather->output];
   const std::string type = cpuTarget().storageType(out.dtype);
   // A wide value stored into its own buffer by the tile's loop is copied
@@ -436,17 +435,17 @@ BodyOverrides fusedOverrides(const Plan &plan, const FusedKernel *f) {
     return o;
   // The gathered member goes to the tile cc_s<m> unless the loop stores a
   // wide value into its own buffer, which the copies then read.
-  if (f->gatheredMember >= 0) {
+  if (f->gatheredMember) {
     const ir::DType dtype =
-        plan.buffers[f->kernel().members[f->gatheredMember].output].dtype;
+        plan.buffers[f->kernel().members[*f->gatheredMember].output].dtype;
     if (isNarrow(dtype) || !f->storeGatheredLocally)
-      o.tileMember = f->gatheredMember;
+      o.tileMember = static_cast<int>(*f->gatheredMember);
   }
-  if (f->reducedInput >= 0) {
+  if (f->reducedInput) {
     const ir::DType dtype = plan.buffers[f->reducing->output].dtype;
-    o.input = f->reducedInput;
+    o.input = static_cast<int>(*f->reducedInput);
     o.inputValue = isNarrow(dtype)
-                       ? "cc_l" + std::to_string(f->reducedInput) + "[cc_j]"
+                       ? "cc_l" + std::to_string(*f->reducedInput) + "[cc_j]"
                        : "cc_red[cc_j]";
   }
   return o;
@@ -455,7 +454,7 @@ void narrowResults(CodeWriter &w, const Plan &plan, const ElementwiseKernel &k,
                    const FusedKernel *fused) {
   for (size_t m = 0; m < k.members.size(); ++m) {
     const int out = k.members[m].output;
-    if (fused && static_cast<int>(m) == fused->gatheredMember)
+    if (fused && fused->gatheredMember == m)
       continue; // copied into every member after the tile
     if (out >= 0 && isNarrow(plan.buffers[out].dtype))
       w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " +
@@ -500,7 +499,7 @@ void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
     if (in.isScalar() || !isNarrow(b.dtype))
       continue;
     const std::string tile = "cc_l" + std::to_string(i);
-    const bool reduced = fused && static_cast<int>(i) == fused->reducedInput;
+    const bool reduced = fused && fused->reducedInput == i;
     const std::string at =
         reduced ? std::string("cc_red")
                 : b.name + (in.shifted ? " + cc_g.o" + std::to_string(i) : "") +
@@ -565,7 +564,7 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
       continue;
     const std::string tile = "cc_l" + std::to_string(i);
     w.line("float " + tile + "[" + tileSize + "];");
-    if (fused && static_cast<int>(i) == fused->reducedInput) {
+    if (fused && fused->reducedInput == i) {
       w.line("coconet::rt::cpu::widen(cc_red, " + tile + ", cc_len);");
       continue;
     }

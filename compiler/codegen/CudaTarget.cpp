@@ -164,7 +164,7 @@ public:
            "; cc_i += "
            "cc_stride)");
     BodyOverrides o;
-    if (fused && (fused->reducedInput >= 0 || fused->storeReduced)) {
+    if (fused && (fused->reducedInput || fused->storeReduced)) {
       // The reduced value, combined from every member's block (and kept in
       // its own buffer where the plan stores it).
       const Buffer &r = plan.buffers[fused->reducing->output];
@@ -173,8 +173,8 @@ public:
              ">(cc_t, cc_from + cc_from_at, cc_i);");
       if (fused->storeReduced)
         w.line(bufferName(plan, fused->reducing->output) + "[cc_i] = cc_red;");
-      if (fused->reducedInput >= 0) {
-        o.input = fused->reducedInput;
+      if (fused->reducedInput) {
+        o.input = static_cast<int>(*fused->reducedInput);
         o.inputValue = load(r.dtype, "cc_red");
       }
       if (fused->gatherReduced) {
@@ -184,10 +184,11 @@ public:
       }
     }
     if (fused && !fused->storeGatheredLocally)
-      o.skipStore = fused->gatheredMember;
+      o.skipStore =
+          fused->gatheredMember ? static_cast<int>(*fused->gatheredMember) : -1;
     emitElementBody(w, plan, step, k, *this, ElementForm::Scalar, uniform, o);
-    if (fused && fused->gatheredMember >= 0) {
-      const auto &m = k.members[fused->gatheredMember];
+    if (fused && fused->gatheredMember) {
+      const auto &m = k.members[*fused->gatheredMember];
       const Buffer &out = plan.buffers[fused->gather->output];
       w.line("const " + storageType(out.dtype) + " cc_gathered = " +
              store(out.dtype, memberName(plan, step, m)) + ";");
@@ -541,7 +542,7 @@ void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
       continue;
     const Buffer &b = plan.buffers[in.buffer];
     std::string t = storageType(b.dtype);
-    if (fused && static_cast<int>(i) == fused->reducedInput) {
+    if (fused && fused->reducedInput == i) {
       // One aligned load from every member, combined lane by lane.
       w.line("const cc_vec<" + t + ", W> cc_l" + std::to_string(i) +
              " = cc_team_reduce_vec<" + runtimeReduceOp(fused->reducing->op) +
@@ -564,7 +565,7 @@ void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
            " = reinterpret_cast<const cc_vec<" + t + ", W> *>(" + base +
            ")[cc_v];");
   }
-  if (fused && fused->storeReduced && fused->reducedInput < 0) {
+  if (fused && fused->storeReduced && !fused->reducedInput) {
     // Stored, though no member reads it.
     const std::string t =
         storageType(plan.buffers[fused->reducing->output].dtype);
@@ -588,7 +589,7 @@ void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
       continue;
     const Buffer &b = plan.buffers[k.members[m].output];
     const std::string vec = "cc_vec<" + storageType(b.dtype) + ", W>";
-    const bool gathered = fused && static_cast<int>(m) == fused->gatheredMember;
+    const bool gathered = fused && fused->gatheredMember == m;
     if (!gathered || fused->storeGatheredLocally)
       w.line("reinterpret_cast<" + vec + " *>(" + b.name + ")[cc_v] = cc_s" +
              std::to_string(m) + ";");
@@ -759,7 +760,7 @@ void CudaTarget::emitFusedLaunch(CodeWriter &w, const Plan &plan,
     const Buffer &buf = plan.buffers[in.buffer];
     if (in.isScalar())
       continue;
-    if (static_cast<int>(i) == f.reducedInput) {
+    if (f.reducedInput == i) {
       const Buffer &from = plan.buffers[f.reducing->input];
       std::string at = f.reducing->kind == Collective::ReduceScatter
                            ? " + " + team + "->rank() * " + g + ".n"
@@ -784,7 +785,7 @@ void CudaTarget::emitFusedLaunch(CodeWriter &w, const Plan &plan,
     const int out = k.members[m].output;
     if (out < 0)
       continue;
-    if (static_cast<int>(m) == f.gatheredMember) {
+    if (f.gatheredMember == m) {
       const Buffer &to = plan.buffers[f.gather->output];
       check(to.dtype, to.name + " + " + team + "->rank() * " + g + ".n");
       if (!f.storeGatheredLocally)

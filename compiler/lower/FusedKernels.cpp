@@ -86,11 +86,11 @@ FusedKernelPlan planOne(const Plan &plan, const FusedCollective &f) {
   const ElementwiseKernel &body = k.kernel();
   for (unsigned i = 0; i < body.inputs.size(); ++i)
     if (static_cast<int>(body.inputs[i].buffer) == reducedBuffer)
-      k.reducedInput = static_cast<int>(i);
+      k.reducedInput = i;
   for (unsigned m = 0; m < body.members.size(); ++m)
     if (gatheredBuffer >= 0 && body.members[m].output == gatheredBuffer)
-      k.gatheredMember = static_cast<int>(m);
-  k.gatherReduced = gather && k.gatheredMember < 0 && k.reducedInput >= 0;
+      k.gatheredMember = m;
+  k.gatherReduced = gather && !k.gatheredMember && k.reducedInput;
   k.storeReduced = f.storeReduced && !k.madeStep;
   if (gather) {
     k.selfInView = plan.buffers[gather->input].kind == Buffer::Kind::View;

@@ -390,8 +390,8 @@ struct FusedKernelPlan {
   bool madeStep = false;
   std::shared_ptr<ir::ScalarExpr> identity;
   /// The kernel's input that is the reducing collective's result, and the
-  /// member the allgather gathers; -1: none.
-  int reducedInput = -1, gatheredMember = -1;
+  /// member the allgather gathers, where they exist.
+  std::optional<unsigned> reducedInput, gatheredMember;
   /// It gathers the reduced value itself (no member is gathered).
   bool gatherReduced = false;
   /// It stores the reduced value into the reducing collective's output

@@ -59,12 +59,12 @@ void Printer::printFusedKernel(const FusedCollective &f,
     os << "step " << *f.kernel;
   if (k.ranged)
     os << ", in parts";
-  if (k.reducedInput >= 0)
-    os << "; in" << k.reducedInput << " combined from every member";
+  if (k.reducedInput)
+    os << "; in" << *k.reducedInput << " combined from every member";
   if (k.gatherReduced)
     os << "; the reduced value into every member";
-  if (k.gatheredMember >= 0) {
-    const ElementwiseKernel::Member &m = body.members[k.gatheredMember];
+  if (k.gatheredMember) {
+    const ElementwiseKernel::Member &m = body.members[*k.gatheredMember];
     os << "; " << m.name << " into every member";
     if (k.selfInView)
       os << ", its own block through the view " << name(m.output);

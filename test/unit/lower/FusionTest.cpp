@@ -70,10 +70,11 @@ TEST_CASE("a fused collective is one kernel on the symmetric memory of its "
   const lower::FusedKernelPlan &k = *f.oneKernel;
   CHECK_FALSE(k.madeStep);
   CHECK(k.step.name == plan->steps[1].name);
-  CHECK(k.reducedInput >= 0);
-  CHECK(k.kernel().inputs[k.reducedInput].buffer == bufferIndex(*plan, "t_rs"));
-  REQUIRE(k.gatheredMember >= 0);
-  CHECK(k.kernel().members[k.gatheredMember].name == "w1");
+  REQUIRE(k.reducedInput);
+  CHECK(k.kernel().inputs[*k.reducedInput].buffer ==
+        bufferIndex(*plan, "t_rs"));
+  REQUIRE(k.gatheredMember);
+  CHECK(k.kernel().members[*k.gatheredMember].name == "w1");
   CHECK_FALSE(k.gatherReduced);
   CHECK(k.selfInView);
   CHECK(k.storeGatheredLocally);
@@ -83,7 +84,7 @@ TEST_CASE("a fused collective is one kernel on the symmetric memory of its "
   CHECK_FALSE(llvm::is_contained(k.step.reads, bufferIndex(*plan, "t_rs")));
   CHECK(llvm::is_contained(k.step.writes, bufferIndex(*plan, "t_w1")));
   CHECK(contains(text, "    kernel: step 1; in" +
-                           std::to_string(k.reducedInput) +
+                           std::to_string(*k.reducedInput) +
                            " combined from every member; w1 into every "
                            "member, its own block through the view t_w1\n"));
 }
@@ -112,8 +113,8 @@ schedule s for p {
   // One member, the identity of the reduced block, which is gathered.
   REQUIRE(k.kernel().members.size() == 1);
   CHECK(k.kernel().members[0].body == k.identity.get());
-  CHECK(k.reducedInput == 0);
-  CHECK(k.gatherReduced == (k.gatheredMember < 0));
+  CHECK(k.reducedInput == 0u);
+  CHECK(k.gatherReduced == !k.gatheredMember);
   CHECK_FALSE(k.storeReduced); // its one member stores it instead
   CHECK(contains(printed(*plan), "    kernel: its own, passing "));
 }
