@@ -25,13 +25,50 @@ namespace {
 /// stay in the first-level cache.
 constexpr int kTile = static_cast<int>(rt::kTile);
 
+TargetInfo cpuInfo() {
+  TargetInfo i;
+  i.displayName = "CPU";
+  i.sourceExtension = ".cpp";
+  i.runtimeNamespace = "coconet::rt::cpu";
+  i.headerIncludes = "#include \"coconet/cpu/runtime.h\"";
+  i.sourceIncludes = "#include \"coconet/cpu/convert.h\"";
+  i.readOnlyPointer = "__restrict__ ";
+  i.writtenPointer = "__restrict__ ";
+  // One thread computes each group, in the simulator's order.
+  i.groupThreads = false;
+  i.overlapHeader = "coconet/cpu/progress.h";
+  i.overlapState = "std::unique_ptr<coconet::rt::cpu::Progress> cc_progress;";
+  i.overlapCreate = "COCONET_RETURN_IF_ERROR(coconet::rt::cpu::Progress::"
+                    "create(&state->cc_progress));";
+  i.overlapPath = "(state->cc_progress->why().empty() ? std::string(\"a "
+                  "progress thread\") : \"one thread: \" + "
+                  "state->cc_progress->why())";
+  i.part = {"// On the progress thread, while this one computes the next "
+            "part.",
+            "cc_s.cc_progress->post([&, cc_c, cc_begin, cc_end]() -> "
+            "coconet::rt::Status {",
+            "(void)cc_c;", "return coconet::rt::Status();", "});"};
+  i.overlapEnd = "COCONET_RETURN_IF_ERROR(cc_s.cc_progress->wait());";
+  i.teamHeader = "coconet/cpu/team.h";
+  i.teamRank = "cc_team.rank()";
+  i.teamSize = "cc_team.size()";
+  i.teamBarrier = "cc_team.barrier();";
+  i.teamMemory = "shared memory";
+  i.memorySpace = "host";
+  i.scalarDoc = ", f16/bf16 ones as float and rounded.";
+  i.stepDoc = "Runs one step.";
+  i.driverPreamble = "// The CPU target always runs under MPI.\n"
+                     "#ifndef COCONET_WITH_MPI\n"
+                     "#define COCONET_WITH_MPI 1\n"
+                     "#endif";
+  i.alwaysMpi = true;
+  i.blockDoc = ".";
+  return i;
+}
+
 class CpuTarget final : public Target {
 public:
-  llvm::StringRef displayName() const override { return "CPU"; }
-  llvm::StringRef sourceExtension() const override { return ".cpp"; }
-  llvm::StringRef runtimeNamespace() const override {
-    return "coconet::rt::cpu";
-  }
+  CpuTarget() : Target(cpuInfo()) {}
 
   // --- Values ------------------------------------------------------------
 
@@ -49,25 +86,26 @@ public:
   }
   std::string store(ir::DType dtype, llvm::StringRef expr) const override {
     if (dtype == ir::DType::F16 || dtype == ir::DType::BF16)
-      return storeNarrowFromDouble(dtype, expr);
+      return narrow(Narrowing::StoreFromDouble, dtype, expr);
     return expr.str();
   }
-  std::string storeNarrowFromDouble(ir::DType dtype,
-                                    llvm::StringRef expr) const override {
-    return std::string(dtype == ir::DType::F16 ? "coconet::rt::toHalf("
-                                               : "coconet::rt::toBFloat16(") +
-           expr.str() + ")";
-  }
-  std::string roundNarrow(ir::DType dtype,
-                          llvm::StringRef expr) const override {
-    return std::string(dtype == ir::DType::F16
-                           ? "coconet::rt::roundToHalf("
-                           : "coconet::rt::roundToBFloat16(") +
-           expr.str() + ")";
-  }
-  std::string narrowFromDouble(ir::DType dtype,
-                               llvm::StringRef expr) const override {
-    return "static_cast<float>(" + roundNarrow(dtype, expr) + ")";
+  std::string narrow(Narrowing how, ir::DType dtype,
+                     llvm::StringRef expr) const override {
+    const bool half = dtype == ir::DType::F16;
+    switch (how) {
+    case Narrowing::StoreFromDouble:
+      return std::string(half ? "coconet::rt::toHalf("
+                              : "coconet::rt::toBFloat16(") +
+             expr.str() + ")";
+    case Narrowing::RoundFloat:
+      return std::string(half ? "coconet::rt::roundToHalf("
+                              : "coconet::rt::roundToBFloat16(") +
+             expr.str() + ")";
+    case Narrowing::FromDouble:
+      return "static_cast<float>(" +
+             narrow(Narrowing::RoundFloat, dtype, expr) + ")";
+    }
+    return expr.str();
   }
   std::string arith(llvm::StringRef, llvm::StringRef op, bool,
                     llvm::StringRef a, llvm::StringRef b) const override {
@@ -83,19 +121,26 @@ public:
 
   // --- Kernels -----------------------------------------------------------
 
-  void emitKernelPrelude(CodeWriter &) const override {}
   void openKernel(CodeWriter &w, llvm::StringRef name, llvm::StringRef params,
                   bool) const override {
     w.open("void " + name + "(" + params + ")");
   }
-  llvm::StringRef readOnlyPointer() const override { return "__restrict__ "; }
-  llvm::StringRef writtenPointer() const override { return "__restrict__ "; }
-  void openItemLoop(CodeWriter &w, llvm::StringRef var,
-                    llvm::StringRef count) const override {
-    w.line("#pragma omp parallel for schedule(static)");
+  void openLoop(CodeWriter &w, LoopKind kind, llvm::StringRef var,
+                llvm::StringRef count) const override {
+    switch (kind) {
+    case LoopKind::Items:
+      w.line("#pragma omp parallel for schedule(static)");
+      break;
+    case LoopKind::Groups:
+      // One group is one thread's work: a parallel loop only pays for more.
+      w.line("#pragma omp parallel for schedule(static) if (" + count +
+             " > 1)");
+      break;
+    case LoopKind::GroupElements:
+      break;
+    }
     w.open(loop(var, count));
   }
-  void emitElementwisePrologue(CodeWriter &) const override {}
   void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
                             const ElementwiseKernel &k,
                             const UniformValues &uniform,
@@ -105,37 +150,13 @@ public:
                         const ElementwiseKernel &k,
                         const UniformValues &uniform, const FusedKernel *fused,
                         bool ranged) const;
-  void openGroupLoop(CodeWriter &w, llvm::StringRef var,
-                     llvm::StringRef count) const override {
-    // One group is one thread's work: a parallel loop only pays for more.
-    w.line("#pragma omp parallel for schedule(static) if (" + count + " > 1)");
-    w.open(loop(var, count));
-  }
-  std::string groupElementLoop(llvm::StringRef var,
-                               llvm::StringRef count) const override {
-    return loop(var, count);
-  }
-  void declareGroupSum(CodeWriter &) const override {}
   std::string groupCombine(llvm::StringRef value,
                            llvm::StringRef) const override {
     return value.str();
   }
-  void emitGroupCombine(CodeWriter &, llvm::StringRef,
-                        llvm::StringRef) const override {}
-  void shareFromLeader(CodeWriter &w, llvm::StringRef, llvm::StringRef,
-                       llvm::StringRef value,
-                       llvm::StringRef lhs) const override {
-    if (lhs != value)
-      w.line(lhs + " = " + value + ";");
-  }
-  bool openLeader(CodeWriter &) const override { return false; }
-  void endGroup(CodeWriter &) const override {}
 
   // --- Steps ---------------------------------------------------------------
 
-  void beginCollectiveGroup(CodeWriter &) const override {}
-  void endCollectiveGroup(CodeWriter &) const override {}
-  void emitStepPrologue(CodeWriter &) const override {}
   void emitCollective(CodeWriter &w, const Plan &, const CollectiveCall &c,
                       const CollectiveOperands &ops) const override {
     const std::string &in = ops.in, &out = ops.out, &count = ops.count;
@@ -194,44 +215,8 @@ public:
     w.line("cc_" + step.name + "(" + args + ");");
   }
 
-  // --- Overlaps
-  // ----------------------------------------------------------------
-
-  llvm::StringRef overlapHeader() const override {
-    return "coconet/cpu/progress.h";
-  }
-  void emitOverlapState(CodeWriter &w) const override {
-    w.line("std::unique_ptr<coconet::rt::cpu::Progress> cc_progress;");
-  }
-  void emitOverlapCreate(CodeWriter &w) const override {
-    w.line("COCONET_RETURN_IF_ERROR(coconet::rt::cpu::Progress::create("
-           "&state->cc_progress));");
-  }
-  void emitOverlapDestroy(CodeWriter &) const override {}
-  std::string overlapPath() const override {
-    return "(state->cc_progress->why().empty() ? std::string(\"a progress "
-           "thread\") : \"one thread: \" + state->cc_progress->why())";
-  }
-  void emitPartBegin(CodeWriter &w) const override {
-    w.comment("On the progress thread, while this one computes the next "
-              "part.");
-    w.line("cc_s.cc_progress->post([&, cc_c, cc_begin, cc_end]() -> "
-           "coconet::rt::Status {");
-    w.indent();
-    w.line("(void)cc_c;");
-  }
-  void emitPartEnd(CodeWriter &w) const override {
-    w.line("return coconet::rt::Status();");
-    w.dedent();
-    w.line("});");
-  }
-  void emitOverlapEnd(CodeWriter &w) const override {
-    w.line("COCONET_RETURN_IF_ERROR(cc_s.cc_progress->wait());");
-  }
-
   // --- Fused collectives ----------------------------------------------------
 
-  llvm::StringRef teamHeader() const override { return "coconet/cpu/team.h"; }
   std::string fusedTeamParams(const Plan &,
                               const FusedKernel &k) const override {
     std::string team = "coconet::rt::cpu::Team &cc_team";
@@ -241,12 +226,6 @@ public:
       team += ", void *const *cc_to";
     return team;
   }
-  llvm::StringRef teamRank() const override { return "cc_team.rank()"; }
-  llvm::StringRef teamSize() const override { return "cc_team.size()"; }
-  void emitTeamBarrier(CodeWriter &w) const override {
-    w.line("cc_team.barrier();");
-  }
-  llvm::StringRef teamMemory() const override { return "shared memory"; }
   std::string fusedTeamArgs(const Plan &plan, const FusedKernel &k,
                             llvm::StringRef team) const override {
     std::string out = "*" + team.str();
@@ -276,40 +255,12 @@ public:
 
   // --- The program object ----------------------------------------------------
 
-  void emitHeaderIncludes(CodeWriter &w) const override {
-    w.line("#include \"coconet/cpu/runtime.h\"");
-  }
-  void emitSourceIncludes(CodeWriter &w) const override {
-    w.line("#include \"coconet/cpu/convert.h\"");
-  }
-  llvm::StringRef memorySpace() const override { return "host"; }
-  llvm::StringRef scalarDoc() const override {
-    return ", f16/bf16 ones as float and rounded.";
-  }
-  void emitStepDoc(CodeWriter &) const override {}
-  llvm::StringRef createParams() const override { return ""; }
-  llvm::StringRef stepDoc() const override { return "Runs one step."; }
   void emitStateMembers(CodeWriter &, const Plan &) const override {}
-  void emitStateInit(CodeWriter &) const override {}
   void emitCreateLibraries(CodeWriter &, const Plan &) const override {}
   void emitDestroyLibraries(CodeWriter &, const Plan &) const override {}
 
   // --- The driver ------------------------------------------------------------
 
-  void emitDriverPreamble(CodeWriter &w) const override {
-    w.comment("The CPU target always runs under MPI.");
-    w.line("#ifndef COCONET_WITH_MPI")
-        .line("#define COCONET_WITH_MPI 1")
-        .line("#endif");
-  }
-  void emitMpiOrElse(CodeWriter &w, llvm::ArrayRef<std::string> mpi,
-                     llvm::ArrayRef<std::string>) const override {
-    for (const std::string &l : mpi)
-      w.line(l);
-  }
-  llvm::StringRef blockDoc() const override { return "."; }
-  void emitBlockMembers(CodeWriter &) const override {}
-  void emitBlockAllocation(CodeWriter &) const override {}
   /// A block bound to the program's symmetric memory is copied there.
   void emitUpload(CodeWriter &w, llvm::StringRef name) const override {
     const std::string n = name.str();

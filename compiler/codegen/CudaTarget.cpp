@@ -55,13 +55,109 @@ std::string asStatus(const std::string &call) {
          "); return cc_rt::Status(); }()";
 }
 
+TargetInfo cudaInfo() {
+  TargetInfo i;
+  i.displayName = "CUDA";
+  i.sourceExtension = ".cu";
+  i.runtimeNamespace = "coconet::rt::cuda";
+  i.headerIncludes = "#include \"coconet/cuda/runtime.h\"\n"
+                     "\n"
+                     "#include <cuda_bf16.h>\n"
+                     "#include <cuda_fp16.h>\n"
+                     "#include <cuda_runtime.h>";
+  i.sourceIncludes = "#include \"coconet/cuda/kernels.h\"";
+  i.kernelPrelude = "// kThreads, cc_grid, cc_vec, cc_aligned, cc_round_f16, "
+                    "cc_round_bf16,\n"
+                    "// cc_store, cc_block_reduce: coconet/cuda/kernels.h.\n"
+                    "using namespace coconet::rt::cuda::kernels;\n";
+  i.readOnlyPointer = "__restrict__ ";
+  i.elementwisePrologue =
+      "const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
+      "gridDim.x;\n"
+      "const int64_t cc_first = static_cast<int64_t>(blockIdx.x) * "
+      "blockDim.x + threadIdx.x;";
+  // A block per group, combined through a fixed tree.
+  i.groupThreads = true;
+  i.groupShared = "__shared__";
+  i.groupLeader = "if (threadIdx.x == 0)";
+  i.groupBarrier = "__syncthreads();";
+  i.collectiveGroupBegin = "COCONET_NCCL_CHECK(ncclGroupStart());";
+  i.collectiveGroupEnd = "COCONET_NCCL_CHECK(ncclGroupEnd());";
+  i.stepPrologue = "// The stream the steps run on (an overlap's parts run on "
+                   "a second one).\n"
+                   "[[maybe_unused]] cudaStream_t cc_stream = cc_s.stream;";
+  i.overlapState = "cudaStream_t cc_side = nullptr;\n"
+                   "cudaEvent_t cc_ready = nullptr, cc_done = nullptr;";
+  i.overlapCreate =
+      "COCONET_CUDA_CHECK(cudaStreamCreateWithFlags(&state->cc_side, "
+      "cudaStreamNonBlocking));\n"
+      "COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&state->cc_ready, "
+      "cudaEventDisableTiming));\n"
+      "COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&state->cc_done, "
+      "cudaEventDisableTiming));";
+  i.overlapDestroy = "if (cc_state->cc_ready)\n"
+                     "  cudaEventDestroy(cc_state->cc_ready);\n"
+                     "if (cc_state->cc_done)\n"
+                     "  cudaEventDestroy(cc_state->cc_done);\n"
+                     "if (cc_state->cc_side)\n"
+                     "  cudaStreamDestroy(cc_state->cc_side);";
+  i.overlapPath = "std::string(\"a second stream\")";
+  i.part = {"// On the second stream, after this part (and all before it), "
+            "while the\n"
+            "// main stream computes the next part.\n"
+            "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_ready, cc_s.stream));\n"
+            "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.cc_side, "
+            "cc_s.cc_ready, 0));",
+            "{", "cudaStream_t cc_stream = cc_s.cc_side;", "", "}"};
+  i.overlapEnd =
+      "// The main stream goes on when every part is done.\n"
+      "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_done, cc_s.cc_side));\n"
+      "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.stream, cc_s.cc_done, 0));";
+  i.teamHeader = "coconet/cuda/team.h";
+  i.teamRank = "cc_t.rank";
+  i.teamSize = "cc_t.size";
+  i.teamBarrier = "cc_team_sync(cc_t);";
+  i.teamMemory = "symmetric memory (every member's grid has the same blocks: "
+                 "block b meets\nblock b of the others at the team's "
+                 "barriers)";
+  i.memorySpace = "device";
+  i.scalarDoc = ".";
+  i.classStepDoc = "///\n"
+                   "/// operator() enqueues the whole step on the stream given "
+                   "to create() and\n"
+                   "/// never synchronises the host, so a step can be captured "
+                   "in a CUDA graph.";
+  i.stepDoc = "Enqueues one step.";
+  i.createParams = ", cudaStream_t stream";
+  i.stateInit = "state->stream = stream;";
+  // The driver runs under MPI when built with COCONET_WITH_MPI (one GPU per
+  // rank), on one rank otherwise.
+  i.ifMpi = "#if defined(COCONET_WITH_MPI)";
+  i.orElse = "#else";
+  i.endIfMpi = "#endif";
+  i.blockDoc = " and on the device.";
+  i.blockMembers = "void *device = nullptr;";
+  i.blockAllocation =
+      "if (out->bound) {\n"
+      "  out->device = out->bound;\n"
+      "} else {\n"
+      "  const cudaError_t cc_err = cudaMalloc(&out->device, "
+      "out->host.size());\n"
+      "  if (cc_err == cudaErrorMemoryAllocation) {\n"
+      "    cudaGetLastError(); // not sticky: cleared\n"
+      "    return cc_rt::driver::cannotAllocate(out->info, "
+      "out->placement.elements(), out->host.size(), \"device memory\");\n"
+      "  }\n"
+      "  if (cc_err != cudaSuccess)\n"
+      "    return coconet::rt::cuda::cudaStatus(cc_err, "
+      "\"cudaMalloc(...)\", __FILE__, __LINE__);\n"
+      "}";
+  return i;
+}
+
 class CudaTarget final : public Target {
 public:
-  llvm::StringRef displayName() const override { return "CUDA"; }
-  llvm::StringRef sourceExtension() const override { return ".cu"; }
-  llvm::StringRef runtimeNamespace() const override {
-    return "coconet::rt::cuda";
-  }
+  CudaTarget() : Target(cudaInfo()) {}
 
   // --- Values ------------------------------------------------------------
 
@@ -86,21 +182,20 @@ public:
       return "__float2bfloat16_rn(" + expr.str() + ")";
     return expr.str();
   }
-  std::string storeNarrowFromDouble(ir::DType dtype,
-                                    llvm::StringRef expr) const override {
-    return std::string(dtype == ir::DType::F16 ? "__double2half("
-                                               : "__double2bfloat16(") +
-           expr.str() + ")";
-  }
-  std::string roundNarrow(ir::DType dtype,
-                          llvm::StringRef expr) const override {
-    return std::string(dtype == ir::DType::F16 ? "cc_round_f16("
-                                               : "cc_round_bf16(") +
-           expr.str() + ")";
-  }
-  std::string narrowFromDouble(ir::DType dtype,
-                               llvm::StringRef expr) const override {
-    return load(dtype, storeNarrowFromDouble(dtype, expr));
+  std::string narrow(Narrowing how, ir::DType dtype,
+                     llvm::StringRef expr) const override {
+    const bool half = dtype == ir::DType::F16;
+    switch (how) {
+    case Narrowing::StoreFromDouble:
+      return std::string(half ? "__double2half(" : "__double2bfloat16(") +
+             expr.str() + ")";
+    case Narrowing::RoundFloat:
+      return std::string(half ? "cc_round_f16(" : "cc_round_bf16(") +
+             expr.str() + ")";
+    case Narrowing::FromDouble:
+      return load(dtype, narrow(Narrowing::StoreFromDouble, dtype, expr));
+    }
+    return expr.str();
   }
   std::string arith(llvm::StringRef printed, llvm::StringRef, bool isDouble,
                     llvm::StringRef a, llvm::StringRef b) const override {
@@ -118,13 +213,6 @@ public:
 
   // --- Kernels -----------------------------------------------------------
 
-  void emitKernelPrelude(CodeWriter &w) const override {
-    w.comment("kThreads, cc_grid, cc_vec, cc_aligned, cc_round_f16, "
-              "cc_round_bf16,\ncc_store, cc_block_reduce: "
-              "coconet/cuda/kernels.h.");
-    w.line("using namespace coconet::rt::cuda::kernels;");
-    w.line();
-  }
   void openKernel(CodeWriter &w, llvm::StringRef name, llvm::StringRef params,
                   bool flat) const override {
     // A flat elementwise kernel is instantiated for vectors and elements.
@@ -133,22 +221,27 @@ public:
     w.line("__global__ void __launch_bounds__(kThreads)");
     w.open(name + "(" + params + ")");
   }
-  llvm::StringRef readOnlyPointer() const override { return "__restrict__ "; }
-  llvm::StringRef writtenPointer() const override { return ""; }
-  void openItemLoop(CodeWriter &w, llvm::StringRef var,
-                    llvm::StringRef count) const override {
-    w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
-           "gridDim.x;");
-    w.open("for (int64_t " + var +
-           " = static_cast<int64_t>(blockIdx.x) * "
-           "blockDim.x + threadIdx.x; " +
-           var + " < " + count + "; " + var + " += cc_stride)");
-  }
-  void emitElementwisePrologue(CodeWriter &w) const override {
-    w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
-           "gridDim.x;");
-    w.line("const int64_t cc_first = static_cast<int64_t>(blockIdx.x) * "
-           "blockDim.x + threadIdx.x;");
+  void openLoop(CodeWriter &w, LoopKind kind, llvm::StringRef var,
+                llvm::StringRef count) const override {
+    switch (kind) {
+    case LoopKind::Items:
+      w.line("const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
+             "gridDim.x;");
+      w.open("for (int64_t " + var +
+             " = static_cast<int64_t>(blockIdx.x) * "
+             "blockDim.x + threadIdx.x; " +
+             var + " < " + count + "; " + var + " += cc_stride)");
+      return;
+    case LoopKind::Groups:
+      // One block per group.
+      w.open("for (int64_t " + var + " = blockIdx.x; " + var + " < " + count +
+             "; " + var + " += gridDim.x)");
+      return;
+    case LoopKind::GroupElements:
+      w.open("for (int64_t " + var + " = threadIdx.x; " + var + " < " + count +
+             "; " + var + " += kThreads)");
+      return;
+    }
   }
   void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
                             const ElementwiseKernel &k,
@@ -198,59 +291,13 @@ public:
     }
     w.close();
   }
-  void openGroupLoop(CodeWriter &w, llvm::StringRef var,
-                     llvm::StringRef count) const override {
-    // One block per group.
-    w.open("for (int64_t " + var + " = blockIdx.x; " + var + " < " + count +
-           "; " + var + " += gridDim.x)");
-  }
-  std::string groupElementLoop(llvm::StringRef var,
-                               llvm::StringRef count) const override {
-    return "for (int64_t " + var.str() + " = threadIdx.x; " + var.str() +
-           " < " + count.str() + "; " + var.str() + " += kThreads)";
-  }
-  void declareGroupSum(CodeWriter &w) const override {
-    w.line("auto cc_add = [](double a, double b) { return a + b; };");
-  }
   std::string groupCombine(llvm::StringRef value,
                            llvm::StringRef combine) const override {
     return "cc_block_reduce(" + value.str() + ", " + combine.str() + ")";
   }
-  void emitGroupCombine(CodeWriter &w, llvm::StringRef var,
-                        llvm::StringRef combine) const override {
-    w.line(var + " = " + groupCombine(var, combine) + ";");
-  }
-  void shareFromLeader(CodeWriter &w, llvm::StringRef type,
-                       llvm::StringRef shared, llvm::StringRef value,
-                       llvm::StringRef lhs) const override {
-    w.line("__shared__ " + type + " " + shared + ";");
-    w.line("if (threadIdx.x == 0)");
-    w.line("  " + shared + " = " + value + ";");
-    w.line("__syncthreads();");
-    w.line(lhs + " = " + shared + ";");
-  }
-  bool openLeader(CodeWriter &w) const override {
-    w.open("if (threadIdx.x == 0)");
-    return true;
-  }
-  void endGroup(CodeWriter &w) const override {
-    // The next group reuses the block's shared values.
-    w.line("__syncthreads();");
-  }
 
   // --- Steps ---------------------------------------------------------------
 
-  void beginCollectiveGroup(CodeWriter &w) const override {
-    w.line("COCONET_NCCL_CHECK(ncclGroupStart());");
-  }
-  void endCollectiveGroup(CodeWriter &w) const override {
-    w.line("COCONET_NCCL_CHECK(ncclGroupEnd());");
-  }
-  void emitStepPrologue(CodeWriter &w) const override {
-    w.comment("The stream the steps run on (an overlap's parts run on a "
-              "second one).");
-    w.line("[[maybe_unused]] cudaStream_t cc_stream = cc_s.stream;");
-  }
   void emitCollective(CodeWriter &w, const Plan &plan, const CollectiveCall &s,
                       const CollectiveOperands &ops) const override;
   void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
@@ -278,54 +325,8 @@ public:
                   llvm::StringRef g, llvm::StringRef args,
                   const KernelRange &range) const override;
 
-  // --- Overlaps
-  // ----------------------------------------------------------------
-
-  llvm::StringRef overlapHeader() const override { return ""; }
-  void emitOverlapState(CodeWriter &w) const override {
-    w.line("cudaStream_t cc_side = nullptr;");
-    w.line("cudaEvent_t cc_ready = nullptr, cc_done = nullptr;");
-  }
-  void emitOverlapCreate(CodeWriter &w) const override {
-    w.line("COCONET_CUDA_CHECK(cudaStreamCreateWithFlags(&state->cc_side, "
-           "cudaStreamNonBlocking));");
-    w.line("COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&state->cc_ready, "
-           "cudaEventDisableTiming));");
-    w.line("COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&state->cc_done, "
-           "cudaEventDisableTiming));");
-  }
-  void emitOverlapDestroy(CodeWriter &w) const override {
-    w.line("if (cc_state->cc_ready)");
-    w.line("  cudaEventDestroy(cc_state->cc_ready);");
-    w.line("if (cc_state->cc_done)");
-    w.line("  cudaEventDestroy(cc_state->cc_done);");
-    w.line("if (cc_state->cc_side)");
-    w.line("  cudaStreamDestroy(cc_state->cc_side);");
-  }
-  std::string overlapPath() const override {
-    return "std::string(\"a second stream\")";
-  }
-  void emitPartBegin(CodeWriter &w) const override {
-    w.comment("On the second stream, after this part (and all before it), "
-              "while the\nmain stream computes the next part.");
-    w.line("COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_ready, cc_s.stream));");
-    w.line("COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.cc_side, "
-           "cc_s.cc_ready, 0));");
-    w.line("{");
-    w.indent();
-    w.line("cudaStream_t cc_stream = cc_s.cc_side;");
-  }
-  void emitPartEnd(CodeWriter &w) const override { w.close(); }
-  void emitOverlapEnd(CodeWriter &w) const override {
-    w.comment("The main stream goes on when every part is done.");
-    w.line("COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_done, cc_s.cc_side));");
-    w.line("COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.stream, cc_s.cc_done, "
-           "0));");
-  }
-
   // --- Fused collectives ----------------------------------------------------
 
-  llvm::StringRef teamHeader() const override { return "coconet/cuda/team.h"; }
   std::string fusedTeamParams(const Plan &plan,
                               const FusedKernel &k) const override {
     std::string team = "const cc_team cc_t";
@@ -336,15 +337,6 @@ public:
       team +=
           ", " + storageType(plan.buffers[k.gather->output].dtype) + " *cc_to";
     return team;
-  }
-  llvm::StringRef teamRank() const override { return "cc_t.rank"; }
-  llvm::StringRef teamSize() const override { return "cc_t.size"; }
-  void emitTeamBarrier(CodeWriter &w) const override {
-    w.line("cc_team_sync(cc_t);");
-  }
-  llvm::StringRef teamMemory() const override {
-    return "symmetric memory (every member's grid has the same blocks: "
-           "block b meets\nblock b of the others at the team's barriers)";
   }
   std::string fusedTeamArgs(const Plan &plan, const FusedKernel &k,
                             llvm::StringRef team) const override {
@@ -365,34 +357,10 @@ public:
 
   // --- The program object ----------------------------------------------------
 
-  void emitHeaderIncludes(CodeWriter &w) const override {
-    w.line("#include \"coconet/cuda/runtime.h\"").line();
-    w.line("#include <cuda_bf16.h>").line("#include <cuda_fp16.h>");
-    w.line("#include <cuda_runtime.h>");
-  }
-  void emitSourceIncludes(CodeWriter &w) const override {
-    w.line("#include \"coconet/cuda/kernels.h\"");
-  }
-  llvm::StringRef memorySpace() const override { return "device"; }
-  llvm::StringRef scalarDoc() const override { return "."; }
-  void emitStepDoc(CodeWriter &w) const override {
-    w.line("///");
-    w.line("/// operator() enqueues the whole step on the stream given to "
-           "create() and");
-    w.line("/// never synchronises the host, so a step can be captured in a "
-           "CUDA graph.");
-  }
-  llvm::StringRef createParams() const override {
-    return ", cudaStream_t stream";
-  }
-  llvm::StringRef stepDoc() const override { return "Enqueues one step."; }
   void emitStateMembers(CodeWriter &w, const Plan &plan) const override {
     w.line("cudaStream_t stream = nullptr;");
     if (hasMatMul(plan))
       w.line("cublasHandle_t blas = nullptr;");
-  }
-  void emitStateInit(CodeWriter &w) const override {
-    w.line("state->stream = stream;");
   }
   void emitCreateLibraries(CodeWriter &w, const Plan &plan) const override {
     if (!hasMatMul(plan))
@@ -409,43 +377,6 @@ public:
 
   // --- The driver ------------------------------------------------------------
 
-  void emitDriverPreamble(CodeWriter &) const override {}
-  /// The driver runs under MPI when built with COCONET_WITH_MPI (one GPU
-  /// per rank), on one rank otherwise.
-  void emitMpiOrElse(CodeWriter &w, llvm::ArrayRef<std::string> mpi,
-                     llvm::ArrayRef<std::string> otherwise) const override {
-    w.line("#if defined(COCONET_WITH_MPI)");
-    for (const std::string &l : mpi)
-      w.line(l);
-    if (!otherwise.empty()) {
-      w.line("#else");
-      for (const std::string &l : otherwise)
-        w.line(l);
-    }
-    w.line("#endif");
-  }
-  llvm::StringRef blockDoc() const override { return " and on the device."; }
-  void emitBlockMembers(CodeWriter &w) const override {
-    w.line("void *device = nullptr;");
-  }
-  void emitBlockAllocation(CodeWriter &w) const override {
-    w.open("if (out->bound)");
-    w.line("out->device = out->bound;");
-    w.dedent();
-    w.line("} else {");
-    w.indent();
-    w.line("const cudaError_t cc_err = cudaMalloc(&out->device, "
-           "out->host.size());");
-    w.open("if (cc_err == cudaErrorMemoryAllocation)");
-    w.line("cudaGetLastError(); // not sticky: cleared");
-    w.line("return cc_rt::driver::cannotAllocate(out->info, "
-           "out->placement.elements(), out->host.size(), \"device memory\");");
-    w.close();
-    w.line("if (cc_err != cudaSuccess)");
-    w.line("  return coconet::rt::cuda::cudaStatus(cc_err, "
-           "\"cudaMalloc(...)\", __FILE__, __LINE__);");
-    w.close();
-  }
   void emitUpload(CodeWriter &w, llvm::StringRef name) const override {
     const std::string n = name.str();
     w.line("if (cc_st.ok())");

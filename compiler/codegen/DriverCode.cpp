@@ -68,7 +68,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
             "seed, writes the\nresults (--output-dir) and times more steps "
             "(--iterations). --help lists\nthe options.");
   w.line();
-  t.emitDriverPreamble(w);
+  emitLines(w, t.info.driverPreamble);
   w.line("#include \"" + plan.name + ".h\"").line();
   w.line("#include \"coconet/driver.h\"").line();
   t.emitMpiOrElse(w, {"#include <mpi.h>"}, {});
@@ -109,14 +109,14 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
          "\" with --size \" + name + \"=...\");");
   w.close();
   w.line();
-  w.line("/// This rank's block of one tensor on the host" + t.blockDoc());
+  w.line("/// This rank's block of one tensor on the host" + t.info.blockDoc);
   w.open("struct cc_Block");
   w.line("cc_rt::driver::TensorInfo info;");
   w.line("cc_rt::driver::Placement placement;");
   w.line("std::vector<uint8_t> host;");
   w.line("/// The program's symmetric memory for it (else null).");
   w.line("void *bound = nullptr;");
-  t.emitBlockMembers(w);
+  emitLines(w, t.info.blockMembers);
   w.close(";");
   w.line();
   w.line("cc_rt::Status cc_makeBlock(cc_rt::driver::TensorInfo info,");
@@ -130,7 +130,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
          "coords, &out->placement));");
   w.line("COCONET_RETURN_IF_ERROR(cc_rt::driver::allocateBlock(out->info, "
          "out->placement, &out->host));");
-  t.emitBlockAllocation(w);
+  emitLines(w, t.info.blockAllocation);
   w.line("return cc_rt::Status();");
   w.close();
   w.line();

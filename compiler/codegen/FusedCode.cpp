@@ -164,7 +164,7 @@ void emitTeamState(CodeWriter &w, const Plan &plan, const Target &t) {
   const auto axes = teamAxes(plan);
   if (axes.empty())
     return;
-  const std::string ns = t.runtimeNamespace().str();
+  const std::string ns = t.info.runtimeNamespace.str();
   w.comment("Fused collectives: a team per axis (null: the fallback), the "
             "symmetric\nmemory of each buffer peers reach, and what path() "
             "says.");
@@ -193,7 +193,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   const auto axes = teamAxes(plan);
   if (axes.empty())
     return;
-  const std::string ns = t.runtimeNamespace().str();
+  const std::string ns = t.info.runtimeNamespace.str();
   w.comment("A team per axis of a fused collective (collective calls), and "
             "the\nsymmetric memory: each buffer at a fixed offset of its "
             "team's.");
@@ -351,14 +351,14 @@ void emitFusedKernel(CodeWriter &w, const Target &t, const Plan &plan,
   w.comment(f.step.summary + ", with its collectives (steps " +
             std::to_string(f.f->steps.front()) + " to " +
             std::to_string(f.f->steps.back()) +
-            "), as one kernel on the team's " + t.teamMemory().str() +
+            "), as one kernel on the team's " + t.info.teamMemory.str() +
             ":\nthis member's block combined from every member's, in member "
             "order; the\ngathered value stored into every member's output.");
   t.openKernel(w, f.name, kernelParams(t, plan, f.step, params), k.flat);
-  t.emitElementwisePrologue(w);
+  emitLines(w, t.info.elementwisePrologue);
   const UniformValues uniform = emitScalarInputs(w, plan, k, t);
-  w.line("const int64_t cc_me = " + t.teamRank().str() +
-         ", cc_members = " + t.teamSize().str() + ";");
+  w.line("const int64_t cc_me = " + t.info.teamRank.str() +
+         ", cc_members = " + t.info.teamSize.str() + ";");
   w.line("(void)cc_me;");
   w.line("(void)cc_members;");
   // Where this member's elements are in the members' memory: its block of
@@ -373,11 +373,11 @@ void emitFusedKernel(CodeWriter &w, const Target &t, const Plan &plan,
     w.line("const int64_t cc_to_at = cc_me * cc_g.n;");
   w.line("(void)cc_g;");
   w.comment("Every member's input is in place.");
-  t.emitTeamBarrier(w);
+  emitLines(w, t.info.teamBarrier);
   t.emitElementwiseLoops(w, plan, f.step, k, uniform, &f, f.ranged);
   w.comment("Every member's output is complete, and no member reads this "
             "one's input.");
-  t.emitTeamBarrier(w);
+  emitLines(w, t.info.teamBarrier);
   w.close();
 }
 

@@ -34,7 +34,7 @@ void emitElementwise(CodeWriter &w, const Target &t, const Plan &plan,
                                 ? "const int64_t cc_begin, const int64_t cc_end"
                                 : ""),
                k.flat);
-  t.emitElementwisePrologue(w);
+  emitLines(w, t.info.elementwisePrologue);
   const UniformValues uniform = emitScalarInputs(w, plan, k, t);
   t.emitElementwiseLoops(w, plan, step, k, uniform, nullptr, ranged);
   w.close();
@@ -84,11 +84,11 @@ void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
                        "static_cast<int64_t>(cc_b)))";
   t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
   w.line("const int64_t cc_outputs = cc_g.outer * cc_g.inner;");
-  t.openGroupLoop(w, "cc_o", "cc_outputs");
+  t.openLoop(w, LoopKind::Groups, "cc_o", "cc_outputs");
   w.line("const int64_t cc_outer = cc_o / cc_g.inner, cc_inner = cc_o % "
          "cc_g.inner;");
   w.line(acc + " cc_acc = " + identity + ";");
-  w.open(t.groupElementLoop("cc_k", "cc_g.reduced"));
+  t.openLoop(w, LoopKind::GroupElements, "cc_k", "cc_g.reduced");
   std::string element = in.name + "[(cc_outer * cc_g.reduced + cc_k) * "
                                   "cc_g.inner + cc_inner]";
   w.line("const " + acc + " cc_b = static_cast<" + acc + ">(" +
@@ -138,20 +138,22 @@ void emitNorm(CodeWriter &w, const Target &t, const Plan &plan,
                       : t.load(eps.dtype, eps.name + "[0]");
   w.line("const double cc_eps = static_cast<double>(" + e + ");");
   w.line("const double cc_h = static_cast<double>(cc_g.h);");
-  t.declareGroupSum(w);
-  t.openGroupLoop(w, "cc_row", "cc_g.rows");
+  if (t.info.groupThreads)
+    w.line("auto cc_add = [](double a, double b) { return a + b; };");
+  t.openLoop(w, LoopKind::Groups, "cc_row", "cc_g.rows");
   w.line("const int64_t cc_base = cc_row * cc_g.h;");
   // rmsnorm centres nothing: no mean.
   const std::string centred = k.layerNorm ? " - cc_mean" : "";
   if (k.layerNorm) {
     w.line("double cc_mean = 0;");
-    w.line(t.groupElementLoop("cc_j", "cc_g.h"));
-    w.line("  cc_mean += " + xAt("cc_base + cc_j") + ";");
+    t.openLoop(w, LoopKind::GroupElements, "cc_j", "cc_g.h");
+    w.line("cc_mean += " + xAt("cc_base + cc_j") + ";");
+    w.close();
     w.line("cc_mean = " + t.groupCombine("cc_mean", "cc_add") + " / cc_h;");
     t.shareFromLeader(w, "double", "cc_row_mean", "cc_mean", "cc_mean");
   }
   w.line("double cc_sq = 0;");
-  w.open(t.groupElementLoop("cc_j", "cc_g.h"));
+  t.openLoop(w, LoopKind::GroupElements, "cc_j", "cc_g.h");
   w.line("const double cc_v = " + xAt("cc_base + cc_j") + centred + ";");
   w.line("cc_sq += cc_v * cc_v;");
   w.close();
@@ -160,7 +162,7 @@ void emitNorm(CodeWriter &w, const Target &t, const Plan &plan,
                     "1.0 / " +
                         t.mathCall("sqrt", true, "cc_sq / cc_h + cc_eps"),
                     "const double cc_scale");
-  w.open(t.groupElementLoop("cc_j", "cc_g.h"));
+  t.openLoop(w, LoopKind::GroupElements, "cc_j", "cc_g.h");
   w.line("const int64_t cc_i = cc_base + cc_j;");
   {
     llvm::SmallVector<bool, 4> used(domain.size(), false);
@@ -195,7 +197,7 @@ void emitCopyKernel(CodeWriter &w, const Target &t, const Plan &plan,
                     const std::string &assignment) {
   t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
   w.line("const int64_t cc_n = " + count.str() + ";");
-  t.openItemLoop(w, "cc_i", "cc_n");
+  t.openLoop(w, LoopKind::Items, "cc_i", "cc_n");
   for (const std::string &l : indexLines)
     w.line(l);
   w.line(assignment);
@@ -244,8 +246,8 @@ std::string kernelParams(const Target &t, const Plan &plan, const Step &step,
     if (decl.find('*') != std::string::npos)
       decl.insert(decl.find('*') + 1,
                   llvm::StringRef(decl).starts_with("const ")
-                      ? t.readOnlyPointer().str()
-                      : t.writtenPointer().str());
+                      ? t.info.readOnlyPointer.str()
+                      : t.info.writtenPointer.str());
     out += ", " + decl;
   }
   return out;
@@ -273,7 +275,7 @@ MatMulOperands matMulOperands(const Plan &plan, const MatMulCall &mm,
 }
 
 void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
-  t.emitKernelPrelude(w);
+  emitLines(w, t.info.kernelPrelude);
   for (unsigned index = 0; index < plan.steps.size(); ++index) {
     const Step &step = plan.steps[index];
     bool kernel = true;
@@ -313,7 +315,7 @@ void emitStep(CodeWriter &w, const Target &t, const Plan &plan,
   const bool groupEnd =
       !step.groupWithNext && index > 0 && plan.steps[index - 1].groupWithNext;
   if (groupStart)
-    t.beginCollectiveGroup(w);
+    emitLines(w, t.info.collectiveGroupBegin);
   std::visit(
       [&](const auto &body) {
         using T = std::decay_t<decltype(body)>;
@@ -342,7 +344,7 @@ void emitStep(CodeWriter &w, const Target &t, const Plan &plan,
       },
       step.body);
   if (groupEnd)
-    t.endCollectiveGroup(w);
+    emitLines(w, t.info.collectiveGroupEnd);
 }
 
 } // namespace coconet::codegen

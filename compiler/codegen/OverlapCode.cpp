@@ -82,7 +82,7 @@ void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
       ops.out += " + cc_q * (" + block + ") + cc_begin";
       ops.count = ops.outCount = part;
       ops.root = "cc_q";
-      t.beginCollectiveGroup(w);
+      emitLines(w, t.info.collectiveGroupBegin);
       w.open("for (int64_t cc_q = 0; cc_q < " +
              printAxisSize(
                  c->axis, plan.mesh,
@@ -90,7 +90,7 @@ void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
              "; ++cc_q)");
       t.emitCollective(w, plan, b, ops);
       w.close();
-      t.endCollectiveGroup(w);
+      emitLines(w, t.info.collectiveGroupEnd);
       return;
     }
     case Collective::Broadcast:
@@ -133,12 +133,12 @@ void emitOverlapState(CodeWriter &w, const Plan &plan, const Target &t) {
     if (o.inChunks())
       w.line("int64_t cc_rows" + indexOf(plan, o) + " = 0, cc_blocks" +
              indexOf(plan, o) + " = 1, cc_part" + indexOf(plan, o) + " = 0;");
-  t.emitOverlapState(w);
+  emitLines(w, t.info.overlapState);
 }
 
 void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   if (anyInChunks(plan))
-    t.emitOverlapCreate(w);
+    emitLines(w, t.info.overlapCreate);
   for (const OverlapGroup &o : plan.overlaps) {
     const std::string steps = "\"overlap of steps " +
                               std::to_string(o.producer) + " and " +
@@ -152,7 +152,7 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
                       (o.chunks == 1 ? std::string("1 part, nothing beside it")
                                      : std::to_string(o.chunks) +
                                            " parts, each beside the next") +
-                      " (\" + " + t.overlapPath() + " + \")\"");
+                      " (\" + " + t.info.overlapPath.str() + " + \")\"");
   }
   if (!anyInChunks(plan))
     return;
@@ -174,7 +174,7 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
 
 void emitOverlapDestroy(CodeWriter &w, const Plan &plan, const Target &t) {
   if (anyInChunks(plan))
-    t.emitOverlapDestroy(w);
+    emitLines(w, t.info.overlapDestroy);
 }
 
 unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
@@ -210,7 +210,10 @@ unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   w.comment("Step " + std::to_string(o.producer) + ": " + producer.summary +
             ", this part.");
   t.emitMatMul(w, plan, mm, ops);
-  t.emitPartBegin(w);
+  emitLines(w, t.info.part.before);
+  w.line(t.info.part.open);
+  w.indent();
+  emitLines(w, t.info.part.head);
   const std::optional<FusedKernel> fused = fusedAt(plan, o.consumer);
   if (fused) {
     w.open("if (cc_s." + fused->team + ")");
@@ -227,9 +230,11 @@ unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
     emitPart(w, t, plan, o, s);
   if (fused)
     w.close();
-  t.emitPartEnd(w);
+  emitLines(w, t.info.part.tail);
+  w.dedent();
+  w.line(t.info.part.close);
   w.close();
-  t.emitOverlapEnd(w);
+  emitLines(w, t.info.overlapEnd);
   if (o.after) {
     w.line();
     w.comment("Step " + std::to_string(*o.after) + ": " +

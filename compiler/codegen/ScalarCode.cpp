@@ -82,7 +82,7 @@ std::string storeFromDouble(const Target &t, DType dtype,
   switch (dtype) {
   case DType::F16:
   case DType::BF16:
-    return t.storeNarrowFromDouble(dtype, expr);
+    return t.narrow(Narrowing::StoreFromDouble, dtype, expr);
   case DType::F32:
     return "static_cast<float>(" + expr.str() + ")";
   case DType::F64:
@@ -187,7 +187,7 @@ private:
   /// Rounds a float-computed value to an f16/bf16 node's type.
   std::string round(DType dtype, const std::string &v) {
     if (dtype == DType::F16 || dtype == DType::BF16)
-      return target.roundNarrow(dtype, v);
+      return target.narrow(Narrowing::RoundFloat, dtype, v);
     return v;
   }
   std::string binaryFloat(ScalarOp op, bool isDouble, const std::string &a,
@@ -335,7 +335,7 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
     // f16 / bf16.
     if (!srcDouble)
       return round(d, src);
-    return target.narrowFromDouble(d, src);
+    return target.narrow(Narrowing::FromDouble, d, src);
   }
   case ir::ScalarOpClass::Neg:
     return isF ? "(-" + arg(0) + ")" : "coconet::rt::wrapNeg(" + arg(0) + ")";

@@ -49,21 +49,112 @@ struct KernelRange {
   bool whole() const { return lo.empty(); }
 };
 
+/// What a target spells as fixed text: names, headers, and lines of C++
+/// printed as they are by emitLines (each line of the text at the writer's
+/// indentation, leading spaces indenting it further; "" prints nothing).
+struct TargetInfo {
+  // --- Files ---
+  /// "CUDA", "CPU" (for banners); ".cu", ".cpp"; the namespace of the
+  /// target's runtime ("coconet::rt::cuda").
+  llvm::StringRef displayName, sourceExtension, runtimeNamespace;
+  /// The program's header's and source's includes.
+  llvm::StringRef headerIncludes, sourceIncludes;
+
+  // --- Kernels ---
+  /// What the file's kernels need before the first one.
+  llvm::StringRef kernelPrelude;
+  /// Written after the `*` of a pointer a kernel only reads, and of one it
+  /// writes. (No two pointers of a kernel alias: distinct buffers, and the
+  /// API asks the caller for distinct tensors.)
+  llvm::StringRef readOnlyPointer, writtenPointer;
+  /// An elementwise kernel's first lines (before its scalar inputs).
+  llvm::StringRef elementwisePrologue;
+  /// Several threads compute one group (an output of a reduction, a row of
+  /// a norm), or one thread does. With several: the qualifier of a value
+  /// the group shares, the condition of its leader thread, its barrier.
+  bool groupThreads = false;
+  llvm::StringRef groupShared, groupLeader, groupBarrier;
+
+  // --- Steps of operator() ---
+  /// Around independent collectives issued together.
+  llvm::StringRef collectiveGroupBegin, collectiveGroupEnd;
+  /// What operator() declares before its steps (the stream they use).
+  llvm::StringRef stepPrologue;
+
+  // --- Overlaps ---
+  /// The runtime's header an overlap's code needs ("": none).
+  llvm::StringRef overlapHeader;
+  /// The State's members for overlaps, their creation at the end of
+  /// create() and their destruction.
+  llvm::StringRef overlapState, overlapCreate, overlapDestroy;
+  /// An expression (in create(), after overlapCreate) of what the parts of
+  /// an overlap run on.
+  llvm::StringRef overlapPath;
+  /// Around the consumer's part `cc_c` of an overlap, after the producer's
+  /// part: it runs while the producer computes the next part. `before`,
+  /// then `open` (the part's statements indented from here), `head`, the
+  /// part, `tail`, and `close` back at the outer indentation.
+  struct Region {
+    llvm::StringRef before, open, head, tail, close;
+  } part;
+  /// After the last part: the steps that follow see every part done.
+  llvm::StringRef overlapEnd;
+
+  // --- Fused collectives ---
+  /// The runtime's header declaring its Team; the team's rank and size and
+  /// its barrier inside a fused kernel; where the kernel runs on the team's
+  /// memory (for its comment).
+  llvm::StringRef teamHeader, teamRank, teamSize, teamBarrier, teamMemory;
+
+  // --- The program object ---
+  /// Where the caller's tensors are: "device", "host".
+  llvm::StringRef memorySpace;
+  /// What the class documentation says of scalar arguments; its last lines
+  /// (how a step runs); operator()'s documentation.
+  llvm::StringRef scalarDoc, classStepDoc, stepDoc;
+  /// create()'s parameters after the sizes (", cudaStream_t stream") and
+  /// the State's initialisation from them.
+  llvm::StringRef createParams, stateInit;
+
+  // --- The driver ---
+  /// Lines before the driver's includes.
+  llvm::StringRef driverPreamble;
+  /// Whether the driver always runs under MPI; else the lines around what
+  /// it does only under MPI, and before what it does otherwise.
+  bool alwaysMpi = false;
+  llvm::StringRef ifMpi, orElse, endIfMpi;
+  /// Where a block of the driver lives besides its host copy, its members
+  /// for that and their allocation.
+  llvm::StringRef blockDoc, blockMembers, blockAllocation;
+};
+
+/// Prints `text` (TargetInfo's lines) at the writer's indentation.
+void emitLines(CodeWriter &w, llvm::StringRef text);
+
+/// A narrowing to f16 or bf16 `dtype` (Target::narrow).
+enum class Narrowing {
+  StoreFromDouble, ///< a double rounded once, as the storage type
+  RoundFloat,      ///< a float rounded to the type and widened back
+  FromDouble,      ///< a double rounded once, widened to float
+};
+
+/// The loops a target spells (Target::openLoop).
+enum class LoopKind {
+  Items,         ///< independent items, shared by every thread
+  Groups,        ///< groups, each one value a group of threads computes
+  GroupElements, ///< the elements of one group, each thread its share
+};
+
 class Target {
 public:
+  explicit Target(const TargetInfo &info) : info(info) {}
   virtual ~Target() = default;
 
   /// The target of `kind`.
   static const Target &get(TargetKind kind);
 
-  // --- Files -------------------------------------------------------------
-
-  /// "CUDA", "CPU" (for banners).
-  virtual llvm::StringRef displayName() const = 0;
-  /// ".cu", ".cpp".
-  virtual llvm::StringRef sourceExtension() const = 0;
-  /// The namespace of the target's runtime: "coconet::rt::cuda".
-  virtual llvm::StringRef runtimeNamespace() const = 0;
+  /// What it spells as fixed text.
+  const TargetInfo info;
 
   // --- Values ------------------------------------------------------------
 
@@ -73,15 +164,9 @@ public:
   virtual std::string load(ir::DType dtype, llvm::StringRef expr) const = 0;
   /// A compute-type value (already rounded to `dtype`) as the storage type.
   virtual std::string store(ir::DType dtype, llvm::StringRef expr) const = 0;
-  /// A double rounded once to an f16 or bf16 `dtype`, as the storage type.
-  virtual std::string storeNarrowFromDouble(ir::DType dtype,
-                                            llvm::StringRef expr) const = 0;
-  /// A float rounded to an f16 or bf16 `dtype` and widened back.
-  virtual std::string roundNarrow(ir::DType dtype,
-                                  llvm::StringRef expr) const = 0;
-  /// A double rounded once to an f16 or bf16 `dtype`, widened to float.
-  virtual std::string narrowFromDouble(ir::DType dtype,
-                                       llvm::StringRef expr) const = 0;
+  /// `expr` narrowed to an f16 or bf16 `dtype` as `how` says.
+  virtual std::string narrow(Narrowing how, ir::DType dtype,
+                             llvm::StringRef expr) const = 0;
   /// `a Operator b` rounded once, never contracted: `printed` is the
   /// operation's name ("add"), `op` its C operator ("+").
   virtual std::string arith(llvm::StringRef printed, llvm::StringRef op,
@@ -96,23 +181,13 @@ public:
 
   // --- Kernels -----------------------------------------------------------
 
-  /// What the file's kernels need before the first one.
-  virtual void emitKernelPrelude(CodeWriter &w) const = 0;
   /// Opens the function of a kernel step named `name` with `params`; `flat`
   /// is an elementwise kernel that may run on vectors.
   virtual void openKernel(CodeWriter &w, llvm::StringRef name,
                           llvm::StringRef params, bool flat) const = 0;
-  /// Written after the `*` of a pointer a kernel only reads, and of one it
-  /// writes. (No two pointers of a kernel alias: distinct buffers, and the
-  /// API asks the caller for distinct tensors.)
-  virtual llvm::StringRef readOnlyPointer() const = 0;
-  virtual llvm::StringRef writtenPointer() const = 0;
-  /// A loop over `count` independent items, shared by every thread.
-  virtual void openItemLoop(CodeWriter &w, llvm::StringRef var,
-                            llvm::StringRef count) const = 0;
-  /// The loops of an elementwise kernel around `body` (its scalar inputs
-  /// and uniform values are declared between `prologue` and the loops).
-  virtual void emitElementwisePrologue(CodeWriter &w) const = 0;
+  /// Opens a loop of `kind` of `var` over [0, count).
+  virtual void openLoop(CodeWriter &w, LoopKind kind, llvm::StringRef var,
+                        llvm::StringRef count) const = 0;
   /// With `fused`, the loops of that fused collective's kernel: the
   /// reduced input combined from every member, the gathered member stored
   /// into every member. With `ranged`, over the elements [cc_begin, cc_end)
@@ -123,44 +198,14 @@ public:
                                     const UniformValues &uniform,
                                     const FusedKernel *fused,
                                     bool ranged) const = 0;
-  /// A loop over `count` groups (outputs of a reduction, rows of a norm):
-  /// each group is one value that a group of threads computes.
-  virtual void openGroupLoop(CodeWriter &w, llvm::StringRef var,
-                             llvm::StringRef count) const = 0;
-  /// The header of a loop (no braces) over the `count` elements of one
-  /// group, each thread of the group taking its share.
-  virtual std::string groupElementLoop(llvm::StringRef var,
-                                       llvm::StringRef count) const = 0;
-  /// Declares `cc_add` for groupCombine(..., "cc_add") when the target
-  /// needs it.
-  virtual void declareGroupSum(CodeWriter &w) const = 0;
   /// The group's threads' values of `value` combined by `combine` (a
   /// callable of two values) in a fixed order: the value itself where one
   /// thread computes a group.
   virtual std::string groupCombine(llvm::StringRef value,
                                    llvm::StringRef combine) const = 0;
-  /// `var = groupCombine(var, combine);`, or nothing where one thread
-  /// computes a group.
-  virtual void emitGroupCombine(CodeWriter &w, llvm::StringRef var,
-                                llvm::StringRef combine) const = 0;
-  /// `lhs = value;`, computed once per group and seen by all of its
-  /// threads (`shared` names the group's copy).
-  virtual void shareFromLeader(CodeWriter &w, llvm::StringRef type,
-                               llvm::StringRef shared, llvm::StringRef value,
-                               llvm::StringRef lhs) const = 0;
-  /// Opens what one thread of the group does alone; false (nothing
-  /// opened, nothing to close) where one thread computes a group.
-  virtual bool openLeader(CodeWriter &w) const = 0;
-  /// The end of one group's iteration.
-  virtual void endGroup(CodeWriter &w) const = 0;
 
   // --- Steps of operator() -------------------------------------------------
 
-  /// Around independent collectives issued together.
-  virtual void beginCollectiveGroup(CodeWriter &w) const = 0;
-  virtual void endCollectiveGroup(CodeWriter &w) const = 0;
-  /// What operator() declares before its steps (the stream they use).
-  virtual void emitStepPrologue(CodeWriter &w) const = 0;
   virtual void emitCollective(CodeWriter &w, const lower::Plan &plan,
                               const lower::CollectiveCall &call,
                               const CollectiveOperands &ops) const = 0;
@@ -178,41 +223,13 @@ public:
                           llvm::StringRef args,
                           const KernelRange &range) const = 0;
 
-  // --- Overlaps
-  // ----------------------------------------------------------------
-
-  /// The runtime's header an overlap's code needs ("": none).
-  virtual llvm::StringRef overlapHeader() const = 0;
-  /// The State's members for overlaps, their creation at the end of
-  /// create() and their destruction.
-  virtual void emitOverlapState(CodeWriter &w) const = 0;
-  virtual void emitOverlapCreate(CodeWriter &w) const = 0;
-  virtual void emitOverlapDestroy(CodeWriter &w) const = 0;
-  /// An expression (in create(), after emitOverlapCreate) of what the
-  /// parts of an overlap run on.
-  virtual std::string overlapPath() const = 0;
-  /// Around the consumer's part `cc_c` of an overlap, after the producer's
-  /// part: it runs while the producer computes the next part.
-  virtual void emitPartBegin(CodeWriter &w) const = 0;
-  virtual void emitPartEnd(CodeWriter &w) const = 0;
-  /// After the last part: the steps that follow see every part done.
-  virtual void emitOverlapEnd(CodeWriter &w) const = 0;
-
   // --- Fused collectives ----------------------------------------------------
 
-  /// The runtime's header declaring its Team.
-  virtual llvm::StringRef teamHeader() const = 0;
   /// A fused kernel's parameters that give it its team and the members'
   /// memory of the reducing collective's input (`cc_from`) and of the
-  /// allgather's output (`cc_to`), and the team's rank, size and barrier
-  /// inside it (codegen/FusedCode.cpp writes the kernel).
+  /// allgather's output (`cc_to`) (codegen/FusedCode.cpp writes the kernel).
   virtual std::string fusedTeamParams(const lower::Plan &plan,
                                       const FusedKernel &k) const = 0;
-  virtual llvm::StringRef teamRank() const = 0;
-  virtual llvm::StringRef teamSize() const = 0;
-  virtual void emitTeamBarrier(CodeWriter &w) const = 0;
-  /// Where the kernel runs on the team's memory (for its comment).
-  virtual llvm::StringRef teamMemory() const = 0;
   /// The arguments after its geometry that give it its team (`team`: the
   /// State's std::unique_ptr to the runtime's Team) and the members' memory.
   virtual std::string fusedTeamArgs(const lower::Plan &plan,
@@ -234,23 +251,10 @@ public:
 
   // --- The program object ----------------------------------------------------
 
-  virtual void emitHeaderIncludes(CodeWriter &w) const = 0;
-  virtual void emitSourceIncludes(CodeWriter &w) const = 0;
-  /// Where the caller's tensors are: "device", "host".
-  virtual llvm::StringRef memorySpace() const = 0;
-  /// What the class documentation says of scalar arguments.
-  virtual llvm::StringRef scalarDoc() const = 0;
-  /// The class documentation's last lines (how a step runs).
-  virtual void emitStepDoc(CodeWriter &w) const = 0;
-  /// create()'s parameters after the sizes (", cudaStream_t stream").
-  virtual llvm::StringRef createParams() const = 0;
-  /// operator()'s documentation.
-  virtual llvm::StringRef stepDoc() const = 0;
-  /// The State's members, its initialisation in create(), the libraries
+  /// The State's members (`plan` may need libraries), the libraries
   /// created at the end of create() and destroyed in the destructor.
   virtual void emitStateMembers(CodeWriter &w,
                                 const lower::Plan &plan) const = 0;
-  virtual void emitStateInit(CodeWriter &w) const = 0;
   virtual void emitCreateLibraries(CodeWriter &w,
                                    const lower::Plan &plan) const = 0;
   virtual void emitDestroyLibraries(CodeWriter &w,
@@ -258,15 +262,6 @@ public:
 
   // --- The driver ------------------------------------------------------------
 
-  /// Lines before the driver's includes.
-  virtual void emitDriverPreamble(CodeWriter &w) const = 0;
-  /// `mpi` where the program runs under MPI, else `otherwise`.
-  virtual void emitMpiOrElse(CodeWriter &w, llvm::ArrayRef<std::string> mpi,
-                             llvm::ArrayRef<std::string> otherwise) const = 0;
-  /// Where a block of the driver lives besides its host copy.
-  virtual llvm::StringRef blockDoc() const = 0;
-  virtual void emitBlockMembers(CodeWriter &w) const = 0;
-  virtual void emitBlockAllocation(CodeWriter &w) const = 0;
   /// Copies block `name`'s host data to where the program reads it.
   virtual void emitUpload(CodeWriter &w, llvm::StringRef name) const = 0;
   /// The pointer the program is given for block `name`.
@@ -277,6 +272,26 @@ public:
   virtual void emitSynchronize(CodeWriter &w, bool check) const = 0;
   /// Copies `cc_result`'s data back to its host copy (into `cc_st`).
   virtual void emitDownload(CodeWriter &w) const = 0;
+
+  // --- Built from the above, the same for every target --------------------
+
+  /// `mpi` where the program runs under MPI, else `otherwise`.
+  void emitMpiOrElse(CodeWriter &w, llvm::ArrayRef<std::string> mpi,
+                     llvm::ArrayRef<std::string> otherwise) const;
+  /// `var = groupCombine(var, combine);` where several threads compute a
+  /// group.
+  void emitGroupCombine(CodeWriter &w, llvm::StringRef var,
+                        llvm::StringRef combine) const;
+  /// `lhs = value;`, computed once per group and seen by all of its
+  /// threads (`shared` names the group's copy).
+  void shareFromLeader(CodeWriter &w, llvm::StringRef type,
+                       llvm::StringRef shared, llvm::StringRef value,
+                       llvm::StringRef lhs) const;
+  /// Opens what one thread of the group does alone; false (nothing
+  /// opened, nothing to close) where one thread computes a group.
+  bool openLeader(CodeWriter &w) const;
+  /// The end of one group's iteration.
+  void endGroup(CodeWriter &w) const;
 };
 
 } // namespace coconet::codegen
