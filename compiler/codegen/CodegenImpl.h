@@ -126,6 +126,15 @@ std::string emitSource(const lower::Plan &plan, const EmitOptions &options);
 std::string emitHeader(const lower::Plan &plan, const EmitOptions &options);
 /// The driver's `main`.
 std::string emitDriver(const lower::Plan &plan, const EmitOptions &options);
+/// The loops of an elementwise kernel (ElementwiseCode.cpp): lower/
+/// KernelBody's operations for every block form of the target. With
+/// `fused`, that fused collective's kernel; with `ranged`, over the elements
+/// [cc_begin, cc_end) (kernel parameters) of the domain, else all of them.
+void emitElementwiseBlocks(CodeWriter &w, const Target &t,
+                           const lower::Plan &plan, const lower::Step &step,
+                           const lower::ElementwiseKernel &k,
+                           const UniformValues &uniform,
+                           const FusedKernel *fused, bool ranged);
 /// The kernels (Kernels.cpp): one function per kernel step, and the code
 /// of one step inside `operator()`.
 void emitKernels(CodeWriter &w, const Target &target, const lower::Plan &plan);
@@ -252,20 +261,6 @@ struct BodyOverrides {
   int skipStore = -1;
 };
 
-/// How emitElementBody reads and writes. Scalar inputs are always the
-/// variables `cc_in<i>` emitScalarInputs declared before the loop.
-enum class ElementForm {
-  Scalar,     ///< inputs loaded at their index, outputs stored at `cc_i`
-  VectorLane, ///< flat inputs from `cc_l<i>.v[cc_j]`, outputs into
-              ///< `cc_s<member>.v[cc_j]`
-  Tile,       ///< flat f16/bf16 inputs from the widened tile `cc_l<i>[cc_j]`,
-              ///< f16/bf16 outputs as floats into `cc_s<member>[cc_j]`
-              ///< (narrowed after the tile); the rest as Scalar
-  RowTile,    ///< as Tile, for a tile within one row of the domain's last
-              ///< dimension: the loop sets the coordinates `cc_c<d>`, and
-              ///< the f16/bf16 inputs contiguous along the row
-              ///< (rowContiguous) come from the widened tile
-};
 /// Is `in` read at consecutive elements along the last dimension of a
 /// domain of `rank` dimensions (flat, shifted, or its last dimension
 /// follows the domain's last one)?

@@ -25,6 +25,11 @@ namespace {
 /// stay in the first-level cache.
 constexpr int kTile = static_cast<int>(rt::kTile);
 
+/// An elementwise kernel runs in tiles, one whose tensors are all read at
+/// the loop's index (flat) of the whole domain, any other within rows.
+constexpr ElementForm kTiles[] = {ElementForm::Tile};
+constexpr ElementForm kRowTiles[] = {ElementForm::RowTile};
+
 TargetInfo cpuInfo() {
   TargetInfo i;
   i.displayName = "CPU";
@@ -34,6 +39,8 @@ TargetInfo cpuInfo() {
   i.sourceIncludes = "#include \"coconet/cpu/convert.h\"";
   i.readOnlyPointer = "__restrict__ ";
   i.writtenPointer = "__restrict__ ";
+  i.flatBlocks = kTiles;
+  i.otherBlocks = kRowTiles;
   // One thread computes each group, in the simulator's order.
   i.groupThreads = false;
   i.overlapHeader = "coconet/cpu/progress.h";
@@ -141,15 +148,14 @@ public:
     }
     w.open(loop(var, count));
   }
-  void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
-                            const ElementwiseKernel &k,
-                            const UniformValues &uniform,
-                            const FusedKernel *fused,
-                            bool ranged) const override;
-  void emitRowTileLoops(CodeWriter &w, const Plan &plan, const Step &step,
-                        const ElementwiseKernel &k,
-                        const UniformValues &uniform, const FusedKernel *fused,
-                        bool ranged) const;
+  void openBlocks(CodeWriter &w, ElementForm form,
+                  const BlockContext &c) const override;
+  void closeBlocks(CodeWriter &w, ElementForm,
+                   const BlockContext &) const override {
+    w.close();
+  }
+  void emitBlockOp(CodeWriter &w, ElementForm form, const BlockContext &c,
+                   const lower::BlockOp &op) const override;
   std::string groupCombine(llvm::StringRef value,
                            llvm::StringRef) const override {
     return value.str();
@@ -291,109 +297,35 @@ private:
   }
 };
 
-/// A tile's f16/bf16 results are kept as floats (`cc_s<member>`) and
-/// narrowed into their buffers after the tile's loop.
-void declareNarrowResults(CodeWriter &w, const Plan &plan,
-                          const ElementwiseKernel &k,
-                          const FusedKernel *fused) {
-  for (size_t m = 0; m < k.members.size(); ++m) {
-    const int out = k.members[m].output;
-    if (out < 0)
-      continue;
-    const ir::DType dtype = plan.buffers[out].dtype;
-    // The gathered member's tile, narrow or not, unless it is stored into
-    // its own buffer where the others are copied from.
-    const bool gathered =
-        fused && fused->gatheredMember == m && !fused->storeGatheredLocally;
-    if (isNarrow(dtype) || gathered)
-      w.line(std::string(isNarrow(dtype) ? "float"
-                                         : cpuTarget().storageType(dtype)) +
-             " cc_s" + std::to_string(m) + "[" + std::to_string(kTile) + "];");
-  }
+using lower::BlockOp;
+using lower::BlockValue;
+
+BlockValue memberValue(unsigned m) { return {BlockValue::Kind::Member, m}; }
+
+/// Is member `m`'s value kept in the tile `cc_s<m>` (as floats for f16/bf16)
+/// rather than stored by the tile's loop into its buffer: f16/bf16 results
+/// (narrowed after the loop), and a gathered member not stored where it is
+/// (copied into every member after the loop).
+bool inTile(const BlockContext &c, unsigned m) {
+  const int out = c.k.members[m].output;
+  if (out < 0)
+    return false;
+  return isNarrow(c.plan.buffers[out].dtype) ||
+         (c.body.storedToPeers(memberValue(m)) &&
+          !c.body.stored(memberValue(m)));
 }
 
-/// A fused kernel's tile, before its elements: the reduced tile `cc_red`,
-/// combined from every member's block in ascending member order (the block
-/// itself when the team has one member), and stored where the plan keeps
-/// the reduced value.
-void fusedTileStart(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
-  if (!f.reducing)
-    return;
-  const Buffer &out = plan.buffers[f.reducing->output];
-  const std::string type = cpuTarget().storageType(out.dtype);
-  // One member's block is its own reduction (as a lone collective's alias
-  // is): read where it is.
-  w.line(type + " cc_combined[" + std::to_string(kTile) + "];");
-  w.line("const " + type + " *__restrict__ cc_red = cc_combined;");
-  w.line("if (cc_members == 1)");
-  w.line("  cc_red = static_cast<const " + type +
-         " *>(cc_from[0]) + cc_from_at + cc_first;");
-  w.line("else");
-  w.line("  coconet::rt::cpu::combineTile(cc_from, cc_members, cc_from_at + "
-         "cc_first, cc_combined, cc_len,");
-  w.line("                                " + runtimeDType(out.dtype) + ", " +
-         runtimeReduceOp(f.reducing->op) + ");");
-  const std::string bytes =
-      "static_cast<size_t>(cc_len) * sizeof(" + type + ")";
-  if (f.storeReduced)
-    w.line("std::memcpy(" + out.name + " + cc_first, cc_red, " + bytes + ");");
-  if (f.gatherReduced) {
-    // Gathered as it is reduced, into every member's output.
-    w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
-    w.line("std::memcpy(static_cast<" + type +
-           " *>(cc_to[cc_q]) + cc_to_at + cc_first, cc_red, " + bytes + ");");
-    w.close();
-  }
-}
-
-/// A fused kernel's tile, after its elements: the gathered member's tile
-/// into its own buffer (where the plan keeps it) and into every member's
-/// block of the gathered output.
-void fusedTileEnd(CodeWriter &w, const Plan &plan, const FusedKernel &f) {
-  if (!f.gatheredMember)
-    return;
-  const ElementwiseKernel &k = f.kernel();
-  const std::string m = std::to_string(*f.gatheredMember);
-  const Buffer &in = plan.buffers[k.members[*f.gatheredMember].output];
-  const Buffer &out = plan.buffers[f.gather->output];
-  const std::string type = cpuTarget().storageType(out.dtype);
-  // A wide value stored into its own buffer by the tile's loop is copied
-  // from there (while it is in the cache); else from the tile.
-  const bool fromOwn = !isNarrow(out.dtype) && f.storeGatheredLocally;
-  auto copyTo = [&](const std::string &to) {
-    if (isNarrow(out.dtype))
-      return "coconet::rt::cpu::narrow(cc_s" + m + ", " + to + ", cc_len);";
-    return "std::memcpy(" + to + ", " +
-           (fromOwn ? in.name + " + cc_first" : "cc_s" + m) +
-           ", static_cast<size_t>(cc_len) * sizeof(" + type + "));";
-  };
-  if (f.storeGatheredLocally && !fromOwn)
-    w.line(copyTo(in.name + " + cc_first"));
-  w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
-  if (f.selfInView)
-    w.line("if (cc_q == cc_me)").line("  continue; // this member's own block");
-  w.line(
-      copyTo("static_cast<" + type + " *>(cc_to[cc_q]) + cc_to_at + cc_first"));
-  w.close();
-}
-
-/// The input index of a tile's element in ElementForm::Tile: the reduced
-/// input of a fused kernel is the tile cc_red (widened into cc_l<i> when it
-/// is f16/bf16).
-BodyOverrides fusedOverrides(const Plan &plan, const FusedKernel *f) {
+/// How the tile's element loop reads the reduced input (the tile cc_red,
+/// widened into cc_l<i> when it is f16/bf16) and where it puts the members
+/// kept in tiles.
+BodyOverrides tileOverrides(const BlockContext &c) {
   BodyOverrides o;
-  if (!f)
-    return o;
-  // The gathered member goes to the tile cc_s<m> unless the loop stores a
-  // wide value into its own buffer, which the copies then read.
-  if (f->gatheredMember) {
-    const ir::DType dtype =
-        plan.buffers[f->kernel().members[*f->gatheredMember].output].dtype;
-    if (isNarrow(dtype) || !f->storeGatheredLocally)
-      o.tileMember = static_cast<int>(*f->gatheredMember);
-  }
-  if (f->reducedInput) {
-    const ir::DType dtype = plan.buffers[f->reducing->output].dtype;
+  for (unsigned m = 0; m < c.k.members.size(); ++m)
+    if (c.body.storedToPeers(memberValue(m)) && inTile(c, m))
+      o.tileMember = static_cast<int>(m);
+  const FusedKernel *f = c.fused;
+  if (f && f->reducedInput) {
+    const ir::DType dtype = c.plan.buffers[f->reducing->output].dtype;
     o.input = static_cast<int>(*f->reducedInput);
     o.inputValue = isNarrow(dtype)
                        ? "cc_l" + std::to_string(*f->reducedInput) + "[cc_j]"
@@ -401,94 +333,53 @@ BodyOverrides fusedOverrides(const Plan &plan, const FusedKernel *f) {
   }
   return o;
 }
-void narrowResults(CodeWriter &w, const Plan &plan, const ElementwiseKernel &k,
-                   const FusedKernel *fused) {
-  for (size_t m = 0; m < k.members.size(); ++m) {
-    const int out = k.members[m].output;
-    if (fused && fused->gatheredMember == m)
-      continue; // copied into every member after the tile
-    if (out >= 0 && isNarrow(plan.buffers[out].dtype))
-      w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " +
-             bufferName(plan, out) + " + cc_first, cc_len);");
-  }
+
+/// The bytes of a tile of `dtype`.
+std::string tileBytes(ir::DType dtype) {
+  return "static_cast<size_t>(cc_len) * sizeof(" +
+         cpuTarget().storageType(dtype) + ")";
 }
 
-/// An elementwise kernel's loops. One whose tensors are all read at the
-/// loop's index (flat) runs on vectors: OpenMP's threads share tiles of
-/// kTile elements, the f16/bf16 tensors of a tile are widened to floats
-/// before it and its f16/bf16 results narrowed after it (cpu/convert.h:
-/// F16C where the CPU has it), and the tile's elements are one `omp simd`
-/// loop of float arithmetic. Others loop over elements.
-void CpuTarget::emitElementwiseLoops(CodeWriter &w, const Plan &plan,
-                                     const Step &step,
-                                     const ElementwiseKernel &k,
-                                     const UniformValues &uniform,
-                                     const FusedKernel *fused,
-                                     bool ranged) const {
-  if (!k.flat) {
-    emitRowTileLoops(w, plan, step, k, uniform, fused, ranged);
+/// Member `cc_q`'s block of the gathered output at the tile.
+std::string peerTile(const BlockContext &c, const BlockOp &op) {
+  return "static_cast<" +
+         cpuTarget().storageType(c.plan.buffers[op.buffer].dtype) +
+         " *>(cc_to[cc_q]) + cc_to_at + cc_first";
+}
+
+/// An elementwise kernel's tiles: OpenMP's threads share tiles of kTile
+/// elements; the f16/bf16 tensors of a tile are widened to floats before
+/// its element loop and its f16/bf16 results narrowed after it (cpu/
+/// convert.h: F16C where the CPU has it), and the tile's elements are one
+/// `omp simd` loop of float arithmetic. A kernel that reads some tensor at
+/// computed indices (broadcasts) runs in tiles within one row of the
+/// domain's last dimension: the other coordinates are the row's, the last
+/// one is the tile's start plus the lane, so no element divides its index;
+/// a tensor read along the row is widened a tile at a time as in the flat
+/// form, one broadcast along it is the same element for the whole tile.
+void CpuTarget::openBlocks(CodeWriter &w, ElementForm form,
+                           const BlockContext &c) const {
+  const std::string tileSize = std::to_string(kTile);
+  const bool ranged = c.ranged;
+  if (form == ElementForm::Tile) {
+    const std::string end = ranged ? "cc_end" : "cc_g.n";
+    if (ranged && !c.fused)
+      w.line("(void)cc_g; // a part's range stands for the whole count");
+    w.line("const int64_t cc_tiles = (" +
+           std::string(ranged ? "cc_end - cc_begin" : "cc_g.n") + " + " +
+           std::to_string(kTile - 1) + ") / " + tileSize + ";");
+    w.line("#pragma omp parallel for schedule(static)");
+    w.open("for (int64_t cc_t = 0; cc_t < cc_tiles; ++cc_t)");
+    w.line("const int64_t cc_first = " +
+           std::string(ranged ? "cc_begin + " : "") + "cc_t * " + tileSize +
+           ";");
+    w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " +
+           end + " - cc_first);");
     return;
   }
-  const std::string tileSize = std::to_string(kTile);
-  const std::string end = ranged ? "cc_end" : "cc_g.n";
-  if (ranged && !fused)
-    w.line("(void)cc_g; // a part's range stands for the whole count");
-  w.line("const int64_t cc_tiles = (" +
-         std::string(ranged ? "cc_end - cc_begin" : "cc_g.n") + " + " +
-         std::to_string(kTile - 1) + ") / " + tileSize + ";");
-  w.line("#pragma omp parallel for schedule(static)");
-  w.open("for (int64_t cc_t = 0; cc_t < cc_tiles; ++cc_t)");
-  w.line("const int64_t cc_first = " +
-         std::string(ranged ? "cc_begin + " : "") + "cc_t * " + tileSize + ";");
-  w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " + end +
-         " - cc_first);");
-  if (fused)
-    fusedTileStart(w, plan, *fused);
-  for (unsigned i = 0; i < k.inputs.size(); ++i) {
-    const KernelInput &in = k.inputs[i];
-    const Buffer &b = plan.buffers[in.buffer];
-    if (in.isScalar() || !isNarrow(b.dtype))
-      continue;
-    const std::string tile = "cc_l" + std::to_string(i);
-    const bool reduced = fused && fused->reducedInput == i;
-    const std::string at =
-        reduced ? std::string("cc_red")
-                : b.name + (in.shifted ? " + cc_g.o" + std::to_string(i) : "") +
-                      " + cc_first";
-    w.line("float " + tile + "[" + tileSize + "];");
-    w.line("coconet::rt::cpu::widen(" + at + ", " + tile + ", cc_len);");
-  }
-  declareNarrowResults(w, plan, k, fused);
-  w.line("#pragma omp simd");
-  w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
-  w.line("const int64_t cc_i = cc_first + cc_j;");
-  w.line("(void)cc_i;"); // unused when every tensor is in a tile
-  emitElementBody(w, plan, step, k, *this, ElementForm::Tile, uniform,
-                  fusedOverrides(plan, fused));
-  w.close();
-  narrowResults(w, plan, k, fused);
-  if (fused)
-    fusedTileEnd(w, plan, *fused);
-  w.close();
-}
-
-/// An elementwise kernel that reads some tensor at computed indices
-/// (broadcasts) runs in tiles of at most kTile elements within one row of
-/// the domain's last dimension: the other coordinates are the row's, the
-/// last one is the tile's start plus the lane, so no element divides its
-/// index; a tensor read along the row is widened a tile at a time as in
-/// the flat form, one broadcast along it is the same element for the
-/// whole tile.
-void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
-                                 const Step &step, const ElementwiseKernel &k,
-                                 const UniformValues &uniform,
-                                 const FusedKernel *fused, bool ranged) const {
-  const unsigned rank = k.domain.size();
-  const std::string last = std::to_string(rank - 1);
-  const std::string row = "cc_g.e" + last;
-  const std::string tileSize = std::to_string(kTile);
-  const std::string inner = "cc_c" + last;
-  llvm::SmallVector<bool, 4> used = usedCoordinates(k);
+  const unsigned rank = c.k.domain.size();
+  const std::string row = "cc_g.e" + std::to_string(rank - 1);
+  llvm::SmallVector<bool, 4> used = usedCoordinates(c.k);
   w.line("const int64_t cc_row_tiles = (" + row + " + " +
          std::to_string(kTile - 1) + ") / " + tileSize + ";");
   // A range is whole rows (lower/Chunks.cpp).
@@ -506,18 +397,54 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
          " - cc_lo);");
   // The row's coordinates (every dimension but the last).
   emitCoordinates(w, llvm::ArrayRef<bool>(used).drop_back(), "cc_r", "cc_g");
-  if (fused)
-    fusedTileStart(w, plan, *fused);
-  for (unsigned i = 0; i < k.inputs.size(); ++i) {
+}
+
+void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
+                            const BlockContext &c, const BlockOp &op) const {
+  const Plan &plan = c.plan;
+  const ElementwiseKernel &k = c.k;
+  const FusedKernel *f = c.fused;
+  const std::string tileSize = std::to_string(kTile);
+  const unsigned rank = k.domain.size();
+  switch (op.kind) {
+  case BlockOp::Kind::TeamReduce: {
+    // The reduced tile `cc_red`, combined from every member's block in
+    // ascending member order; one member's block is its own reduction (as
+    // a lone collective's alias is): read where it is.
+    const Buffer &out = plan.buffers[op.buffer];
+    const std::string type = storageType(out.dtype);
+    w.line(type + " cc_combined[" + tileSize + "];");
+    w.line("const " + type + " *__restrict__ cc_red = cc_combined;");
+    w.line("if (cc_members == 1)");
+    w.line("  cc_red = static_cast<const " + type +
+           " *>(cc_from[0]) + cc_from_at + cc_first;");
+    w.line("else");
+    w.line("  coconet::rt::cpu::combineTile(cc_from, cc_members, cc_from_at + "
+           "cc_first, cc_combined, cc_len,");
+    w.line("                                " + runtimeDType(out.dtype) + ", " +
+           runtimeReduceOp(f->reducing->op) + ");");
+    return;
+  }
+  case BlockOp::Kind::Load: {
+    const unsigned i = op.value.index;
     const KernelInput &in = k.inputs[i];
     const Buffer &b = plan.buffers[in.buffer];
-    if (!isNarrow(b.dtype) || !rowContiguous(in, rank))
-      continue;
+    const bool reduced = f && f->reducedInput == i;
+    // Wide tensors are read where they are by the element loop.
+    if (!isNarrow(b.dtype) ||
+        (form == ElementForm::RowTile && !rowContiguous(in, rank)))
+      return;
     const std::string tile = "cc_l" + std::to_string(i);
     w.line("float " + tile + "[" + tileSize + "];");
-    if (fused && fused->reducedInput == i) {
+    if (reduced) {
       w.line("coconet::rt::cpu::widen(cc_red, " + tile + ", cc_len);");
-      continue;
+      return;
+    }
+    if (form == ElementForm::Tile) {
+      w.line("coconet::rt::cpu::widen(" + b.name +
+             (in.shifted ? " + cc_g.o" + std::to_string(i) : "") +
+             " + cc_first, " + tile + ", cc_len);");
+      return;
     }
     const std::string widen =
         "coconet::rt::cpu::widen(" + b.name + " + " +
@@ -525,31 +452,75 @@ void CpuTarget::emitRowTileLoops(CodeWriter &w, const Plan &plan,
         ", cc_len);";
     if (in.flat || in.shifted) {
       w.line(widen);
-      continue;
+      return;
     }
     // The tile's first element: the index at the last coordinate cc_lo.
     w.line("{");
     w.indent();
-    w.line("const int64_t " + inner + " = cc_lo;");
+    w.line("const int64_t cc_c" + std::to_string(rank - 1) + " = cc_lo;");
     w.line(widen);
     w.close();
+    return;
   }
-  declareNarrowResults(w, plan, k, fused);
-  w.line("#pragma omp simd");
-  w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
-  w.line("const int64_t cc_i = cc_first + cc_j;");
-  w.line("(void)cc_i;");
-  if (used[rank - 1]) { // unused when only tiles read along the row
-    w.line("const int64_t " + inner + " = cc_lo + cc_j;");
-    w.line("(void)" + inner + ";");
+  case BlockOp::Kind::Compute: {
+    for (unsigned m = 0; m < k.members.size(); ++m) {
+      if (!inTile(c, m))
+        continue;
+      const ir::DType dtype = plan.buffers[k.members[m].output].dtype;
+      w.line(std::string(isNarrow(dtype) ? "float" : storageType(dtype)) +
+             " cc_s" + std::to_string(m) + "[" + tileSize + "];");
+    }
+    w.line("#pragma omp simd");
+    w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
+    w.line("const int64_t cc_i = cc_first + cc_j;");
+    w.line("(void)cc_i;"); // unused when every tensor is in a tile
+    if (form == ElementForm::RowTile && usedCoordinates(k)[rank - 1]) {
+      // Unused when only tiles read along the row.
+      const std::string inner = "cc_c" + std::to_string(rank - 1);
+      w.line("const int64_t " + inner + " = cc_lo + cc_j;");
+      w.line("(void)" + inner + ";");
+    }
+    emitElementBody(w, plan, c.step, k, *this, form, c.uniform,
+                    tileOverrides(c));
+    w.close();
+    return;
   }
-  emitElementBody(w, plan, step, k, *this, ElementForm::RowTile, uniform,
-                  fusedOverrides(plan, fused));
-  w.close();
-  narrowResults(w, plan, k, fused);
-  if (fused)
-    fusedTileEnd(w, plan, *fused);
-  w.close();
+  case BlockOp::Kind::Store: {
+    const Buffer &b = plan.buffers[op.buffer];
+    if (op.value.kind == BlockValue::Kind::Reduced) {
+      w.line("std::memcpy(" + b.name + " + cc_first, cc_red, " +
+             tileBytes(b.dtype) + ");");
+      return;
+    }
+    // A wide member's elements were stored by the element loop.
+    if (isNarrow(b.dtype))
+      w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(op.value.index) +
+             ", " + b.name + " + cc_first, cc_len);");
+    return;
+  }
+  case BlockOp::Kind::StoreToPeers: {
+    const Buffer &out = plan.buffers[op.buffer];
+    const std::string to = peerTile(c, op);
+    if (op.value.kind == BlockValue::Kind::Reduced) {
+      w.line("std::memcpy(" + to + ", cc_red, " + tileBytes(out.dtype) + ");");
+      return;
+    }
+    const unsigned m = op.value.index;
+    if (isNarrow(out.dtype)) {
+      w.line("coconet::rt::cpu::narrow(cc_s" + std::to_string(m) + ", " + to +
+             ", cc_len);");
+      return;
+    }
+    // A wide value the element loop stored into its own buffer is copied
+    // from there (while it is in the cache); else from its tile.
+    const std::string from =
+        inTile(c, m) ? "cc_s" + std::to_string(m)
+                     : plan.buffers[k.members[m].output].name + " + cc_first";
+    w.line("std::memcpy(" + to + ", " + from + ", " + tileBytes(out.dtype) +
+           ");");
+    return;
+  }
+  }
 }
 
 } // namespace

@@ -55,6 +55,12 @@ std::string asStatus(const std::string &call) {
          "); return cc_rt::Status(); }()";
 }
 
+/// A flat elementwise kernel runs on vectors, then elements for the tail;
+/// any other on elements.
+constexpr ElementForm kVectorsThenTail[] = {ElementForm::VectorLane,
+                                            ElementForm::Scalar};
+constexpr ElementForm kElements[] = {ElementForm::Scalar};
+
 TargetInfo cudaInfo() {
   TargetInfo i;
   i.displayName = "CUDA";
@@ -71,6 +77,8 @@ TargetInfo cudaInfo() {
                     "// cc_store, cc_block_reduce: coconet/cuda/kernels.h.\n"
                     "using namespace coconet::rt::cuda::kernels;\n";
   i.readOnlyPointer = "__restrict__ ";
+  i.flatBlocks = kVectorsThenTail;
+  i.otherBlocks = kElements;
   i.elementwisePrologue =
       "const int64_t cc_stride = static_cast<int64_t>(blockDim.x) * "
       "gridDim.x;\n"
@@ -243,54 +251,19 @@ public:
       return;
     }
   }
-  void emitElementwiseLoops(CodeWriter &w, const Plan &plan, const Step &step,
-                            const ElementwiseKernel &k,
-                            const UniformValues &uniform,
-                            const FusedKernel *fused,
-                            bool ranged) const override {
-    w.line(std::string("int64_t cc_tail = ") + (ranged ? "cc_begin" : "0") +
-           ";");
-    if (k.flat)
-      emitVectorLoop(w, plan, step, k, uniform, fused, ranged);
-    w.open("for (int64_t cc_i = cc_tail + cc_first; cc_i < " +
-           std::string(ranged ? "cc_end" : "cc_g.n") +
-           "; cc_i += "
-           "cc_stride)");
-    BodyOverrides o;
-    if (fused && (fused->reducedInput || fused->storeReduced)) {
-      // The reduced value, combined from every member's block (and kept in
-      // its own buffer where the plan stores it).
-      const Buffer &r = plan.buffers[fused->reducing->output];
-      w.line("const " + storageType(r.dtype) + " cc_red = cc_team_reduce<" +
-             runtimeReduceOp(fused->reducing->op) +
-             ">(cc_t, cc_from + cc_from_at, cc_i);");
-      if (fused->storeReduced)
-        w.line(bufferName(plan, fused->reducing->output) + "[cc_i] = cc_red;");
-      if (fused->reducedInput) {
-        o.input = static_cast<int>(*fused->reducedInput);
-        o.inputValue = load(r.dtype, "cc_red");
-      }
-      if (fused->gatherReduced) {
-        openGather(w, *fused);
-        w.line("cc_peer(cc_t, cc_q, cc_to + cc_to_at)[cc_i] = cc_red;");
-        w.close();
-      }
-    }
-    if (fused && !fused->storeGatheredLocally)
-      o.skipStore =
-          fused->gatheredMember ? static_cast<int>(*fused->gatheredMember) : -1;
-    emitElementBody(w, plan, step, k, *this, ElementForm::Scalar, uniform, o);
-    if (fused && fused->gatheredMember) {
-      const auto &m = k.members[*fused->gatheredMember];
-      const Buffer &out = plan.buffers[fused->gather->output];
-      w.line("const " + storageType(out.dtype) + " cc_gathered = " +
-             store(out.dtype, memberName(plan, step, m)) + ";");
-      openGather(w, *fused);
-      w.line("cc_peer(cc_t, cc_q, cc_to + cc_to_at)[cc_i] = cc_gathered;");
-      w.close();
-    }
+  void openBlocks(CodeWriter &w, ElementForm form,
+                  const BlockContext &c) const override;
+  void closeBlocks(CodeWriter &w, ElementForm form,
+                   const BlockContext &) const override {
+    w.close();
+    if (form != ElementForm::VectorLane)
+      return;
+    // The scalar loop takes the tail.
+    w.line("cc_tail = cc_vectors * W;");
     w.close();
   }
+  void emitBlockOp(CodeWriter &w, ElementForm form, const BlockContext &c,
+                   const lower::BlockOp &op) const override;
   std::string groupCombine(llvm::StringRef value,
                            llvm::StringRef combine) const override {
     return "cc_block_reduce(" + value.str() + ", " + combine.str() + ")";
@@ -431,111 +404,132 @@ public:
            ";");
   }
 
-private:
-  void emitVectorLoop(CodeWriter &w, const Plan &plan, const Step &step,
-                      const ElementwiseKernel &k, const UniformValues &uniform,
-                      const FusedKernel *fused, bool ranged) const;
-  /// Stores the reduced vector `value` into the reducing collective's
-  /// output (FusedKernel::storeReduced).
-  void storeReducedVector(CodeWriter &w, const Plan &plan, const FusedKernel &f,
-                          const std::string &value) const {
-    const unsigned out = f.reducing->output;
-    w.line("reinterpret_cast<cc_vec<" + storageType(plan.buffers[out].dtype) +
-           ", W> *>(" + bufferName(plan, out) + ")[cc_v] = " + value + ";");
-  }
-  /// Opens the loop over the members a gathered value is stored into.
-  static void openGather(CodeWriter &w, const FusedKernel &f) {
-    w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
-    if (f.selfInView)
-      w.line("if (cc_q == cc_me)")
-          .line("  continue; // this member's own block");
-  }
 };
 
+using lower::BlockOp;
+using lower::BlockValue;
+
 /// The vector instantiation's loop: `W` elements per load and store, then
-/// the scalar loop takes the tail.
-void CudaTarget::emitVectorLoop(CodeWriter &w, const Plan &plan,
-                                const Step &step, const ElementwiseKernel &k,
-                                const UniformValues &uniform,
-                                const FusedKernel *fused, bool ranged) const {
-  w.open("if constexpr (kVector)");
-  w.line("constexpr int W = " + std::to_string(vectorWidth(plan, step)) + ";");
-  // A range's start is a multiple of W (its launch checks).
-  w.line(std::string("const int64_t cc_vectors = ") +
-         (ranged ? "cc_end" : "cc_g.n") + " / W;");
-  w.open(std::string("for (int64_t cc_v = ") +
-         (ranged ? "cc_begin / W + " : "") +
-         "cc_first; cc_v < cc_vectors; cc_v += "
-         "cc_stride)");
-  for (unsigned i = 0; i < k.inputs.size(); ++i) {
-    const KernelInput &in = k.inputs[i];
-    if (in.isScalar())
-      continue;
-    const Buffer &b = plan.buffers[in.buffer];
-    std::string t = storageType(b.dtype);
-    if (fused && fused->reducedInput == i) {
-      // One aligned load from every member, combined lane by lane.
-      w.line("const cc_vec<" + t + ", W> cc_l" + std::to_string(i) +
-             " = cc_team_reduce_vec<" + runtimeReduceOp(fused->reducing->op) +
+/// the scalar loop takes the tail (the elements from cc_tail); a kernel
+/// that is not flat has only the scalar loop.
+void CudaTarget::openBlocks(CodeWriter &w, ElementForm form,
+                            const BlockContext &c) const {
+  const bool ranged = c.ranged;
+  if (form == ElementForm::VectorLane || !c.k.flat)
+    w.line(std::string("int64_t cc_tail = ") + (ranged ? "cc_begin" : "0") +
+           ";");
+  if (form == ElementForm::VectorLane) {
+    w.open("if constexpr (kVector)");
+    w.line("constexpr int W = " + std::to_string(vectorWidth(c.plan, c.step)) +
+           ";");
+    // A range's start is a multiple of W (its launch checks).
+    w.line(std::string("const int64_t cc_vectors = ") +
+           (ranged ? "cc_end" : "cc_g.n") + " / W;");
+    w.open(std::string("for (int64_t cc_v = ") +
+           (ranged ? "cc_begin / W + " : "") +
+           "cc_first; cc_v < cc_vectors; cc_v += cc_stride)");
+    return;
+  }
+  w.open("for (int64_t cc_i = cc_tail + cc_first; cc_i < " +
+         std::string(ranged ? "cc_end" : "cc_g.n") + "; cc_i += cc_stride)");
+}
+
+void CudaTarget::emitBlockOp(CodeWriter &w, ElementForm form,
+                             const BlockContext &c, const BlockOp &op) const {
+  const Plan &plan = c.plan;
+  const ElementwiseKernel &k = c.k;
+  const FusedKernel *f = c.fused;
+  const bool vector = form == ElementForm::VectorLane;
+  // The reduced value: the reduced input's vector `cc_l<i>` (or
+  // `cc_reduced` when no member reads it), the element `cc_red`.
+  const std::string reduced =
+      !vector                    ? std::string("cc_red")
+      : f && f->reducedInput ? "cc_l" + std::to_string(*f->reducedInput)
+                             : std::string("cc_reduced");
+  auto vec = [&](unsigned buffer) {
+    return "cc_vec<" + storageType(plan.buffers[buffer].dtype) + ", W>";
+  };
+  auto value = [&](BlockValue v, unsigned buffer) -> std::string {
+    if (v.kind == BlockValue::Kind::Reduced)
+      return reduced;
+    if (vector)
+      return "cc_s" + std::to_string(v.index);
+    return store(plan.buffers[buffer].dtype,
+                 memberName(plan, c.step, k.members[v.index]));
+  };
+  // A block of `buffer` at `base`.
+  auto at = [&](unsigned buffer, const std::string &base) {
+    return vector ? "reinterpret_cast<" + vec(buffer) + " *>(" + base +
+                        ")[cc_v]"
+                  : base + "[cc_i]";
+  };
+  switch (op.kind) {
+  case BlockOp::Kind::TeamReduce:
+    // One aligned load from every member, combined lane by lane.
+    if (vector)
+      w.line("const " + vec(op.buffer) + " " + reduced +
+             " = cc_team_reduce_vec<" + runtimeReduceOp(f->reducing->op) +
              ", W>(cc_t, cc_from + cc_from_at, cc_v);");
-      if (fused->storeReduced)
-        storeReducedVector(w, plan, *fused, "cc_l" + std::to_string(i));
-      if (fused->gatherReduced) {
-        openGather(w, *fused);
-        w.line("reinterpret_cast<cc_vec<" + t +
-               ", W> *>(cc_peer(cc_t, cc_q, cc_to + cc_to_at))[cc_v] = cc_l" +
-               std::to_string(i) + ";");
-        w.close();
-      }
-      continue;
-    }
-    std::string base =
+    else
+      w.line("const " + storageType(plan.buffers[op.buffer].dtype) +
+             " cc_red = cc_team_reduce<" + runtimeReduceOp(f->reducing->op) +
+             ">(cc_t, cc_from + cc_from_at, cc_i);");
+    return;
+  case BlockOp::Kind::Load: {
+    // The element loop reads the scalar form's inputs where they are.
+    const unsigned i = op.value.index;
+    if (!vector || (f && f->reducedInput == i))
+      return;
+    const KernelInput &in = k.inputs[i];
+    const Buffer &b = plan.buffers[in.buffer];
+    const std::string base =
         in.shifted ? "(" + b.name + " + cc_g.o" + std::to_string(i) + ")"
                    : b.name;
+    const std::string t = storageType(b.dtype);
     w.line("const cc_vec<" + t + ", W> cc_l" + std::to_string(i) +
            " = reinterpret_cast<const cc_vec<" + t + ", W> *>(" + base +
            ")[cc_v];");
+    return;
   }
-  if (fused && fused->storeReduced && !fused->reducedInput) {
-    // Stored, though no member reads it.
-    const std::string t =
-        storageType(plan.buffers[fused->reducing->output].dtype);
-    w.line("const cc_vec<" + t + ", W> cc_reduced = cc_team_reduce_vec<" +
-           runtimeReduceOp(fused->reducing->op) +
-           ", W>(cc_t, cc_from + cc_from_at, cc_v);");
-    storeReducedVector(w, plan, *fused, "cc_reduced");
-  }
-  for (size_t m = 0; m < k.members.size(); ++m)
-    if (k.members[m].output >= 0)
-      w.line("cc_vec<" + storageType(plan.buffers[k.members[m].output].dtype) +
-             ", W> cc_s" + std::to_string(m) + ";");
-  w.line("#pragma unroll");
-  w.open("for (int cc_j = 0; cc_j < W; ++cc_j)");
-  w.line("const int64_t cc_i = cc_v * W + cc_j;");
-  w.line("(void)cc_i;");
-  emitElementBody(w, plan, step, k, *this, ElementForm::VectorLane, uniform);
-  w.close();
-  for (size_t m = 0; m < k.members.size(); ++m) {
-    if (k.members[m].output < 0)
-      continue;
-    const Buffer &b = plan.buffers[k.members[m].output];
-    const std::string vec = "cc_vec<" + storageType(b.dtype) + ", W>";
-    const bool gathered = fused && fused->gatheredMember == m;
-    if (!gathered || fused->storeGatheredLocally)
-      w.line("reinterpret_cast<" + vec + " *>(" + b.name + ")[cc_v] = cc_s" +
-             std::to_string(m) + ";");
-    if (gathered) {
-      // Into every member's block of the gathered output.
-      openGather(w, *fused);
-      w.line("reinterpret_cast<" + vec +
-             " *>(cc_peer(cc_t, cc_q, cc_to + cc_to_at))[cc_v] = cc_s" +
-             std::to_string(m) + ";");
-      w.close();
+  case BlockOp::Kind::Compute: {
+    if (!vector) {
+      // Members are stored by the element body, but the one only stored
+      // into the peers; the reduced input is the combined value.
+      BodyOverrides o;
+      for (unsigned m = 0; m < k.members.size(); ++m)
+        if (k.members[m].output >= 0 &&
+            !c.body.stored({BlockValue::Kind::Member, m}))
+          o.skipStore = static_cast<int>(m);
+      if (f && f->reducedInput) {
+        o.input = static_cast<int>(*f->reducedInput);
+        o.inputValue =
+            load(plan.buffers[f->reducing->output].dtype, "cc_red");
+      }
+      emitElementBody(w, plan, c.step, k, *this, form, c.uniform, o);
+      return;
     }
+    for (unsigned m = 0; m < k.members.size(); ++m)
+      if (k.members[m].output >= 0)
+        w.line(vec(k.members[m].output) + " cc_s" + std::to_string(m) + ";");
+    w.line("#pragma unroll");
+    w.open("for (int cc_j = 0; cc_j < W; ++cc_j)");
+    w.line("const int64_t cc_i = cc_v * W + cc_j;");
+    w.line("(void)cc_i;");
+    emitElementBody(w, plan, c.step, k, *this, form, c.uniform);
+    w.close();
+    return;
   }
-  w.close();
-  w.line("cc_tail = cc_vectors * W;");
-  w.close();
+  case BlockOp::Kind::Store:
+    // The scalar form's members were stored by the element body.
+    if (vector || op.value.kind == BlockValue::Kind::Reduced)
+      w.line(at(op.buffer, bufferName(plan, op.buffer)) + " = " +
+             value(op.value, op.buffer) + ";");
+    return;
+  case BlockOp::Kind::StoreToPeers:
+    w.line(at(op.buffer, "cc_peer(cc_t, cc_q, cc_to + cc_to_at)") + " = " +
+           value(op.value, op.buffer) + ";");
+    return;
+  }
 }
 
 void CudaTarget::emitCollective(CodeWriter &w, const Plan &,

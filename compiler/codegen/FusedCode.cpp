@@ -374,7 +374,7 @@ void emitFusedKernel(CodeWriter &w, const Target &t, const Plan &plan,
   w.line("(void)cc_g;");
   w.comment("Every member's input is in place.");
   emitLines(w, t.info.teamBarrier);
-  t.emitElementwiseLoops(w, plan, f.step, k, uniform, &f, f.ranged);
+  emitElementwiseBlocks(w, t, plan, f.step, k, uniform, &f, f.ranged);
   w.comment("Every member's output is complete, and no member reads this "
             "one's input.");
   emitLines(w, t.info.teamBarrier);

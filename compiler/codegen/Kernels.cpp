@@ -36,7 +36,7 @@ void emitElementwise(CodeWriter &w, const Target &t, const Plan &plan,
                k.flat);
   emitLines(w, t.info.elementwisePrologue);
   const UniformValues uniform = emitScalarInputs(w, plan, k, t);
-  t.emitElementwiseLoops(w, plan, step, k, uniform, nullptr, ranged);
+  emitElementwiseBlocks(w, t, plan, step, k, uniform, nullptr, ranged);
   w.close();
 }
 

@@ -16,6 +16,7 @@
 #define COCONET_CODEGEN_TARGET_H
 
 #include "codegen/Codegen.h"
+#include "lower/KernelBody.h"
 
 #include "support/CodeWriter.h"
 
@@ -49,6 +50,35 @@ struct KernelRange {
   bool whole() const { return lo.empty(); }
 };
 
+/// How a block of an elementwise kernel holds its elements (a target runs
+/// a kernel's blocks in one or more of these forms, TargetInfo::flatBlocks)
+/// and how emitElementBody reads and writes them. Scalar inputs are always the
+/// variables `cc_in<i>` emitScalarInputs declared before the loop.
+enum class ElementForm {
+  Scalar,     ///< inputs loaded at their index, outputs stored at `cc_i`
+  VectorLane, ///< flat inputs from `cc_l<i>.v[cc_j]`, outputs into
+              ///< `cc_s<member>.v[cc_j]`
+  Tile,       ///< flat f16/bf16 inputs from the widened tile `cc_l<i>[cc_j]`,
+              ///< f16/bf16 outputs as floats into `cc_s<member>[cc_j]`
+              ///< (narrowed after the tile); the rest as Scalar
+  RowTile,    ///< as Tile, for a tile within one row of the domain's last
+              ///< dimension: the loop sets the coordinates `cc_c<d>`, and
+              ///< the f16/bf16 inputs contiguous along the row
+              ///< (rowContiguous) come from the widened tile
+};
+/// What a target's block operations need to know: the kernel, its body's
+/// operations (lower/KernelBody.h), its hoisted values, the fused kernel it
+/// is (or null) and whether it runs over a range.
+struct BlockContext {
+  const lower::Plan &plan;
+  const lower::Step &step;
+  const lower::ElementwiseKernel &k;
+  const lower::KernelBody &body;
+  const UniformValues &uniform;
+  const FusedKernel *fused;
+  bool ranged;
+};
+
 /// What a target spells as fixed text: names, headers, and lines of C++
 /// printed as they are by emitLines (each line of the text at the writer's
 /// indentation, leading spaces indenting it further; "" prints nothing).
@@ -69,6 +99,10 @@ struct TargetInfo {
   llvm::StringRef readOnlyPointer, writtenPointer;
   /// An elementwise kernel's first lines (before its scalar inputs).
   llvm::StringRef elementwisePrologue;
+  /// The forms an elementwise kernel's blocks run in, one loop each, in
+  /// order: one whose tensors are all read at the loop's index (flat), and
+  /// any other.
+  llvm::ArrayRef<ElementForm> flatBlocks, otherBlocks;
   /// Several threads compute one group (an output of a reduction, a row of
   /// a norm), or one thread does. With several: the qualifier of a value
   /// the group shares, the condition of its leader thread, its barrier.
@@ -188,16 +222,17 @@ public:
   /// Opens a loop of `kind` of `var` over [0, count).
   virtual void openLoop(CodeWriter &w, LoopKind kind, llvm::StringRef var,
                         llvm::StringRef count) const = 0;
-  /// With `fused`, the loops of that fused collective's kernel: the
-  /// reduced input combined from every member, the gathered member stored
-  /// into every member. With `ranged`, over the elements [cc_begin, cc_end)
-  /// (kernel parameters) of the domain, else over all of them.
-  virtual void emitElementwiseLoops(CodeWriter &w, const lower::Plan &plan,
-                                    const lower::Step &step,
-                                    const lower::ElementwiseKernel &k,
-                                    const UniformValues &uniform,
-                                    const FusedKernel *fused,
-                                    bool ranged) const = 0;
+  /// Opens the loop over the blocks of an elementwise kernel in `form`
+  /// and a block's set-up; closes it.
+  virtual void openBlocks(CodeWriter &w, ElementForm form,
+                          const BlockContext &c) const = 0;
+  virtual void closeBlocks(CodeWriter &w, ElementForm form,
+                           const BlockContext &c) const = 0;
+  /// Operation `op` on a block in `form` (ElementwiseCode.cpp walks them;
+  /// a StoreToPeers is printed inside its loop over the members `cc_q`).
+  virtual void emitBlockOp(CodeWriter &w, ElementForm form,
+                           const BlockContext &c,
+                           const lower::BlockOp &op) const = 0;
   /// The group's threads' values of `value` combined by `combine` (a
   /// callable of two values) in a fixed order: the value itself where one
   /// thread computes a group.
