@@ -69,7 +69,7 @@ TargetInfo cpuInfo() {
                      "#define COCONET_WITH_MPI 1\n"
                      "#endif";
   i.alwaysMpi = true;
-  i.blockDoc = ".";
+  i.driverHeader = "coconet/cpu/driver.h";
   return i;
 }
 
@@ -264,31 +264,6 @@ public:
   void emitStateMembers(CodeWriter &, const Plan &) const override {}
   void emitCreateLibraries(CodeWriter &, const Plan &) const override {}
   void emitDestroyLibraries(CodeWriter &, const Plan &) const override {}
-
-  // --- The driver ------------------------------------------------------------
-
-  /// A block bound to the program's symmetric memory is copied there.
-  void emitUpload(CodeWriter &w, llvm::StringRef name) const override {
-    const std::string n = name.str();
-    w.line("if (cc_st.ok() && " + n + ".bound)");
-    w.line("  std::memcpy(" + n + ".bound, " + n + ".host.data(), " + n +
-           ".host.size());");
-  }
-  std::string blockPointer(llvm::StringRef name) const override {
-    return "(" + name.str() + ".bound ? " + name.str() +
-           ".bound : static_cast<void *>(" + name.str() + ".host.data()))";
-  }
-  void emitCreateProgram(CodeWriter &w) const override {
-    w.line("cc_rt::cpu::Communicator cc_world(MPI_COMM_WORLD);");
-    w.line("std::unique_ptr<cc_Program> cc_program;");
-    w.line("cc_st = cc_Program::create(cc_world, cc_sizes, &cc_program);");
-  }
-  void emitSynchronize(CodeWriter &, bool) const override {}
-  void emitDownload(CodeWriter &w) const override {
-    w.line("if (cc_result.bound)");
-    w.line("  std::memcpy(cc_result.host.data(), cc_result.bound, "
-           "cc_result.host.size());");
-  }
 
 private:
   static std::string loop(llvm::StringRef var, llvm::StringRef count) {

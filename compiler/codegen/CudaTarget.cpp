@@ -48,13 +48,6 @@ std::string gridItems(const Step &step, const std::string &g) {
   return g + ".outer * " + g + ".blocks * " + g + ".chunk";
 }
 
-/// `[&]() -> cc_rt::Status { CALL; return cc_rt::Status(); }()`: a CUDA
-/// call checked where the driver needs a Status.
-std::string asStatus(const std::string &call) {
-  return "[&]() -> cc_rt::Status { COCONET_CUDA_CHECK(" + call +
-         "); return cc_rt::Status(); }()";
-}
-
 /// A flat elementwise kernel runs on vectors, then elements for the tail;
 /// any other on elements.
 constexpr ElementForm kVectorsThenTail[] = {ElementForm::VectorLane,
@@ -143,23 +136,7 @@ TargetInfo cudaInfo() {
   i.ifMpi = "#if defined(COCONET_WITH_MPI)";
   i.orElse = "#else";
   i.endIfMpi = "#endif";
-  i.blockDoc = " and on the device.";
-  i.blockMembers = "void *device = nullptr;";
-  i.blockAllocation =
-      "if (out->bound) {\n"
-      "  out->device = out->bound;\n"
-      "} else {\n"
-      "  const cudaError_t cc_err = cudaMalloc(&out->device, "
-      "out->host.size());\n"
-      "  if (cc_err == cudaErrorMemoryAllocation) {\n"
-      "    cudaGetLastError(); // not sticky: cleared\n"
-      "    return cc_rt::driver::cannotAllocate(out->info, "
-      "out->placement.elements(), out->host.size(), \"device memory\");\n"
-      "  }\n"
-      "  if (cc_err != cudaSuccess)\n"
-      "    return coconet::rt::cuda::cudaStatus(cc_err, "
-      "\"cudaMalloc(...)\", __FILE__, __LINE__);\n"
-      "}";
+  i.driverHeader = "coconet/cuda/driver.h";
   return i;
 }
 
@@ -346,62 +323,6 @@ public:
       return;
     w.line("if (cc_state->blas)");
     w.line("  cublasDestroy(cc_state->blas);");
-  }
-
-  // --- The driver ------------------------------------------------------------
-
-  void emitUpload(CodeWriter &w, llvm::StringRef name) const override {
-    const std::string n = name.str();
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = " +
-           asStatus("cudaMemcpy(" + n + ".device, " + n + ".host.data(), " + n +
-                    ".host.size(), cudaMemcpyHostToDevice)") +
-           ";");
-  }
-  std::string blockPointer(llvm::StringRef name) const override {
-    return name.str() + ".device";
-  }
-  void emitCreateProgram(CodeWriter &w) const override {
-    emitMpiOrElse(
-        w,
-        {"int cc_devices = 0;",
-         "if (cudaGetDeviceCount(&cc_devices) == cudaSuccess && cc_devices > "
-         "0)",
-         "  cudaSetDevice(cc_transport.rank() % cc_devices);",
-         "std::unique_ptr<cc_rt::cuda::Communicator> cc_world;",
-         "cc_st = cc_rt::cuda::Communicator::fromMpi(MPI_COMM_WORLD, "
-         "&cc_world);"},
-        {"std::unique_ptr<cc_rt::cuda::Communicator> cc_world;",
-         "cc_st = cc_rt::cuda::Communicator::single(&cc_world);"});
-    w.line("if (int cc_code = cc_agree(1))");
-    w.line("  return cc_code;");
-    w.line("cudaStream_t cc_stream = nullptr;");
-    w.line("cc_st = [&]() -> cc_rt::Status {");
-    w.line("  COCONET_CUDA_CHECK(cudaStreamCreate(&cc_stream));");
-    w.line("  return cc_rt::Status();");
-    w.line("}();");
-    w.line("if (int cc_code = cc_agree(1))");
-    w.line("  return cc_code;");
-    w.line("std::unique_ptr<cc_Program> cc_program;");
-    w.line("cc_st = cc_Program::create(*cc_world, cc_sizes, cc_stream, "
-           "&cc_program);");
-  }
-  void emitSynchronize(CodeWriter &w, bool conditional) const override {
-    const std::string sync = asStatus("cudaStreamSynchronize(cc_stream)");
-    if (conditional) {
-      w.line("if (cc_st.ok())");
-      w.line("  cc_st = " + sync + ";");
-      return;
-    }
-    w.line("cc_st = " + sync + ";");
-    w.line("if (int cc_code = cc_agree(1))");
-    w.line("  return cc_code;");
-  }
-  void emitDownload(CodeWriter &w) const override {
-    w.line("cc_st = " +
-           asStatus("cudaMemcpy(cc_result.host.data(), cc_result.device, "
-                    "cc_result.host.size(), cudaMemcpyDeviceToHost)") +
-           ";");
   }
 
 };

@@ -70,69 +70,27 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line();
   emitLines(w, t.info.driverPreamble);
   w.line("#include \"" + plan.name + ".h\"").line();
-  w.line("#include \"coconet/driver.h\"").line();
+  w.line("#include \"" + t.info.driverHeader.str() + "\"").line();
   t.emitMpiOrElse(w, {"#include <mpi.h>"}, {});
   w.line()
       .line("#include <chrono>")
-      .line("#include <cstdio>")
-      .line("#include <cstring>");
+      .line("#include <cstdio>");
   w.line("#include <memory>")
       .line("#include <string>")
       .line("#include <vector>");
   w.line();
   w.comment("The driver's own names start with cc_, as no user name does; "
-            "the\nprogram's class is cc_Program.");
+            "the\nprogram's class is cc_Program; cc_target has the target's "
+            "Block and Session.");
   w.line("namespace cc_rt = coconet::rt;");
+  w.line("namespace cc_target = " + t.info.runtimeNamespace.str() +
+         "::driver;");
   w.line("using cc_Program = coconet::generated::" + plan.name + ";");
   w.line();
   w.open("namespace");
   w.dedent();
   w.line();
   w.line("const char *const cc_kProgram = \"" + plan.name + "\";");
-  w.line();
-  w.comment("The value of a size name: --size, else `fallback` (0: "
-            "required).");
-  w.line("cc_rt::Status cc_sizeOf(const cc_rt::driver::Options &options, "
-         "const char *name,");
-  w.open("                        int64_t fallback, int64_t *out)");
-  w.line("auto it = options.sizes.find(name);");
-  w.open("if (it != options.sizes.end())");
-  w.line("*out = it->second;");
-  w.line("return cc_rt::Status();");
-  w.close();
-  w.open("if (fallback > 0)");
-  w.line("*out = fallback;");
-  w.line("return cc_rt::Status();");
-  w.close();
-  w.line("return cc_rt::Status::error(cc_rt::StatusCode::InvalidArgument,");
-  w.line("                            std::string(\"give the size \") + name + "
-         "\" with --size \" + name + \"=...\");");
-  w.close();
-  w.line();
-  w.line("/// This rank's block of one tensor on the host" + t.info.blockDoc);
-  w.open("struct cc_Block");
-  w.line("cc_rt::driver::TensorInfo info;");
-  w.line("cc_rt::driver::Placement placement;");
-  w.line("std::vector<uint8_t> host;");
-  w.line("/// The program's symmetric memory for it (else null).");
-  w.line("void *bound = nullptr;");
-  emitLines(w, t.info.blockMembers);
-  w.close(";");
-  w.line();
-  w.line("cc_rt::Status cc_makeBlock(cc_rt::driver::TensorInfo info,");
-  w.line("                           const std::vector<int64_t> &axisSizes,");
-  w.line("                           const std::vector<int64_t> &coords, "
-         "void *bound,");
-  w.open("                           cc_Block *out)");
-  w.line("out->info = std::move(info);");
-  w.line("out->bound = bound;");
-  w.line("COCONET_RETURN_IF_ERROR(cc_rt::driver::place(out->info, axisSizes, "
-         "coords, &out->placement));");
-  w.line("COCONET_RETURN_IF_ERROR(cc_rt::driver::allocateBlock(out->info, "
-         "out->placement, &out->host));");
-  emitLines(w, t.info.blockAllocation);
-  w.line("return cc_rt::Status();");
-  w.close();
   w.line();
   w.line("} // namespace");
   w.line();
@@ -182,7 +140,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   for (const std::string &s : plan.allSizeNames()) {
     bool world = mesh.isImplicit && s == mesh.axes[0].size;
     w.line("if (cc_st.ok())");
-    w.line("  cc_st = cc_sizeOf(cc_options, \"" + s + "\", " +
+    w.line("  cc_st = cc_rt::driver::sizeOf(cc_options, \"" + s + "\", " +
            (world ? "cc_transport.size()" : std::string("0")) + ", &cc_sizes." +
            s + ");");
   }
@@ -193,15 +151,15 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   for (const auto &a : mesh.axes)
     axisSizes += (axisSizes.empty() ? "" : ", ") + sizeVar(a.size);
   w.line("const std::vector<int64_t> cc_axisSizes = {" + axisSizes + "};");
-  w.comment("This rank's coordinates: ranks are row-major over the axes.");
-  w.line("std::vector<int64_t> cc_coords(cc_axisSizes.size());");
-  w.open("for (size_t cc_a = cc_axisSizes.size(), cc_r = cc_transport.rank(); "
-         "cc_a-- > 0;)");
-  w.line("cc_coords[cc_a] = static_cast<int64_t>(cc_r) % cc_axisSizes[cc_a];");
-  w.line("cc_r /= static_cast<size_t>(cc_axisSizes[cc_a]);");
-  w.close();
+  w.line("const std::vector<int64_t> cc_coords =");
+  w.line("    cc_rt::driver::coordinatesOf(cc_axisSizes, cc_transport.rank());");
   // Communicator and program object.
-  t.emitCreateProgram(w);
+  w.line("cc_target::Session cc_session;");
+  w.line("cc_st = cc_session.open(cc_transport);");
+  w.line("if (int cc_code = cc_agree(1))");
+  w.line("  return cc_code;");
+  w.line("std::unique_ptr<cc_Program> cc_program;");
+  w.line("cc_st = cc_session.create(cc_sizes, &cc_program);");
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
   if (hasPath(plan)) {
@@ -221,28 +179,27 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.comment("The parameters, filled as the simulator fills them.");
   for (const Plan::Param &p : plan.params) {
     const Buffer &b = plan.buffers[p.buffer];
-    w.line("cc_Block " + b.name + ";");
+    w.line("cc_target::Block " + b.name + ";");
     w.line("if (cc_st.ok())");
-    w.line("  cc_st = cc_makeBlock(" + infoInit(p.name, p.index, p.type, mesh) +
-           ", cc_axisSizes,");
-    w.line("                       cc_coords, " + bound(b) + ", &" + b.name +
-           ");");
+    w.line("  cc_st = " + b.name + ".make(" +
+           infoInit(p.name, p.index, p.type, mesh) + ",");
+    w.line("      cc_axisSizes, cc_coords, " + bound(b) + ");");
     w.line("if (cc_st.ok())");
     w.line("  cc_st = cc_rt::driver::fillInput(" + b.name +
            ".info, cc_options, cc_axisSizes, cc_coords, " + b.name +
            ".placement, " + b.name + ".host.data());");
-    t.emitUpload(w, b.name);
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = " + b.name + ".upload();");
   }
   // Outputs.
   for (unsigned o : plan.outputs()) {
     const Buffer &b = plan.buffers[o];
     const Plan::Result &r = plan.results[b.result];
-    w.line("cc_Block " + b.name + ";");
+    w.line("cc_target::Block " + b.name + ";");
     w.line("if (cc_st.ok())");
-    w.line("  cc_st = cc_makeBlock(" + infoInit(r.name, 0, r.type, mesh) +
-           ", cc_axisSizes,");
-    w.line("                       cc_coords, " + bound(b) + ", &" + b.name +
-           ");");
+    w.line("  cc_st = " + b.name + ".make(" + infoInit(r.name, 0, r.type, mesh) +
+           ",");
+    w.line("      cc_axisSizes, cc_coords, " + bound(b) + ");");
   }
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
@@ -257,21 +214,22 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
       arg = host.load(b.dtype, raw);
     } else {
       arg = "static_cast<" + std::string(b.written ? "" : "const ") +
-            t.storageType(b.dtype) + " *>(" + t.blockPointer(b.name) + ")";
+            t.storageType(b.dtype) + " *>(" + b.name + ".pointer())";
     }
     args += (args.empty() ? "" : ",\n        ") + arg;
   }
   for (unsigned o : plan.outputs()) {
     const Buffer &b = plan.buffers[o];
     args += (args.empty() ? "" : ",\n        ") + std::string("static_cast<") +
-            t.storageType(b.dtype) + " *>(" + t.blockPointer(b.name) + ")";
+            t.storageType(b.dtype) + " *>(" + b.name + ".pointer())";
   }
   w.line("auto cc_runStep = [&]() -> cc_rt::Status {");
   w.line("  return (*cc_program)(" + args + ");");
   w.line("};");
   w.comment("One step, then its results.");
   w.line("cc_st = cc_runStep();");
-  t.emitSynchronize(w, /*conditional=*/true);
+  w.line("if (cc_st.ok())");
+  w.line("  cc_st = cc_session.synchronize();");
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
   for (const Plan::Result &r : plan.results) {
@@ -279,8 +237,9 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     // An update written in place lives in the parameter's block.
     w.line("{");
     w.indent();
-    w.line("cc_Block &cc_result = " + b.name + ";");
-    t.emitDownload(w);
+    w.line("cc_target::Block &cc_result = " + b.name + ";");
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = cc_result.download();");
     w.line("cc_rt::driver::TensorInfo cc_info = " +
            infoInit(r.name, 0, r.type, mesh) + ";");
     w.line("if (cc_st.ok() && !cc_options.quiet)");
@@ -300,7 +259,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.open("if (cc_options.iterations > 1 || cc_options.warmup > 0)");
   w.line("for (int cc_i = 0; cc_i < cc_options.warmup && cc_st.ok(); ++cc_i)");
   w.line("  cc_st = cc_runStep();");
-  t.emitSynchronize(w, /*conditional=*/true);
+  w.line("if (cc_st.ok())");
+  w.line("  cc_st = cc_session.synchronize();");
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
   t.emitMpiOrElse(w, {"MPI_Barrier(MPI_COMM_WORLD);"}, {});
@@ -308,7 +268,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("for (int cc_i = 0; cc_i < cc_options.iterations && cc_st.ok(); "
          "++cc_i)");
   w.line("  cc_st = cc_runStep();");
-  t.emitSynchronize(w, /*conditional=*/true);
+  w.line("if (cc_st.ok())");
+  w.line("  cc_st = cc_session.synchronize();");
   w.line("double cc_seconds = std::chrono::duration<double>("
          "std::chrono::steady_clock::now() - cc_start).count();");
   w.line("if (int cc_code = cc_agree(1))");

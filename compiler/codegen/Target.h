@@ -157,9 +157,9 @@ struct TargetInfo {
   /// it does only under MPI, and before what it does otherwise.
   bool alwaysMpi = false;
   llvm::StringRef ifMpi, orElse, endIfMpi;
-  /// Where a block of the driver lives besides its host copy, its members
-  /// for that and their allocation.
-  llvm::StringRef blockDoc, blockMembers, blockAllocation;
+  /// The runtime's header of the driver's Block and Session (in
+  /// runtimeNamespace + "::driver").
+  llvm::StringRef driverHeader;
 };
 
 /// Prints `text` (TargetInfo's lines) at the writer's indentation.
@@ -294,19 +294,6 @@ public:
                                    const lower::Plan &plan) const = 0;
   virtual void emitDestroyLibraries(CodeWriter &w,
                                     const lower::Plan &plan) const = 0;
-
-  // --- The driver ------------------------------------------------------------
-
-  /// Copies block `name`'s host data to where the program reads it.
-  virtual void emitUpload(CodeWriter &w, llvm::StringRef name) const = 0;
-  /// The pointer the program is given for block `name`.
-  virtual std::string blockPointer(llvm::StringRef name) const = 0;
-  /// The world communicator and `cc_program` (into `cc_st`).
-  virtual void emitCreateProgram(CodeWriter &w) const = 0;
-  /// Waits for the steps enqueued so far (into `cc_st`, then checked).
-  virtual void emitSynchronize(CodeWriter &w, bool check) const = 0;
-  /// Copies `cc_result`'s data back to its host copy (into `cc_st`).
-  virtual void emitDownload(CodeWriter &w) const = 0;
 
   // --- Built from the above, the same for every target --------------------
 

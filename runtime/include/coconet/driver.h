@@ -103,6 +103,28 @@ Status allocateBlock(const TensorInfo &info, const Placement &placement,
 Status cannotAllocate(const TensorInfo &info, int64_t elements, size_t bytes,
                       const char *memory);
 
+/// This rank's block of one tensor in a driver's host memory, placed and
+/// allocated (zeroed) by make(); `bound` is the program's symmetric memory
+/// for it, or null. The targets' drivers (coconet/cpu/driver.h,
+/// coconet/cuda/driver.h) say where the program reads it.
+struct HostBlock {
+  TensorInfo info;
+  Placement placement;
+  std::vector<uint8_t> host;
+  void *bound = nullptr;
+  Status makeHost(TensorInfo tensor, const std::vector<int64_t> &axisSizes,
+                  const std::vector<int64_t> &coords, void *symmetric);
+};
+
+/// The value of size `name`: --size, else `fallback` (0: required, an
+/// InvalidArgument error naming the option to give).
+Status sizeOf(const Options &options, const char *name, int64_t fallback,
+              int64_t *out);
+/// The coordinates of `rank` on a mesh of `axisSizes`: ranks are row-major
+/// over the axes.
+std::vector<int64_t> coordinatesOf(const std::vector<int64_t> &axisSizes,
+                                   int rank);
+
 /// A parameter's name and type, for checkNames.
 struct ParamName {
   const char *name;

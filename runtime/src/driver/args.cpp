@@ -215,4 +215,20 @@ Status checkNames(const Options &options,
   return Status::success();
 }
 
+Status sizeOf(const Options &options, const char *name, int64_t fallback,
+              int64_t *out) {
+  auto it = options.sizes.find(name);
+  if (it != options.sizes.end()) {
+    *out = it->second;
+    return Status();
+  }
+  if (fallback > 0) {
+    *out = fallback;
+    return Status();
+  }
+  return Status::error(StatusCode::InvalidArgument,
+                       std::string("give the size ") + name + " with --size " +
+                           name + "=...");
+}
+
 } // namespace coconet::rt::driver

@@ -209,4 +209,25 @@ Status place(const TensorInfo &info, const std::vector<int64_t> &axisSizes,
   return Status::success();
 }
 
+std::vector<int64_t> coordinatesOf(const std::vector<int64_t> &axisSizes,
+                                   int rank) {
+  std::vector<int64_t> coords(axisSizes.size());
+  int64_t r = rank;
+  for (size_t a = axisSizes.size(); a-- > 0;) {
+    coords[a] = r % axisSizes[a];
+    r /= axisSizes[a];
+  }
+  return coords;
+}
+
+Status HostBlock::makeHost(TensorInfo tensor,
+                           const std::vector<int64_t> &axisSizes,
+                           const std::vector<int64_t> &coords,
+                           void *symmetric) {
+  info = std::move(tensor);
+  bound = symmetric;
+  COCONET_RETURN_IF_ERROR(place(info, axisSizes, coords, &placement));
+  return allocateBlock(info, placement, &host);
+}
+
 } // namespace coconet::rt::driver
