@@ -255,10 +255,10 @@ void emitFusedCall(CodeWriter &w, const Target &t, const lower::Plan &plan,
 /// gathered member, copied into every member after the tile), and one
 /// member's own store is left out.
 struct BodyOverrides {
-  int input = -1;
+  std::optional<unsigned> input;
   std::string inputValue;
-  int tileMember = -1;
-  int skipStore = -1;
+  std::optional<unsigned> tileMember;
+  std::optional<unsigned> skipStore;
 };
 
 /// Is `in` read at consecutive elements along the last dimension of a

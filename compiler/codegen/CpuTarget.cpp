@@ -282,10 +282,10 @@ BlockValue memberValue(unsigned m) { return {BlockValue::Kind::Member, m}; }
 /// (narrowed after the loop), and a gathered member not stored where it is
 /// (copied into every member after the loop).
 bool inTile(const BlockContext &c, unsigned m) {
-  const int out = c.k.members[m].output;
-  if (out < 0)
+  const std::optional<unsigned> out = c.k.members[m].output;
+  if (!out)
     return false;
-  return isNarrow(c.plan.buffers[out].dtype) ||
+  return isNarrow(c.plan.buffers[*out].dtype) ||
          (c.body.storedToPeers(memberValue(m)) &&
           !c.body.stored(memberValue(m)));
 }
@@ -297,11 +297,11 @@ BodyOverrides tileOverrides(const BlockContext &c) {
   BodyOverrides o;
   for (unsigned m = 0; m < c.k.members.size(); ++m)
     if (c.body.storedToPeers(memberValue(m)) && inTile(c, m))
-      o.tileMember = static_cast<int>(m);
+      o.tileMember = m;
   const FusedKernel *f = c.fused;
   if (f && f->reducedInput) {
     const ir::DType dtype = c.plan.buffers[f->reducing->output].dtype;
-    o.input = static_cast<int>(*f->reducedInput);
+    o.input = f->reducedInput;
     o.inputValue = isNarrow(dtype)
                        ? "cc_l" + std::to_string(*f->reducedInput) + "[cc_j]"
                        : "cc_red[cc_j]";
@@ -441,7 +441,7 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
     for (unsigned m = 0; m < k.members.size(); ++m) {
       if (!inTile(c, m))
         continue;
-      const ir::DType dtype = plan.buffers[k.members[m].output].dtype;
+      const ir::DType dtype = plan.buffers[*k.members[m].output].dtype;
       w.line(std::string(isNarrow(dtype) ? "float" : storageType(dtype)) +
              " cc_s" + std::to_string(m) + "[" + tileSize + "];");
     }
@@ -490,7 +490,7 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
     // from there (while it is in the cache); else from its tile.
     const std::string from =
         inTile(c, m) ? "cc_s" + std::to_string(m)
-                     : plan.buffers[k.members[m].output].name + " + cc_first";
+                     : plan.buffers[*k.members[m].output].name + " + cc_first";
     w.line("std::memcpy(" + to + ", " + from + ", " + tileBytes(out.dtype) +
            ");");
     return;

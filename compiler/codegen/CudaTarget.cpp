@@ -418,11 +418,11 @@ void CudaTarget::emitBlockOp(CodeWriter &w, ElementForm form,
       // into the peers; the reduced input is the combined value.
       BodyOverrides o;
       for (unsigned m = 0; m < k.members.size(); ++m)
-        if (k.members[m].output >= 0 &&
+        if (k.members[m].output &&
             !c.body.stored({BlockValue::Kind::Member, m}))
-          o.skipStore = static_cast<int>(m);
+          o.skipStore = m;
       if (f && f->reducedInput) {
-        o.input = static_cast<int>(*f->reducedInput);
+        o.input = f->reducedInput;
         o.inputValue =
             load(plan.buffers[f->reducing->output].dtype, "cc_red");
       }
@@ -430,8 +430,8 @@ void CudaTarget::emitBlockOp(CodeWriter &w, ElementForm form,
       return;
     }
     for (unsigned m = 0; m < k.members.size(); ++m)
-      if (k.members[m].output >= 0)
-        w.line(vec(k.members[m].output) + " cc_s" + std::to_string(m) + ";");
+      if (k.members[m].output)
+        w.line(vec(*k.members[m].output) + " cc_s" + std::to_string(m) + ";");
     w.line("#pragma unroll");
     w.open("for (int cc_j = 0; cc_j < W; ++cc_j)");
     w.line("const int64_t cc_i = cc_v * W + cc_j;");
@@ -553,8 +553,8 @@ void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
                               : buf.name);
     }
     for (const auto &m : k->members)
-      if (m.output >= 0)
-        check(plan.buffers[m.output], bufferName(plan, m.output));
+      if (m.output)
+        check(plan.buffers[*m.output], bufferName(plan, *m.output));
     // A range's vectors start at its first element.
     if (!range.whole())
       aligned +=
@@ -628,8 +628,8 @@ void CudaTarget::emitFusedLaunch(CodeWriter &w, const Plan &plan,
     check(plan.buffers[f.reducing->output].dtype,
           bufferName(plan, f.reducing->output));
   for (size_t m = 0; m < k.members.size(); ++m) {
-    const int out = k.members[m].output;
-    if (out < 0)
+    const std::optional<unsigned> out = k.members[m].output;
+    if (!out)
       continue;
     if (f.gatheredMember == m) {
       const Buffer &to = plan.buffers[f.gather->output];
@@ -637,7 +637,7 @@ void CudaTarget::emitFusedLaunch(CodeWriter &w, const Plan &plan,
       if (!f.storeGatheredLocally)
         continue;
     }
-    check(plan.buffers[out].dtype, bufferName(plan, out));
+    check(plan.buffers[*out].dtype, bufferName(plan, *out));
   }
   if (!range.whole())
     aligned +=

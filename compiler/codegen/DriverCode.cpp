@@ -169,7 +169,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   // The tensors a fused kernel shares live in the program's symmetric
   // memory, unless --staging.
   auto bound = [&](const Buffer &b) -> std::string {
-    if (b.team < 0)
+    if (!b.team)
       return "nullptr";
     return "cc_options.staging ? nullptr : static_cast<void *>(cc_program->"
            "symmetric()." +

@@ -43,7 +43,7 @@ bool hasTeam(const Plan &plan, unsigned axis) {
 llvm::SmallVector<unsigned, 4> symmetricBuffers(const Plan &plan) {
   llvm::SmallVector<unsigned, 4> out;
   for (unsigned b = 0; b < plan.buffers.size(); ++b)
-    if (plan.buffers[b].team >= 0)
+    if (plan.buffers[b].team)
       out.push_back(b);
   return out;
 }
@@ -203,7 +203,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     w.line("size_t cc_bytes_" + axis + " = 0;");
     for (unsigned b : symmetricBuffers(plan)) {
       const Buffer &buf = plan.buffers[b];
-      if (buf.team != static_cast<int>(a))
+      if (buf.team != a)
         continue;
       w.line("const size_t cc_at_" + buf.name + " = cc_bytes_" + axis + ";");
       w.line("if (!coconet::rt::addAligned(&cc_bytes_" + axis + ", " +
@@ -220,7 +220,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     w.line("char *cc_base = static_cast<char *>(" + team + "->local());");
     for (unsigned b : symmetricBuffers(plan)) {
       const Buffer &buf = plan.buffers[b];
-      if (buf.team != static_cast<int>(a))
+      if (buf.team != a)
         continue;
       const std::string type = t.storageType(buf.dtype);
       w.line("state->" + symMember(buf) + " = reinterpret_cast<" + type +
@@ -243,7 +243,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     if (!caller(buf))
       continue;
     w.line("const size_t cc_plain_" + buf.name + " = cc_plain;");
-    w.line("if (!state->" + teamMember(plan, buf.team) +
+    w.line("if (!state->" + teamMember(plan, *buf.team) +
            " && !coconet::rt::addAligned(&cc_plain, " +
            bytesOf(plan, t, buf, sizeVar) + "))");
     w.line("  return " + tooMuchMemory(plan, "memory of symmetric()"));
@@ -264,7 +264,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     if (!caller(buf))
       continue;
     const std::string m = "state->" + symMember(buf);
-    w.line("if (!state->" + teamMember(plan, buf.team) + ")");
+    w.line("if (!state->" + teamMember(plan, *buf.team) + ")");
     w.line("  " + m + " = reinterpret_cast<" + t.storageType(buf.dtype) +
            " *>(state->plain + cc_plain_" + buf.name + ");");
     w.line("state->symmetric." + buf.name + " = " + m + ";");
@@ -300,7 +300,7 @@ void emitStagingIn(CodeWriter &w, const Plan &plan, const Target &t) {
     const Buffer &buf = plan.buffers[b];
     if (buf.kind != Buffer::Kind::Scratch)
       continue;
-    w.line("if (cc_s." + teamMember(plan, buf.team) + ")");
+    w.line("if (cc_s." + teamMember(plan, *buf.team) + ")");
     w.line("  " + buf.name + " = cc_s." + symMember(buf) + ";");
   }
   // The caller's tensors: moved into the team's memory (unless they are
@@ -313,7 +313,7 @@ void emitStagingIn(CodeWriter &w, const Plan &plan, const Target &t) {
     const bool back = buf.kind == Buffer::Kind::Output || buf.written;
     if (back)
       w.line(type + " *cc_caller_" + buf.name + " = nullptr;");
-    w.open("if (cc_s." + teamMember(plan, buf.team) + " && " + buf.name +
+    w.open("if (cc_s." + teamMember(plan, *buf.team) + " && " + buf.name +
            " != cc_s." + symMember(buf) + ")");
     if (buf.kind == Buffer::Kind::Param && readByAStep(plan, b))
       t.emitCopy(w, "cc_s." + symMember(buf), buf.name,

@@ -381,7 +381,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     for (const Buffer &b : plan.buffers) {
       if (b.kind != Buffer::Kind::Scratch)
         continue;
-      std::string slot = std::to_string(b.slot);
+      std::string slot = std::to_string(*b.slot);
       w.line("cc_bytes[" + slot + "] = std::max<size_t>(cc_bytes[" + slot +
              "], static_cast<size_t>(" + printCount(b.shape, mesh, sizeVar) +
              ") * sizeof(" + t.storageType(b.dtype) + ")); // " + b.name);
@@ -467,13 +467,13 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line("(void)" + plan.buffers[b].name + ";");
   // Scratch buffers.
   for (const Buffer &b : plan.buffers)
-    if (b.kind == Buffer::Kind::Scratch && b.slot >= 0)
+    if (b.kind == Buffer::Kind::Scratch && b.slot)
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
-             " *>(cc_s.arena + cc_s.slot[" + std::to_string(b.slot) + "]);");
+             " *>(cc_s.arena + cc_s.slot[" + std::to_string(*b.slot) + "]);");
   // A lone collective's output is its input (the collective moves nothing).
   for (const Buffer &b : plan.buffers)
-    if (b.kind == Buffer::Kind::Scratch && b.loneInput >= 0) {
+    if (b.kind == Buffer::Kind::Scratch && b.loneInput) {
       const std::string type = target.storageType(b.dtype);
       w.line("if (" +
              printAxisSize(
@@ -481,7 +481,7 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
                  [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); }) +
              " == 1)");
       w.line("  " + b.name + " = const_cast<" + type + " *>(" +
-             bufferName(plan, b.loneInput) + ");");
+             bufferName(plan, *b.loneInput) + ");");
     }
   // The fused collectives' symmetric memory.
   emitStagingIn(w, plan, target);

@@ -102,7 +102,7 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
       inputs.push_back(name);
       continue;
     }
-    if (static_cast<int>(i) == overrides.input) {
+    if (overrides.input == i) {
       w.line("const " + computeType(b.dtype) + " " + name + " = " +
              overrides.inputValue + ";");
       inputs.push_back(name);
@@ -141,15 +141,15 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
   }
   for (size_t i = 0; i < k.members.size(); ++i) {
     const auto &m = k.members[i];
-    if (m.output < 0 || static_cast<int>(i) == overrides.skipStore)
+    if (!m.output || overrides.skipStore == i)
       continue;
-    const Buffer &b = plan.buffers[m.output];
-    if (static_cast<int>(i) == overrides.tileMember && !isNarrow(b.dtype)) {
+    const Buffer &b = plan.buffers[*m.output];
+    if (overrides.tileMember == i && !isNarrow(b.dtype)) {
       w.line("cc_s" + std::to_string(i) +
              "[cc_j] = " + target.store(b.dtype, members[i]) + ";");
       continue;
     }
-    if ((tile || static_cast<int>(i) == overrides.tileMember) &&
+    if ((tile || overrides.tileMember == i) &&
         isNarrow(b.dtype)) {
       // Already rounded to the type: narrowed exactly after the tile.
       w.line("cc_s" + std::to_string(i) + "[cc_j] = " + members[i] + ";");

@@ -247,7 +247,7 @@ void aliasLoneCollectives(Plan &plan) {
     });
     if (writtenElsewhere)
       continue;
-    out.loneInput = static_cast<int>(c->input);
+    out.loneInput = c->input;
     out.loneAxis = c->axis;
   }
 }
@@ -289,7 +289,7 @@ void assignSlots(Plan &plan) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     for (unsigned b : plan.steps[i].writes) {
       Buffer &buf = plan.buffers[b];
-      if (buf.kind != Buffer::Kind::Scratch || buf.slot >= 0)
+      if (buf.kind != Buffer::Kind::Scratch || buf.slot)
         continue;
       int slot = -1;
       for (size_t s = 0; s < slotFreeAfter.size() && slot < 0; ++s)
@@ -299,7 +299,7 @@ void assignSlots(Plan &plan) {
         slot = static_cast<int>(slotFreeAfter.size());
         slotFreeAfter.push_back(0);
       }
-      buf.slot = slot;
+      buf.slot = static_cast<unsigned>(slot);
       slotFreeAfter[slot] = last[b];
     }
   }

@@ -57,7 +57,7 @@ void makePassThrough(const Plan &plan, const FusedCollective &f, unsigned in,
   m.name = m.identifier = b.name;
   m.body = k.identity.get();
   m.operands.push_back({Source::Kind::Input, 0});
-  m.output = static_cast<int>(in);
+  m.output = in;
   body.members.push_back(std::move(m));
   k.step.name = "fused_" + plan.steps[f.steps.front()].name;
   k.step.summary = "the fused collective of steps " +
@@ -88,7 +88,8 @@ FusedKernelPlan planOne(const Plan &plan, const FusedCollective &f) {
     if (static_cast<int>(body.inputs[i].buffer) == reducedBuffer)
       k.reducedInput = i;
   for (unsigned m = 0; m < body.members.size(); ++m)
-    if (gatheredBuffer >= 0 && body.members[m].output == gatheredBuffer)
+    if (gatheredBuffer >= 0 &&
+        body.members[m].output == static_cast<unsigned>(gatheredBuffer))
       k.gatheredMember = m;
   k.gatherReduced = gather && !k.gatheredMember && k.reducedInput;
   k.storeReduced = f.storeReduced && !k.madeStep;

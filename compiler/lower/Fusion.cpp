@@ -105,7 +105,7 @@ std::optional<Refusal> analyse(Plan &plan, FusedCollective &f) {
   if (gather) {
     if (kernel) {
       const bool produced = llvm::any_of(kernel->members, [&](const auto &m) {
-        return m.output == static_cast<int>(gather->input);
+        return m.output == gather->input;
       });
       // It gathers a member, or the reduced value itself.
       if (!produced && !(reducing && gather->input == reducing->output))
@@ -134,7 +134,7 @@ std::optional<Refusal> analyse(Plan &plan, FusedCollective &f) {
         plan.buffers[c == reducing ? reducing->input : gather->output];
     if (b.kind == Buffer::Kind::View)
       return Refusal{K::Memory, "'" + b.name + "' is a view of another buffer"};
-    if (b.team >= 0 && b.team != f.axis)
+    if (b.team && *b.team != static_cast<unsigned>(f.axis))
       return Refusal{K::Memory, "'" + b.name +
                                     "' is in the symmetric memory of another "
                                     "axis"};
@@ -165,20 +165,20 @@ void planFusedCollectives(Plan &plan, bool sequential) {
     if (f.reducing) {
       const auto &r = std::get<CollectiveCall>(plan.steps[*f.reducing].body);
       Buffer &in = plan.buffers[r.input];
-      in.team = f.axis;
-      in.loneInput = -1;
+      in.team = static_cast<unsigned>(f.axis);
+      in.loneInput.reset();
       const Buffer &out = plan.buffers[r.output];
       f.storeReduced = out.kind != Buffer::Kind::Scratch ||
                        (!f.kernel && !f.gather) ||
                        readElsewhere(plan, r.output, parts);
       if (f.storeReduced)
-        plan.buffers[r.output].loneInput = -1;
+        plan.buffers[r.output].loneInput.reset();
     }
     if (f.gather) {
       const auto &g = std::get<CollectiveCall>(plan.steps[*f.gather].body);
       Buffer &out = plan.buffers[g.output];
-      out.team = f.axis;
-      out.loneInput = -1;
+      out.team = static_cast<unsigned>(f.axis);
+      out.loneInput.reset();
       const Buffer &in = plan.buffers[g.input];
       f.storeGathered =
           in.kind != Buffer::Kind::View && (in.kind != Buffer::Kind::Scratch ||

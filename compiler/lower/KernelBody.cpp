@@ -46,14 +46,14 @@ KernelBody kernelBody(const ElementwiseKernel &k, const FusedKernelPlan *fused,
   const std::optional<unsigned> gathered =
       fused && gatheredOutput ? fused->gatheredMember : std::nullopt;
   for (unsigned m = 0; m < k.members.size(); ++m)
-    if (k.members[m].output >= 0 && gathered != m)
+    if (k.members[m].output && gathered != m)
       add(BlockOp::Kind::Store, {BlockValue::Kind::Member, m},
-          static_cast<unsigned>(k.members[m].output));
+          *k.members[m].output);
   if (gathered) {
     const BlockValue member{BlockValue::Kind::Member, *gathered};
     if (fused->storeGatheredLocally)
       add(BlockOp::Kind::Store, member,
-          static_cast<unsigned>(k.members[*gathered].output));
+          *k.members[*gathered].output);
     add(BlockOp::Kind::StoreToPeers, member, *gatheredOutput,
         fused->selfInView);
   }

@@ -299,8 +299,8 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
       m.operands.push_back({Source::Kind::Input, index});
     }
     if (!l.inRegisters.lookup(s)) {
-      m.output = static_cast<int>(l.bufferOf.lookup(s));
-      step.writes.push_back(m.output);
+      m.output = l.bufferOf.lookup(s);
+      step.writes.push_back(*m.output);
     }
     k.needsGlobalIndex |= bodyHasDropout(s->body);
     k.members.push_back(std::move(m));

@@ -166,25 +166,25 @@ struct Buffer {
   /// Output: the index of the result in Plan::results.
   unsigned result = 0;
   /// Scratch: the arena slot.
-  int slot = -1;
+  std::optional<unsigned> slot;
   /// View: the buffer it is a block of, and the axis its blocks are along.
   unsigned base = 0;
   unsigned viewAxis = 0;
   /// Scratch written only by a collective whose result equals its input
   /// when its group has one member: then this is buffer `loneInput` itself
-  /// (a parameter nothing writes), and the collective moves nothing. -1:
+  /// (a parameter nothing writes), and the collective moves nothing. None:
   /// always the slot. `loneAxis` is the collective's axis (-1: every axis).
-  int loneInput = -1;
+  std::optional<unsigned> loneInput;
   int loneAxis = 0;
   /// Param: written by the step (an update in place).
   bool written = false;
   /// The mesh axis whose team's symmetric memory holds this buffer when
   /// the fused collectives run as one kernel (peers read it: a reducing
-  /// collective's input; or write it: an allgather's output); -1: none.
+  /// collective's input; or write it: an allgather's output); none: none.
   /// Scratch is allocated there; a Param or Output is the caller's memory,
   /// copied there and back (staging) unless the caller passes the
   /// program's own symmetric memory for it (zero copy).
-  int team = -1;
+  std::optional<unsigned> team;
 };
 
 /// How an elementwise-style kernel reads one dimension of an operand from
@@ -239,9 +239,9 @@ struct ElementwiseKernel {
     /// The value of one element (its operands are `operands`).
     const ir::ScalarExpr *body = nullptr;
     llvm::SmallVector<Source, 4> operands;
-    /// The buffer the member's value is stored into, or -1 when it stays
-    /// in registers (read only by later members).
-    int output = -1;
+    /// The buffer the member's value is stored into; none when it stays in
+    /// registers (read only by later members).
+    std::optional<unsigned> output;
   };
   llvm::SmallVector<Member, 8> members;
   /// Every input is flat, shifted or a scalar: the loop can run on

@@ -67,9 +67,9 @@ void Printer::printFusedKernel(const FusedCollective &f,
     const ElementwiseKernel::Member &m = body.members[*k.gatheredMember];
     os << "; " << m.name << " into every member";
     if (k.selfInView)
-      os << ", its own block through the view " << name(m.output);
+      os << ", its own block through the view " << name(*m.output);
     else if (k.storeGatheredLocally)
-      os << " and into " << name(m.output);
+      os << " and into " << name(*m.output);
   }
   os << '\n';
 }
@@ -117,9 +117,9 @@ void Printer::printBuffer(const Buffer &b) {
     os << " output " << b.result;
     break;
   case Buffer::Kind::Scratch:
-    os << " scratch slot " << b.slot;
-    if (b.loneInput >= 0)
-      os << ", or " << name(b.loneInput) << " when "
+    os << " scratch slot " << *b.slot;
+    if (b.loneInput)
+      os << ", or " << name(*b.loneInput) << " when "
          << printAxisSize(b.loneAxis, mesh,
                           [](llvm::StringRef s) { return s.str(); })
          << " is 1";
@@ -129,8 +129,8 @@ void Printer::printBuffer(const Buffer &b) {
        << mesh.axes[b.viewAxis].name;
     break;
   }
-  if (b.team >= 0)
-    os << ", symmetric on " << mesh.axes[b.team].name;
+  if (b.team)
+    os << ", symmetric on " << mesh.axes[*b.team].name;
   os << '\n';
 }
 
@@ -156,7 +156,7 @@ void Printer::printStep(unsigned index, const Step &step) {
                          : body.members[src.index].name);
             }
             os << ") -> "
-               << (m.output < 0 ? std::string("registers") : name(m.output))
+               << (!m.output ? std::string("registers") : name(*m.output))
                << '\n';
           }
         } else if constexpr (std::is_same_v<T, ReductionKernel>) {

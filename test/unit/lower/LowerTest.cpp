@@ -48,8 +48,8 @@ schedule rs_c_ag for adam {
   CHECK(buffer(*plan, "m").sharded);
   const auto &k = std::get<lower::ElementwiseKernel>(plan->steps[1].body);
   CHECK(k.members[0].name == "g32");
-  CHECK(k.members[0].output == -1);
-  CHECK(plan->buffers[k.members[1].output].name == "m");
+  CHECK_FALSE(k.members[0].output);
+  CHECK(plan->buffers[k.members[1].output.value()].name == "m");
   CHECK(k.flat);
   for (const Plan::Result &r : plan->results)
     CHECK(plan->buffers[r.buffer].name == r.name);
@@ -71,8 +71,8 @@ schedule rs_c_ag for adam {
   CHECK(plan->numSlots == 1);
   // On one rank the reducescatter's result is g itself.
   const Buffer &rs = buffer(*plan, "t_rs");
-  REQUIRE(rs.loneInput >= 0);
-  CHECK(plan->buffers[rs.loneInput].name == "g");
+  REQUIRE(rs.loneInput);
+  CHECK(plan->buffers[*rs.loneInput].name == "g");
   CHECK(rs.loneAxis == 0);
 }
 
@@ -92,10 +92,10 @@ TEST_CASE("a lone collective's output is its input only when that input "
   auto plan = planOf(c, "", keep);
   // gs: g is a parameter nothing writes. hs: its input is scratch, whose
   // slot may be reused while hs is read. ws: w is written by the update.
-  CHECK(plan->buffers[buffer(*plan, "t_gs").loneInput].name == "g");
-  CHECK(buffer(*plan, "t_hs").loneInput == -1);
+  CHECK(plan->buffers[buffer(*plan, "t_gs").loneInput.value()].name == "g");
+  CHECK_FALSE(buffer(*plan, "t_hs").loneInput);
   CHECK(buffer(*plan, "t_ws").kind == Buffer::Kind::Scratch);
-  CHECK(buffer(*plan, "t_ws").loneInput == -1);
+  CHECK_FALSE(buffer(*plan, "t_ws").loneInput);
 }
 
 TEST_CASE("an update is copied at the end when a later step reads the old "
