@@ -67,14 +67,23 @@ std::string computeType(DType dtype) {
 }
 
 std::string runtimeDType(DType dtype) {
-  static const char *const kNames[] = {"F16", "BF16", "F32", "F64",
-                                       "I32", "I64",  "U64", "Bool"};
-  return std::string("coconet::rt::DType::") + kNames[static_cast<int>(dtype)];
+  switch (dtype) {
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  case DType::Name:                                                            \
+    return "coconet::rt::DType::" #Name;
+#include "coconet/dtypes.def"
+  }
+  return "?";
 }
 
 std::string runtimeReduceOp(ir::ReduceOp op) {
-  static const char *const kNames[] = {"Sum", "Prod", "Max", "Min", "Avg"};
-  return std::string("coconet::rt::ReduceOp::") + kNames[static_cast<int>(op)];
+  switch (op) {
+#define REDUCE_OP(Name, Printed)                                               \
+  case ir::ReduceOp::Name:                                                     \
+    return "coconet::rt::ReduceOp::" #Name;
+#include "coconet/reduce_ops.def"
+  }
+  return "?";
 }
 
 std::string storeFromDouble(const Target &t, DType dtype,

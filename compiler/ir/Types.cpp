@@ -220,16 +220,10 @@ std::string TensorType::str(const Mesh &mesh) const {
 
 llvm::StringRef reduceOpName(ReduceOp op) {
   switch (op) {
-  case ReduceOp::Sum:
-    return "sum";
-  case ReduceOp::Prod:
-    return "prod";
-  case ReduceOp::Max:
-    return "max";
-  case ReduceOp::Min:
-    return "min";
-  case ReduceOp::Avg:
-    return "avg";
+#define REDUCE_OP(Name, Printed)                                               \
+  case ReduceOp::Name:                                                         \
+    return Printed;
+#include "coconet/reduce_ops.def"
   }
   return "?";
 }
@@ -252,11 +246,8 @@ llvm::StringRef reductionKindName(ReductionKind kind) {
 
 std::optional<ReduceOp> parseReduceOp(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<ReduceOp>>(name)
-      .Case("sum", ReduceOp::Sum)
-      .Case("prod", ReduceOp::Prod)
-      .Case("max", ReduceOp::Max)
-      .Case("min", ReduceOp::Min)
-      .Case("avg", ReduceOp::Avg)
+#define REDUCE_OP(Name, Printed) .Case(Printed, ReduceOp::Name)
+#include "coconet/reduce_ops.def"
       .Default(std::nullopt);
 }
 

@@ -165,8 +165,13 @@ struct TensorType {
   std::string str(const Mesh &mesh) const;
 };
 
-/// Reduction operators of collectives.
-enum class ReduceOp { Sum, Prod, Max, Min, Avg };
+/// Reduction operators of collectives: the runtime's table
+/// (coconet/reduce_ops.def), so that ir::ReduceOp and rt::ReduceOp have the
+/// same values.
+enum class ReduceOp {
+#define REDUCE_OP(Name, Printed) Name,
+#include "coconet/reduce_ops.def"
+};
 llvm::StringRef reduceOpName(ReduceOp op);
 std::optional<ReduceOp> parseReduceOp(llvm::StringRef name);
 

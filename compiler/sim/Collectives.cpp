@@ -25,18 +25,13 @@ using ir::StageKind;
 
 namespace {
 
+/// The runtime's operator: the same table (coconet/reduce_ops.def).
 rt::ReduceOp runtimeOp(ReduceOp op) {
   switch (op) {
-  case ReduceOp::Sum:
-    return rt::ReduceOp::Sum;
-  case ReduceOp::Prod:
-    return rt::ReduceOp::Prod;
-  case ReduceOp::Max:
-    return rt::ReduceOp::Max;
-  case ReduceOp::Min:
-    return rt::ReduceOp::Min;
-  case ReduceOp::Avg:
-    return rt::ReduceOp::Avg;
+#define REDUCE_OP(Name, Printed)                                               \
+  case ReduceOp::Name:                                                         \
+    return rt::ReduceOp::Name;
+#include "coconet/reduce_ops.def"
   }
   llvm_unreachable("a reduce operator of no kind");
 }

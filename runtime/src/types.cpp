@@ -40,16 +40,10 @@ bool isFloat(DType dtype) {
 
 const char *reduceOpName(ReduceOp op) {
   switch (op) {
-  case ReduceOp::Sum:
-    return "sum";
-  case ReduceOp::Prod:
-    return "prod";
-  case ReduceOp::Max:
-    return "max";
-  case ReduceOp::Min:
-    return "min";
-  case ReduceOp::Avg:
-    return "avg";
+#define REDUCE_OP(Name, Printed)                                               \
+  case ReduceOp::Name:                                                         \
+    return Printed;
+#include "coconet/reduce_ops.def"
   }
   return "?";
 }

@@ -29,8 +29,12 @@ size_t dtypeSize(DType dtype);
 const char *dtypeName(DType dtype);
 bool isFloat(DType dtype);
 
-/// Reduction operators of collectives.
-enum class ReduceOp { Sum, Prod, Max, Min, Avg };
+/// Reduction operators of collectives (coconet/reduce_ops.def; the
+/// compiler's ir::ReduceOp has the same values).
+enum class ReduceOp {
+#define REDUCE_OP(Name, Printed) Name,
+#include "coconet/reduce_ops.def"
+};
 const char *reduceOpName(ReduceOp op);
 
 /// An f16 value stored as its bits (the CPU target's storage type).
