@@ -12,6 +12,7 @@
 #define COCONET_CODEGEN_CODEGENIMPL_H
 
 #include "codegen/Codegen.h"
+#include "codegen/Names.h"
 #include "codegen/Target.h"
 
 #include "support/CodeWriter.h"

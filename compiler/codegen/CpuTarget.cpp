@@ -344,10 +344,10 @@ void CpuTarget::openBlocks(CodeWriter &w, ElementForm form,
            std::string(ranged ? "cc_end - cc_begin" : "cc_g.n") + " + " +
            std::to_string(kTile - 1) + ") / " + tileSize + ";");
     w.line("#pragma omp parallel for schedule(static)");
-    w.open("for (int64_t cc_t = 0; cc_t < cc_tiles; ++cc_t)");
+    w.open("for (int64_t cc_tile = 0; cc_tile < cc_tiles; ++cc_tile)");
     w.line("const int64_t cc_first = " +
-           std::string(ranged ? "cc_begin + " : "") + "cc_t * " + tileSize +
-           ";");
+           std::string(ranged ? "cc_begin + " : "") + "cc_tile * " +
+           tileSize + ";");
     w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " +
            end + " - cc_first);");
     return;
@@ -362,11 +362,12 @@ void CpuTarget::openBlocks(CodeWriter &w, ElementForm form,
          (ranged ? "(cc_end - cc_begin)" : "cc_g.n") + " / " + row +
          " * cc_row_tiles : 0;");
   w.line("#pragma omp parallel for schedule(static)");
-  w.open("for (int64_t cc_t = 0; cc_t < cc_tiles; ++cc_t)");
+  w.open("for (int64_t cc_tile = 0; cc_tile < cc_tiles; ++cc_tile)");
   w.line("const int64_t cc_r = " +
          (ranged ? "cc_begin / " + row + " + " : std::string()) +
-         "cc_t / cc_row_tiles;");
-  w.line("const int64_t cc_lo = (cc_t % cc_row_tiles) * " + tileSize + ";");
+         "cc_tile / cc_row_tiles;");
+  w.line("const int64_t cc_lo = (cc_tile % cc_row_tiles) * " + tileSize +
+         ";");
   w.line("const int64_t cc_first = cc_r * " + row + " + cc_lo;");
   w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " + row +
          " - cc_lo);");

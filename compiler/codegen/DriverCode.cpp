@@ -20,7 +20,7 @@ using namespace lower;
 
 namespace {
 
-std::string sizeVar(llvm::StringRef name) { return "cc_sizes." + name.str(); }
+using names::driverSize;
 
 /// `{ {cc_rt::driver::AxisState::Sliced, 0}, ... }`
 std::string layoutInit(const ir::Layout &layout) {
@@ -41,7 +41,7 @@ std::string layoutInit(const ir::Layout &layout) {
 std::string shapeInit(const ir::Shape &shape, const ir::Mesh &mesh) {
   std::string out = "{";
   for (size_t d = 0; d < shape.size(); ++d)
-    out += (d ? ", " : "") + printExtent({shape[d], {}}, mesh, sizeVar);
+    out += (d ? ", " : "") + printExtent({shape[d], {}}, mesh, driverSize);
   return out + "}";
 }
 
@@ -149,7 +149,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("  return cc_code;");
   std::string axisSizes;
   for (const auto &a : mesh.axes)
-    axisSizes += (axisSizes.empty() ? "" : ", ") + sizeVar(a.size);
+    axisSizes += (axisSizes.empty() ? "" : ", ") + driverSize(a.size);
   w.line("const std::vector<int64_t> cc_axisSizes = {" + axisSizes + "};");
   w.line("const std::vector<int64_t> cc_coords =");
   w.line("    cc_rt::driver::coordinatesOf(cc_axisSizes, cc_transport.rank());");

@@ -38,9 +38,12 @@ void emitElementwiseBlocks(CodeWriter &w, const Target &t, const Plan &plan,
         continue;
       }
       // Into every member's block, in member order.
-      w.open("for (int64_t cc_q = 0; cc_q < cc_members; ++cc_q)");
+      const std::string q = names::kPeer.str();
+      w.open("for (int64_t " + q + " = 0; " + q + " < " + names::kMembers +
+             "; ++" + q + ")");
       if (op.skipSelf)
-        w.line("if (cc_q == cc_me)").line("  continue; // this member's own block");
+        w.line("if (" + q + " == " + names::kMe + ")")
+            .line("  continue; // this member's own block");
       t.emitBlockOp(w, form, c, op);
       w.close();
     }

@@ -28,10 +28,8 @@ using namespace lower;
 
 namespace {
 
-std::string sizeVar(llvm::StringRef name) { return "sizes." + name.str(); }
-std::string stateSize(llvm::StringRef name) {
-  return "cc_s.sizes." + name.str();
-}
+using names::createSize;
+using names::stateSize;
 
 bool hasTeam(const Plan &plan, unsigned axis) {
   return llvm::any_of(plan.fusedCollectives, [&](const FusedCollective &f) {
@@ -207,7 +205,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
         continue;
       w.line("const size_t cc_at_" + buf.name + " = cc_bytes_" + axis + ";");
       w.line("if (!coconet::rt::addAligned(&cc_bytes_" + axis + ", " +
-             bytesOf(plan, t, buf, sizeVar) + "))");
+             bytesOf(plan, t, buf, createSize) + "))");
       w.line("  return " + tooMuchMemory(plan, "symmetric memory of " + axis));
     }
     w.line("std::string cc_why_" + axis + ";");
@@ -245,7 +243,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     w.line("const size_t cc_plain_" + buf.name + " = cc_plain;");
     w.line("if (!state->" + teamMember(plan, *buf.team) +
            " && !coconet::rt::addAligned(&cc_plain, " +
-           bytesOf(plan, t, buf, sizeVar) + "))");
+           bytesOf(plan, t, buf, createSize) + "))");
     w.line("  return " + tooMuchMemory(plan, "memory of symmetric()"));
   }
   w.open("if (cc_plain > 0)");

@@ -19,7 +19,7 @@ using namespace lower;
 
 namespace {
 
-std::string sizeVar(llvm::StringRef name) { return "sizes." + name.str(); }
+using names::createSize;
 std::string coordVar(unsigned axis) {
   return "cc_mesh->coord(" + std::to_string(axis) + ")";
 }
@@ -32,11 +32,11 @@ public:
     fields.push_back({name, std::move(expr)});
   }
   std::string count(llvm::ArrayRef<Extent> e) {
-    return printCount(e, mesh, sizeVar);
+    return printCount(e, mesh, createSize);
   }
-  std::string extent(const Extent &e) { return printExtent(e, mesh, sizeVar); }
+  std::string extent(const Extent &e) { return printExtent(e, mesh, createSize); }
   std::string offset(const Extent &e) {
-    return printOffset(e, mesh, sizeVar, coordVar);
+    return printOffset(e, mesh, createSize, coordVar);
   }
   /// e<d> for the domain, if coordinates are needed.
   void domainExtents(const Extents &domain) {
@@ -147,7 +147,7 @@ std::vector<GeometryField> stepGeometry(const Plan &plan, const Step &step) {
           g.add("out_count", g.count(body.outCount));
         } else if constexpr (std::is_same_v<T, PackKernel>) {
           g.add("outer", g.count(body.outer));
-          g.add("blocks", printAxisSize(body.axis, g.mesh, sizeVar));
+          g.add("blocks", printAxisSize(body.axis, g.mesh, createSize));
           Extents chunk{body.chunk};
           chunk.append(body.inner.begin(), body.inner.end());
           g.add("chunk", g.count(chunk));

@@ -32,7 +32,7 @@ using namespace lower;
 
 namespace {
 
-std::string sizeVar(llvm::StringRef name) { return "sizes." + name.str(); }
+using names::createSize;
 std::string docSize(llvm::StringRef name) { return name.str(); }
 
 std::string upper(llvm::StringRef s) {
@@ -275,7 +275,7 @@ void emitSizeLimits(CodeWriter &w, const Plan &plan) {
   std::string names, sizes;
   for (const auto &a : mesh.axes) {
     names += (names.empty() ? "" : " * ") + a.size;
-    sizes += (sizes.empty() ? "" : ", ") + sizeVar(a.size);
+    sizes += (sizes.empty() ? "" : ", ") + createSize(a.size);
   }
   w.line("COCONET_RETURN_IF_ERROR(coconet::rt::checkMeshSize(\"" + plan.name +
          "\", \"" + names + "\", {" + sizes + "}));");
@@ -295,7 +295,7 @@ void emitSizeLimits(CodeWriter &w, const Plan &plan) {
         factors +=
             (factors.empty() ? "" : ", ") + std::to_string(d.coefficient());
       for (const std::string &sym : d.symbols())
-        factors += (factors.empty() ? "" : ", ") + sizeVar(sym);
+        factors += (factors.empty() ? "" : ", ") + createSize(sym);
     }
     w.line("COCONET_RETURN_IF_ERROR(coconet::rt::checkTensorSize(\"" +
            plan.name + "\", \"" + b.value + "\", \"" + type + "\", " +
@@ -328,14 +328,14 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     std::string divisor;
     std::string names;
     for (unsigned a : c.axes) {
-      divisor += (divisor.empty() ? "" : " * ") + sizeVar(mesh.axes[a].size);
+      divisor += (divisor.empty() ? "" : " * ") + createSize(mesh.axes[a].size);
       names += (names.empty() ? "" : "*") + mesh.axes[a].size;
     }
     if (c.factor != 1) {
       divisor += (divisor.empty() ? "" : " * ") + std::to_string(c.factor);
       names += (names.empty() ? "" : "*") + std::to_string(c.factor);
     }
-    std::string global = printExtent({c.global, {}}, mesh, sizeVar);
+    std::string global = printExtent({c.global, {}}, mesh, createSize);
     // "B = 25" where the value is a name's; "12" where it is a number.
     auto named = [](const std::string &name, const std::string &value) {
       if (llvm::all_of(name, [](char ch) { return std::isdigit(ch); }))
@@ -359,7 +359,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   emitLines(w, t.info.stateInit);
   std::string axisSizes;
   for (const auto &a : mesh.axes)
-    axisSizes += (axisSizes.empty() ? "" : ", ") + sizeVar(a.size);
+    axisSizes += (axisSizes.empty() ? "" : ", ") + createSize(a.size);
   w.line("COCONET_RETURN_IF_ERROR(" + ns + "::Mesh::create(world, {" +
          axisSizes + "}, &state->mesh));");
   w.line("const " + ns + "::Mesh *cc_mesh = state->mesh.get();");
@@ -383,7 +383,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
         continue;
       std::string slot = std::to_string(*b.slot);
       w.line("cc_bytes[" + slot + "] = std::max<size_t>(cc_bytes[" + slot +
-             "], static_cast<size_t>(" + printCount(b.shape, mesh, sizeVar) +
+             "], static_cast<size_t>(" + printCount(b.shape, mesh, createSize) +
              ") * sizeof(" + t.storageType(b.dtype) + ")); // " + b.name);
     }
     w.open("for (unsigned cc_i = 0; cc_i < " + std::to_string(plan.numSlots) +
@@ -478,7 +478,7 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line("if (" +
              printAxisSize(
                  b.loneAxis, plan.mesh,
-                 [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); }) +
+                 names::stateSize) +
              " == 1)");
       w.line("  " + b.name + " = const_cast<" + type + " *>(" +
              bufferName(plan, *b.loneInput) + ");");
@@ -493,7 +493,7 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
              std::to_string(b.viewAxis) + ") * (" +
              printCount(
                  b.shape, plan.mesh,
-                 [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); }) +
+                 names::stateSize) +
              ");");
   for (unsigned i = 0; i < plan.steps.size(); ++i) {
     if (const OverlapGroup *o = overlapAt(plan, i))

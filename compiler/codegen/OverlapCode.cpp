@@ -23,7 +23,7 @@ using namespace lower;
 
 namespace {
 
-std::string sizeVar(llvm::StringRef name) { return "sizes." + name.str(); }
+using names::createSize;
 
 /// The index of `o` in plan.overlaps (names its State fields).
 std::string indexOf(const Plan &plan, const OverlapGroup &o) {
@@ -77,7 +77,7 @@ void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
       b.kind = Collective::Broadcast;
       const std::string block =
           printCount(plan.buffers[c->input].shape, plan.mesh,
-                     [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); });
+                     names::stateSize);
       ops.in += " + cc_begin";
       ops.out += " + cc_q * (" + block + ") + cc_begin";
       ops.count = ops.outCount = part;
@@ -86,7 +86,7 @@ void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
       w.open("for (int64_t cc_q = 0; cc_q < " +
              printAxisSize(
                  c->axis, plan.mesh,
-                 [](llvm::StringRef s) { return "cc_s.sizes." + s.str(); }) +
+                 names::stateSize) +
              "; ++cc_q)");
       t.emitCollective(w, plan, b, ops);
       w.close();
@@ -162,13 +162,13 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     const std::string i = indexOf(plan, o);
     const auto &mm = std::get<MatMulCall>(plan.steps[o.producer].body);
     const std::string blocks =
-        !o.blockAxis ? "1" : printAxisSize(*o.blockAxis, plan.mesh, sizeVar);
+        !o.blockAxis ? "1" : printAxisSize(*o.blockAxis, plan.mesh, createSize);
     w.line("state->cc_blocks" + i + " = " + blocks + ";");
     w.line("state->cc_rows" + i + " = " +
-           printExtent(mm.m, plan.mesh, sizeVar) + " / (state->cc_blocks" + i +
+           printExtent(mm.m, plan.mesh, createSize) + " / (state->cc_blocks" + i +
            " * " + std::to_string(o.chunks) + ");");
     w.line("state->cc_part" + i + " = state->cc_rows" + i + " * " +
-           printExtent(mm.n, plan.mesh, sizeVar) + ";");
+           printExtent(mm.n, plan.mesh, createSize) + ";");
   }
 }
 
