@@ -178,6 +178,10 @@ Status writeResult(const TensorInfo &info, const Options &options,
                    const std::vector<int64_t> &axisSizes, Transport &transport,
                    const void *block);
 
+/// The hash by which writeResult compares the copies of a block that
+/// several ranks hold (FNV-1a of its bytes).
+uint64_t blockHash(const void *data, size_t bytes);
+
 /// Prints "name: dtype[shape] sum ... min ... max ..." of this rank's block
 /// (rank 0 only), for a quick look.
 void printSummary(const TensorInfo &info, const Transport &transport,

@@ -9,6 +9,8 @@
 //     ([ranks, global shape...]); entry r holds the blocks of the ranks in
 //     r's local group, r's own winning;
 //   - f16 as '<f2', bf16 as '<f4' (exact), bool as '|b1' (0 or 1).
+// Where ranks hold copies of the same block, every copy must have the same
+// bits as the one kept (checkReplicas), or writing fails.
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,6 +126,14 @@ Status writeResultOrThrow(const TensorInfo &info, const Options &options,
 
 } // namespace
 
+uint64_t blockHash(const void *data, size_t bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < bytes; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
 Status writeResult(const TensorInfo &info, const Options &options,
                    const std::vector<int64_t> &axisSizes, Transport &transport,
                    const void *block) {
@@ -141,6 +151,52 @@ Status writeResult(const TensorInfo &info, const Options &options,
 }
 
 namespace {
+
+/// The assembled form keeps one copy of a block that several ranks hold
+/// (rank 0's where it holds it): every other copy must be the same bits,
+/// or a rank's result is wrong where no comparison would see it. Each rank
+/// sends a hash of its block to rank 0, which compares the ranks that hold
+/// the same block (the same offsets and local group).
+Status checkReplicas(const TensorInfo &info,
+                     const std::vector<Placement> &placements,
+                     Transport &transport, const void *block,
+                     size_t blockBytes) {
+  const uint64_t mine = blockHash(block, blockBytes);
+  std::vector<uint8_t> all;
+  COCONET_RETURN_IF_ERROR(transport.gather(&mine, sizeof mine, &all));
+  if (transport.rank() != 0)
+    return Status::success();
+  const size_t ranks = placements.size();
+  if (all.size() != ranks * sizeof mine)
+    return Status::error(StatusCode::Internal,
+                         "checking the copies of '" + info.name +
+                             "': gathered " + std::to_string(all.size()) +
+                             " bytes, expected " +
+                             std::to_string(ranks * sizeof mine));
+  auto hashOf = [&](size_t q) {
+    uint64_t h;
+    std::memcpy(&h, all.data() + q * sizeof h, sizeof h);
+    return h;
+  };
+  for (size_t q = 1; q < ranks; ++q)
+    for (size_t p = 0; p < q; ++p) {
+      if (placements[p].offset != placements[q].offset ||
+          placements[p].localGroup != placements[q].localGroup)
+        continue;
+      if (hashOf(p) != hashOf(q)) {
+        std::string at;
+        for (int64_t o : placements[q].offset)
+          at += (at.empty() ? "" : ", ") + std::to_string(o);
+        return Status::error(
+            StatusCode::Internal,
+            "the copies of '" + info.name + "' differ: rank " +
+                std::to_string(q) + "'s block at [" + at + "] is not rank " +
+                std::to_string(p) + "'s, which holds the same block");
+      }
+      break;
+    }
+  return Status::success();
+}
 
 Status writeResultOrThrow(const TensorInfo &info, const Options &options,
                           const std::vector<int64_t> &axisSizes,
@@ -161,6 +217,8 @@ Status writeResultOrThrow(const TensorInfo &info, const Options &options,
   const size_t size = dtypeSize(info.dtype);
   const size_t blockBytes =
       static_cast<size_t>(placements[transport.rank()].elements()) * size;
+  COCONET_RETURN_IF_ERROR(
+      checkReplicas(info, placements, transport, block, blockBytes));
   const std::vector<int64_t> shape = detail::assembledShape(info, axisSizes);
   const std::string path =
       (std::filesystem::path(options.outputDir) / (info.name + ".npy"))

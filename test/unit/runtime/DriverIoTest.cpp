@@ -100,7 +100,8 @@ void checkInputs(const test::Simulated &s, const rt::driver::Options &options) {
   }
 }
 
-/// Rank 0 of `blocks.size()` ranks whose blocks are given.
+/// Rank 0 of `blocks.size()` ranks whose blocks are given: it gathers the
+/// blocks, or their hashes (writeResult's check of the copies).
 class FakeTransport final : public rt::driver::Transport {
 public:
   explicit FakeTransport(std::vector<std::vector<uint8_t>> blocks)
@@ -109,9 +110,19 @@ public:
   int size() const override { return static_cast<int>(blocks.size()); }
   rt::Status gather(const void *data, size_t bytes,
                     std::vector<uint8_t> *all) override {
+    all->clear();
+    const uint64_t hash0 =
+        rt::driver::blockHash(blocks[0].data(), blocks[0].size());
+    if (bytes == sizeof hash0 && std::memcmp(data, &hash0, bytes) == 0) {
+      for (const auto &b : blocks) {
+        const uint64_t h = rt::driver::blockHash(b.data(), b.size());
+        const auto *p = reinterpret_cast<const uint8_t *>(&h);
+        all->insert(all->end(), p, p + sizeof h);
+      }
+      return rt::Status::success();
+    }
     CHECK(bytes == blocks[0].size());
     CHECK(std::memcmp(data, blocks[0].data(), bytes) == 0);
-    all->clear();
     for (const auto &b : blocks)
       all->insert(all->end(), b.begin(), b.end());
     return rt::Status::success();
@@ -359,6 +370,55 @@ program u(x: f16[N] local, y: bf16[N]) {
                            o2);
   REQUIRE(s2.error == "");
   checkResults(s2);
+}
+
+TEST_CASE("writeResult refuses copies of one block that differ",
+          "[runtime][driver]") {
+  // A value replicated on axis 0 and sliced along its dimension on axis 1
+  // of a 2x2 mesh: ranks 0 and 2 hold block 0, ranks 1 and 3 block 1.
+  rt::driver::TensorInfo info;
+  info.name = "w";
+  info.dtype = rt::DType::F32;
+  info.globalShape = {4};
+  info.layout = {{rt::driver::AxisState::Replicated, 0},
+                 {rt::driver::AxisState::Sliced, 0}};
+  auto bytesOf = [](std::vector<float> v) {
+    std::vector<uint8_t> b(v.size() * sizeof(float));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  TempDir dir;
+  rt::driver::Options options;
+  options.outputDir = dir.path.str().str();
+  std::vector<std::vector<uint8_t>> blocks = {
+      bytesOf({1, 2}), bytesOf({3, 4}), bytesOf({1, 2}), bytesOf({3, 4})};
+  {
+    FakeTransport same(blocks);
+    CHECK(rt::driver::writeResult(info, options, {2, 2}, same, blocks[0].data())
+              .ok());
+  }
+  // Rank 3's copy of block 1 has one element that is not rank 1's.
+  blocks[3] = bytesOf({3, -4});
+  FakeTransport differ(blocks);
+  const rt::Status status =
+      rt::driver::writeResult(info, options, {2, 2}, differ, blocks[0].data());
+  INFO(status.toString());
+  CHECK(status.code() == rt::StatusCode::Internal);
+  CHECK(status.message() ==
+        "the copies of 'w' differ: rank 3's block at [2] is not rank 1's, "
+        "which holds the same block");
+  // Replicated on every axis: rank 0's copy is written, without a gather
+  // of the blocks, and still checked.
+  info.layout = {{rt::driver::AxisState::Replicated, 0},
+                 {rt::driver::AxisState::Replicated, 0}};
+  info.globalShape = {2};
+  std::vector<std::vector<uint8_t>> replicas = {
+      bytesOf({1, 2}), bytesOf({1, 2}), bytesOf({1, 2}), bytesOf({1, 2.5})};
+  FakeTransport replicated(replicas);
+  CHECK(rt::driver::writeResult(info, options, {2, 2}, replicated,
+                                replicas[0].data())
+            .message()
+            .find("rank 3's block at [0] is not rank 0's") != std::string::npos);
 }
 
 TEST_CASE("writeResult writes nothing without an output directory",
