@@ -136,6 +136,10 @@ void emitElementwiseBlocks(CodeWriter &w, const Target &t,
                            const lower::ElementwiseKernel &k,
                            const UniformValues &uniform,
                            const FusedKernel *fused, bool ranged);
+/// The independent items of kernel step `step` (its geometry `g`) that its
+/// parallel loop shares out: elements, outputs, rows (Kernels.cpp, next to
+/// each kind's kernel).
+std::string kernelItems(const lower::Step &step, llvm::StringRef g);
 /// The kernels (Kernels.cpp): one function per kernel step, and the code
 /// of one step inside `operator()`.
 void emitKernels(CodeWriter &w, const Target &target, const lower::Plan &plan);

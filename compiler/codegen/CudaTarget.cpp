@@ -35,19 +35,6 @@ int vectorWidth(const Plan &plan, const Step &step) {
   return static_cast<int>(16 / widest);
 }
 
-/// The count of items a kernel step's grid covers.
-std::string gridItems(const Step &step, const std::string &g) {
-  if (std::holds_alternative<ElementwiseKernel>(step.body))
-    return g + ".n";
-  if (std::holds_alternative<ReductionKernel>(step.body))
-    return g + ".outer * " + g + ".inner";
-  if (std::holds_alternative<NormKernel>(step.body))
-    return g + ".rows";
-  if (std::holds_alternative<TransposeKernel>(step.body))
-    return g + ".batch * " + g + ".rows * " + g + ".cols";
-  return g + ".outer * " + g + ".blocks * " + g + ".chunk";
-}
-
 /// A flat elementwise kernel runs on vectors, then elements for the tail;
 /// any other on elements.
 constexpr ElementForm kVectorsThenTail[] = {ElementForm::VectorLane,
@@ -530,7 +517,7 @@ void CudaTarget::emitLaunch(CodeWriter &w, const Plan &plan, const Step &step,
                             const KernelRange &range) const {
   const std::string g = gRef.str();
   const std::string items =
-      range.whole() ? gridItems(step, g) : range.hi + " - " + range.lo;
+      range.whole() ? kernelItems(step, g) : range.hi + " - " + range.lo;
   // COCONET_CUDA_CHECK(cc_launch(KERNEL, grid, block, 0, stream, args...));
   auto launch = [&](const std::string &kernel) {
     return "COCONET_CUDA_CHECK(cc_launch(" + kernel + ", cc_grid(" + items +

@@ -274,6 +274,19 @@ MatMulOperands matMulOperands(const Plan &plan, const MatMulCall &mm,
           g + ".m * " + g + ".n"};
 }
 
+std::string kernelItems(const Step &step, llvm::StringRef gRef) {
+  const std::string g = gRef.str();
+  if (std::holds_alternative<ElementwiseKernel>(step.body))
+    return g + ".n";
+  if (std::holds_alternative<ReductionKernel>(step.body))
+    return g + ".outer * " + g + ".inner";
+  if (std::holds_alternative<NormKernel>(step.body))
+    return g + ".rows";
+  if (std::holds_alternative<TransposeKernel>(step.body))
+    return g + ".batch * " + g + ".rows * " + g + ".cols";
+  return g + ".outer * " + g + ".blocks * " + g + ".chunk";
+}
+
 void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
   emitLines(w, t.info.kernelPrelude);
   for (unsigned index = 0; index < plan.steps.size(); ++index) {
