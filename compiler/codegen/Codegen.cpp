@@ -16,7 +16,8 @@ const Target &Target::get(TargetKind kind) {
 
 std::vector<File> emitProgram(const lower::Plan &plan,
                               const EmitOptions &options) {
-  const std::string ext = Target::get(options.target).info.sourceExtension.str();
+  const std::string ext =
+      Target::get(options.target).info.sourceExtension.str();
   std::vector<File> files;
   files.push_back({plan.name + ".h", emitHeader(plan, options)});
   files.push_back({plan.name + ext, emitSource(plan, options)});

@@ -345,11 +345,11 @@ void CpuTarget::openBlocks(CodeWriter &w, ElementForm form,
            std::to_string(kTile - 1) + ") / " + tileSize + ";");
     w.line("#pragma omp parallel for schedule(static)");
     w.open("for (int64_t cc_tile = 0; cc_tile < cc_tiles; ++cc_tile)");
-    w.line("const int64_t cc_first = " +
-           std::string(ranged ? "cc_begin + " : "") + "cc_tile * " +
-           tileSize + ";");
-    w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " +
-           end + " - cc_first);");
+    w.line(
+        "const int64_t cc_first = " + std::string(ranged ? "cc_begin + " : "") +
+        "cc_tile * " + tileSize + ";");
+    w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " + end +
+           " - cc_first);");
     return;
   }
   const unsigned rank = c.k.domain.size();
@@ -366,8 +366,7 @@ void CpuTarget::openBlocks(CodeWriter &w, ElementForm form,
   w.line("const int64_t cc_r = " +
          (ranged ? "cc_begin / " + row + " + " : std::string()) +
          "cc_tile / cc_row_tiles;");
-  w.line("const int64_t cc_lo = (cc_tile % cc_row_tiles) * " + tileSize +
-         ";");
+  w.line("const int64_t cc_lo = (cc_tile % cc_row_tiles) * " + tileSize + ";");
   w.line("const int64_t cc_first = cc_r * " + row + " + cc_lo;");
   w.line("const int64_t cc_len = std::min<int64_t>(" + tileSize + ", " + row +
          " - cc_lo);");

@@ -311,7 +311,6 @@ public:
     w.line("if (cc_state->blas)");
     w.line("  cublasDestroy(cc_state->blas);");
   }
-
 };
 
 using lower::BlockOp;
@@ -350,10 +349,10 @@ void CudaTarget::emitBlockOp(CodeWriter &w, ElementForm form,
   const bool vector = form == ElementForm::VectorLane;
   // The reduced value: the reduced input's vector `cc_l<i>` (or
   // `cc_reduced` when no member reads it), the element `cc_red`.
-  const std::string reduced =
-      !vector                    ? std::string("cc_red")
-      : f && f->reducedInput ? "cc_l" + std::to_string(*f->reducedInput)
-                             : std::string("cc_reduced");
+  const std::string reduced = !vector ? std::string("cc_red")
+                              : f && f->reducedInput
+                                  ? "cc_l" + std::to_string(*f->reducedInput)
+                                  : std::string("cc_reduced");
   auto vec = [&](unsigned buffer) {
     return "cc_vec<" + storageType(plan.buffers[buffer].dtype) + ", W>";
   };
@@ -367,9 +366,9 @@ void CudaTarget::emitBlockOp(CodeWriter &w, ElementForm form,
   };
   // A block of `buffer` at `base`.
   auto at = [&](unsigned buffer, const std::string &base) {
-    return vector ? "reinterpret_cast<" + vec(buffer) + " *>(" + base +
-                        ")[cc_v]"
-                  : base + "[cc_i]";
+    return vector
+               ? "reinterpret_cast<" + vec(buffer) + " *>(" + base + ")[cc_v]"
+               : base + "[cc_i]";
   };
   switch (op.kind) {
   case BlockOp::Kind::TeamReduce:
@@ -410,8 +409,7 @@ void CudaTarget::emitBlockOp(CodeWriter &w, ElementForm form,
           o.skipStore = m;
       if (f && f->reducedInput) {
         o.input = f->reducedInput;
-        o.inputValue =
-            load(plan.buffers[f->reducing->output].dtype, "cc_red");
+        o.inputValue = load(plan.buffers[f->reducing->output].dtype, "cc_red");
       }
       emitElementBody(w, plan, c.step, k, *this, form, c.uniform, o);
       return;

@@ -72,9 +72,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("#include \"" + plan.name + ".h\"").line();
   w.line("#include \"" + t.info.driverHeader.str() + "\"").line();
   t.emitMpiOrElse(w, {"#include <mpi.h>"}, {});
-  w.line()
-      .line("#include <chrono>")
-      .line("#include <cstdio>");
+  w.line().line("#include <chrono>").line("#include <cstdio>");
   w.line("#include <memory>")
       .line("#include <string>")
       .line("#include <vector>");
@@ -152,7 +150,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     axisSizes += (axisSizes.empty() ? "" : ", ") + driverSize(a.size);
   w.line("const std::vector<int64_t> cc_axisSizes = {" + axisSizes + "};");
   w.line("const std::vector<int64_t> cc_coords =");
-  w.line("    cc_rt::driver::coordinatesOf(cc_axisSizes, cc_transport.rank());");
+  w.line(
+      "    cc_rt::driver::coordinatesOf(cc_axisSizes, cc_transport.rank());");
   // Communicator and program object.
   w.line("cc_target::Session cc_session;");
   w.line("cc_st = cc_session.open(cc_transport);");
@@ -197,8 +196,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     const Plan::Result &r = plan.results[b.result];
     w.line("cc_target::Block " + b.name + ";");
     w.line("if (cc_st.ok())");
-    w.line("  cc_st = " + b.name + ".make(" + infoInit(r.name, 0, r.type, mesh) +
-           ",");
+    w.line("  cc_st = " + b.name + ".make(" +
+           infoInit(r.name, 0, r.type, mesh) + ",");
     w.line("      cc_axisSizes, cc_coords, " + bound(b) + ");");
   }
   w.line("if (int cc_code = cc_agree(1))");

@@ -34,7 +34,9 @@ public:
   std::string count(llvm::ArrayRef<Extent> e) {
     return printCount(e, mesh, createSize);
   }
-  std::string extent(const Extent &e) { return printExtent(e, mesh, createSize); }
+  std::string extent(const Extent &e) {
+    return printExtent(e, mesh, createSize);
+  }
   std::string offset(const Extent &e) {
     return printOffset(e, mesh, createSize, coordVar);
   }

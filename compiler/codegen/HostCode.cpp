@@ -475,10 +475,7 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
   for (const Buffer &b : plan.buffers)
     if (b.kind == Buffer::Kind::Scratch && b.loneInput) {
       const std::string type = target.storageType(b.dtype);
-      w.line("if (" +
-             printAxisSize(
-                 b.loneAxis, plan.mesh,
-                 names::stateSize) +
+      w.line("if (" + printAxisSize(b.loneAxis, plan.mesh, names::stateSize) +
              " == 1)");
       w.line("  " + b.name + " = const_cast<" + type + " *>(" +
              bufferName(plan, *b.loneInput) + ");");
@@ -491,10 +488,7 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line(target.storageType(b.dtype) + " *" + b.name + " = " +
              bufferName(plan, b.base) + " + cc_s.mesh->coord(" +
              std::to_string(b.viewAxis) + ") * (" +
-             printCount(
-                 b.shape, plan.mesh,
-                 names::stateSize) +
-             ");");
+             printCount(b.shape, plan.mesh, names::stateSize) + ");");
   for (unsigned i = 0; i < plan.steps.size(); ++i) {
     if (const OverlapGroup *o = overlapAt(plan, i))
       i = emitOverlap(w, target, plan, *o);

@@ -149,8 +149,7 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
              "[cc_j] = " + target.store(b.dtype, members[i]) + ";");
       continue;
     }
-    if ((tile || overrides.tileMember == i) &&
-        isNarrow(b.dtype)) {
+    if ((tile || overrides.tileMember == i) && isNarrow(b.dtype)) {
       // Already rounded to the type: narrowed exactly after the tile.
       w.line("cc_s" + std::to_string(i) + "[cc_j] = " + members[i] + ";");
       continue;

@@ -35,37 +35,34 @@ inline std::string driverSize(llvm::StringRef name) {
 }
 
 // --- A kernel --------------------------------------------------------------
-
-/// Its geometry parameter; a ranged kernel's elements [begin, end).
-inline constexpr llvm::StringLiteral kGeometry = "cc_g";
-inline constexpr llvm::StringLiteral kBegin = "cc_begin", kEnd = "cc_end";
-/// An element's flat index in the domain, and its lane in a block.
-inline constexpr llvm::StringLiteral kIndex = "cc_i", kLane = "cc_j";
-/// A block's first element (CPU: the tile's; CUDA: the thread's first
-/// vector or element), and a CPU tile's index and length.
-inline constexpr llvm::StringLiteral kFirst = "cc_first";
-inline constexpr llvm::StringLiteral kTileIndex = "cc_tile", kLength = "cc_len";
-/// A CUDA block's vector index.
-inline constexpr llvm::StringLiteral kVectorIndex = "cc_v";
-
-/// Input `i`'s element value, and its block (a widened tile, a vector).
-inline std::string inputValue(unsigned i) { return "cc_in" + std::to_string(i); }
-inline std::string inputBlock(unsigned i) { return "cc_l" + std::to_string(i); }
-/// Member `m`'s block of results (a tile, a vector).
-inline std::string memberBlock(unsigned m) { return "cc_s" + std::to_string(m); }
-
-// --- A fused kernel's team ----------------------------------------------
+//
+// Inside a kernel (Kernels.cpp, ElementwiseCode.cpp, the targets' blocks):
+//   cc_g               its geometry parameter (Geometry.cpp's fields)
+//   cc_begin, cc_end   a ranged kernel's elements (an overlap's part)
+//   cc_i, cc_j         an element's flat index; its lane in a block
+//   cc_first           a block's first element (CPU: the tile's; CUDA: the
+//                      thread's first vector or element, then grid-stride)
+//   cc_tile, cc_len    a CPU tile's index and length (kTile at most)
+//   cc_v, W            a CUDA vector's index and width (16 bytes)
+//   cc_in<i>           input i's value at the element
+//   cc_l<i>, cc_s<m>   input i's block and member m's block of results
+//                      (a widened tile, a vector)
+//   cc_u<n>, cc_e<n>   hoisted uniform values; a body's temporaries
+// A fused kernel's team:
+//   cc_t               CUDA: the team (cc_team); the CPU passes cc_team
+//   cc_me, cc_members  this member and the team's size
+//   cc_q               the member a loop stores into
+//   cc_from, cc_to     the members' memory of the reducing collective's
+//                      input and of the allgather's output;
+//   cc_from_at, cc_to_at  where this kernel's elements are in them
+//   cc_red             the reduced value (CPU: a tile; CUDA: an element)
+//
+// The names the one printer and the targets' block operations share:
 
 /// This member, the team's size, and the member a loop stores into.
-inline constexpr llvm::StringLiteral kMe = "cc_me", kMembers = "cc_members",
-                                     kPeer = "cc_q";
-/// The members' memory of the reducing collective's input and of the
-/// allgather's output, and where this kernel's elements are in them.
-inline constexpr llvm::StringLiteral kFrom = "cc_from", kTo = "cc_to";
-inline constexpr llvm::StringLiteral kFromAt = "cc_from_at",
-                                     kToAt = "cc_to_at";
-/// The reduced value (CPU: the reduced tile; CUDA: the element).
-inline constexpr llvm::StringLiteral kReduced = "cc_red";
+inline constexpr llvm::StringLiteral kMe = "cc_me";
+inline constexpr llvm::StringLiteral kMembers = "cc_members";
+inline constexpr llvm::StringLiteral kPeer = "cc_q";
 
 } // namespace coconet::codegen::names
 

@@ -76,18 +76,14 @@ void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
       CollectiveCall b = *c;
       b.kind = Collective::Broadcast;
       const std::string block =
-          printCount(plan.buffers[c->input].shape, plan.mesh,
-                     names::stateSize);
+          printCount(plan.buffers[c->input].shape, plan.mesh, names::stateSize);
       ops.in += " + cc_begin";
       ops.out += " + cc_q * (" + block + ") + cc_begin";
       ops.count = ops.outCount = part;
       ops.root = "cc_q";
       emitLines(w, t.info.collectiveGroupBegin);
       w.open("for (int64_t cc_q = 0; cc_q < " +
-             printAxisSize(
-                 c->axis, plan.mesh,
-                 names::stateSize) +
-             "; ++cc_q)");
+             printAxisSize(c->axis, plan.mesh, names::stateSize) + "; ++cc_q)");
       t.emitCollective(w, plan, b, ops);
       w.close();
       emitLines(w, t.info.collectiveGroupEnd);
@@ -165,8 +161,8 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
         !o.blockAxis ? "1" : printAxisSize(*o.blockAxis, plan.mesh, createSize);
     w.line("state->cc_blocks" + i + " = " + blocks + ";");
     w.line("state->cc_rows" + i + " = " +
-           printExtent(mm.m, plan.mesh, createSize) + " / (state->cc_blocks" + i +
-           " * " + std::to_string(o.chunks) + ");");
+           printExtent(mm.m, plan.mesh, createSize) + " / (state->cc_blocks" +
+           i + " * " + std::to_string(o.chunks) + ");");
     w.line("state->cc_part" + i + " = state->cc_rows" + i + " * " +
            printExtent(mm.n, plan.mesh, createSize) + ";");
   }

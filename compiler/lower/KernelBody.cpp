@@ -52,8 +52,7 @@ KernelBody kernelBody(const ElementwiseKernel &k, const FusedKernelPlan *fused,
   if (gathered) {
     const BlockValue member{BlockValue::Kind::Member, *gathered};
     if (fused->storeGatheredLocally)
-      add(BlockOp::Kind::Store, member,
-          *k.members[*gathered].output);
+      add(BlockOp::Kind::Store, member, *k.members[*gathered].output);
     add(BlockOp::Kind::StoreToPeers, member, *gatheredOutput,
         fused->selfInView);
   }

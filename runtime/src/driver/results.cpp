@@ -187,11 +187,11 @@ Status checkReplicas(const TensorInfo &info,
         std::string at;
         for (int64_t o : placements[q].offset)
           at += (at.empty() ? "" : ", ") + std::to_string(o);
-        return Status::error(
-            StatusCode::Internal,
-            "the copies of '" + info.name + "' differ: rank " +
-                std::to_string(q) + "'s block at [" + at + "] is not rank " +
-                std::to_string(p) + "'s, which holds the same block");
+        return Status::error(StatusCode::Internal,
+                             "the copies of '" + info.name + "' differ: rank " +
+                                 std::to_string(q) + "'s block at [" + at +
+                                 "] is not rank " + std::to_string(p) +
+                                 "'s, which holds the same block");
       }
       break;
     }

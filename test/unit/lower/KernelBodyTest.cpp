@@ -97,9 +97,10 @@ schedule fused for sgd {
   // other member's block of w.
   REQUIRE(*k.reducedInput == 2);
   CHECK(printedBody(body) == "team-reduce; load in0; load in2; compute; "
-                             "store " + m + " -> " + b(*plan, "t_w1") +
-                             "; store " + m + " -> every member's " +
-                             b(*plan, "w") + " but its own");
+                             "store " +
+                                 m + " -> " + b(*plan, "t_w1") + "; store " +
+                                 m + " -> every member's " + b(*plan, "w") +
+                                 " but its own");
   CHECK(body.ops.front().kind == BlockOp::Kind::TeamReduce);
   CHECK(body.ops.back().kind == BlockOp::Kind::StoreToPeers);
   CHECK(body.ops.back().skipSelf);
@@ -131,10 +132,10 @@ schedule s for p {
   const auto &rs = std::get<lower::CollectiveCall>(
       plan->steps[*plan->fusedCollectives[0].reducing].body);
   (void)rs;
-  CHECK(printedBody(body) ==
-        "team-reduce; store reduced -> every member's b" +
-            std::to_string(ag.output) + "; load in0; compute; store m0 -> " +
-            b(*plan, "t_y"));
+  CHECK(printedBody(body) == "team-reduce; store reduced -> every member's b" +
+                                 std::to_string(ag.output) +
+                                 "; load in0; compute; store m0 -> " +
+                                 b(*plan, "t_y"));
 }
 
 TEST_CASE("a fused collective without a kernel passes the reduced block "

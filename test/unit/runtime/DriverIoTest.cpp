@@ -390,8 +390,8 @@ TEST_CASE("writeResult refuses copies of one block that differ",
   TempDir dir;
   rt::driver::Options options;
   options.outputDir = dir.path.str().str();
-  std::vector<std::vector<uint8_t>> blocks = {
-      bytesOf({1, 2}), bytesOf({3, 4}), bytesOf({1, 2}), bytesOf({3, 4})};
+  std::vector<std::vector<uint8_t>> blocks = {bytesOf({1, 2}), bytesOf({3, 4}),
+                                              bytesOf({1, 2}), bytesOf({3, 4})};
   {
     FakeTransport same(blocks);
     CHECK(rt::driver::writeResult(info, options, {2, 2}, same, blocks[0].data())
@@ -418,7 +418,8 @@ TEST_CASE("writeResult refuses copies of one block that differ",
   CHECK(rt::driver::writeResult(info, options, {2, 2}, replicated,
                                 replicas[0].data())
             .message()
-            .find("rank 3's block at [0] is not rank 0's") != std::string::npos);
+            .find("rank 3's block at [0] is not rank 0's") !=
+        std::string::npos);
 }
 
 TEST_CASE("writeResult writes nothing without an output directory",

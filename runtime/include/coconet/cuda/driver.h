@@ -1,4 +1,5 @@
-//===- cuda/driver.h - the CUDA target's part of a generated driver -*- C++ -*-===//
+//===- cuda/driver.h - the CUDA target's part of a generated driver -*- C++
+//-*-===//
 //
 // What a generated driver (coconetc --emit=driver) does that depends on the
 // target, so that the driver's text is the same for every target but the
