@@ -1,0 +1,166 @@
+//===- segments.cpp - reading and validating segment tables ---------------===//
+
+#include "coconet/segments.h"
+
+#include "coconet/npy.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
+namespace coconet::rt {
+
+namespace {
+
+Status invalid(const std::string &what, const std::string &why) {
+  return Status::error(StatusCode::InvalidArgument, what + ": " + why);
+}
+
+} // namespace
+
+Status SegmentTable::fromLengths(const std::vector<int64_t> &lengths,
+                                 const std::string &what, SegmentTable *out) {
+  if (lengths.empty())
+    return invalid(what, "a segment table needs at least one segment");
+  SegmentTable t;
+  t.what_ = what;
+  t.offsets_.reserve(lengths.size() + 1);
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    const int64_t n = lengths[s];
+    if (n < 0)
+      return invalid(what, "segment " + std::to_string(s) + " has length " +
+                               std::to_string(n) + "; lengths are 0 or more");
+    if (n > std::numeric_limits<int64_t>::max() - t.offsets_.back())
+      return invalid(what, "the lengths up to segment " + std::to_string(s) +
+                               " sum past 2^63 - 1 elements");
+    t.offsets_.push_back(t.offsets_.back() + n);
+  }
+  *out = std::move(t);
+  return Status::success();
+}
+
+int64_t SegmentTable::segmentOf(int64_t i) const {
+  // The last offset <= i among the starts; empty segments share their
+  // start with the next one, which holds the element.
+  auto it = std::upper_bound(offsets_.begin(), offsets_.end() - 1, i);
+  return static_cast<int64_t>(it - offsets_.begin()) - 1;
+}
+
+std::vector<int64_t> SegmentTable::chunkStarts(int64_t chunk) const {
+  std::vector<int64_t> starts;
+  if (chunk <= 0)
+    return starts;
+  const int64_t n = elements();
+  starts.reserve(static_cast<size_t>(n / chunk + 1));
+  int64_t s = 0;
+  for (int64_t first = 0; first < n; first += chunk) {
+    // Walk forward: the chunks' first elements increase.
+    while (end(s) <= first)
+      ++s;
+    starts.push_back(s);
+  }
+  return starts;
+}
+
+Status SegmentTable::checkElements(int64_t n, const std::string &tensor) const {
+  if (elements() == n)
+    return Status::success();
+  return invalid(what_, "the " + std::to_string(segments()) +
+                            " lengths sum to " + std::to_string(elements()) +
+                            " elements, but '" + tensor + "' has " +
+                            std::to_string(n));
+}
+
+Status parseSegmentTable(std::string_view text, const std::string &what,
+                         SegmentTable *out) {
+  std::vector<int64_t> lengths;
+  int line = 1;
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      ++i;
+      continue;
+    }
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n')
+        ++i;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c)) || c == ',') {
+      ++i;
+      continue;
+    }
+    // One word: up to white space, a comma or a comment.
+    size_t j = i;
+    while (j < text.size() &&
+           !std::isspace(static_cast<unsigned char>(text[j])) &&
+           text[j] != ',' && text[j] != '#')
+      ++j;
+    const std::string_view word = text.substr(i, j - i);
+    const std::string where = what + ":" + std::to_string(line);
+    int64_t value = 0;
+    bool digits = !word.empty();
+    for (char d : word) {
+      if (d < '0' || d > '9') {
+        digits = false;
+        break;
+      }
+      if (value > (std::numeric_limits<int64_t>::max() - (d - '0')) / 10)
+        return invalid(where, "the length '" + std::string(word) +
+                                  "' is more than 2^63 - 1");
+      value = value * 10 + (d - '0');
+    }
+    if (!digits)
+      return invalid(where, "'" + std::string(word.substr(0, 40)) +
+                                "' is not a length (an integer, 0 or more)");
+    lengths.push_back(value);
+    i = j;
+  }
+  return SegmentTable::fromLengths(lengths, what, out);
+}
+
+Status readSegmentTable(const std::string &path, SegmentTable *out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(StatusCode::IoError,
+                         "cannot open the segment table '" + path + "'");
+  const std::string bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  if (bytes.compare(0, 6, "\x93NUMPY") != 0)
+    return parseSegmentTable(bytes, path, out);
+  NpyArray array;
+  if (Status st = parseNpy(bytes, &array); !st.ok())
+    return invalid(path, st.message());
+  if (array.shape.size() != 1)
+    return invalid(path, "a .npy segment table is a 1-D array of lengths; "
+                         "this one has " +
+                             std::to_string(array.shape.size()) +
+                             " dimensions");
+  switch (array.type) {
+  case NpyType::I32:
+  case NpyType::I64:
+  case NpyType::U64:
+    break;
+  case NpyType::F16:
+  case NpyType::F32:
+  case NpyType::F64:
+  case NpyType::Bool:
+    return invalid(path, std::string("a .npy segment table holds integer "
+                                     "lengths; this one is ") +
+                             npyDescr(array.type));
+  }
+  std::vector<int64_t> lengths(static_cast<size_t>(array.numElements()));
+  for (int64_t s = 0; s < array.numElements(); ++s) {
+    lengths[s] = array.getAsInt(s);
+    if (array.type == NpyType::U64 && lengths[s] < 0)
+      return invalid(path, "segment " + std::to_string(s) +
+                               " is longer than 2^63 - 1 elements");
+  }
+  return SegmentTable::fromLengths(lengths, path, out);
+}
+
+} // namespace coconet::rt
