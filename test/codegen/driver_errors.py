@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 
-from run_codegen import CPU_FLAGS, emu_command, run
+from run_codegen import CPU_FLAGS, emu_command, run, run_all
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -39,16 +39,16 @@ def build(args, source, name, work):
         return False
     lib = args.runtime_lib
     if args.target == "cuda-emu":
-        command = emu_command(args, name)
+        commands = emu_command(args, name)
     else:
-        command = (["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
+        commands = [["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
                    ["-Wall", "-Wextra", "-Werror",
                     "-I" + args.runtime_include, name + ".cpp",
                     name + "_main.cpp", "-o", name,
                     os.path.join(lib, "libcoconet_rt_mpi.a"),
                     os.path.join(lib, "libcoconet_rt_cpu.a"),
-                    os.path.join(lib, "libcoconet_rt.a")])
-    ok, out = run(command, cwd=work)
+                    os.path.join(lib, "libcoconet_rt.a")]]
+    ok, out = run_all(commands, work)
     if not ok:
         print(out)
     return ok

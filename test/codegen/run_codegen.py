@@ -252,7 +252,10 @@ def check_cuda(args, path, name, title, out_dir, report):
 def emu_command(args, name):
     """g++ on the generated .cu files with the CUDA emulation (test/emu/):
     the prelude force-included, the real CUDA headers, the CUDA runtime
-    library built for the emulation, NCCL on MPI."""
+    library built for the emulation, NCCL on MPI. Two commands: the driver
+    compiled alone, without the sanitizers (its code is the runtime's
+    target driver and the program's API; instrumenting it only cost time),
+    then the program, sanitized, linked with it."""
     lib, emu = args.runtime_lib, args.emu_lib
     mpi = (subprocess.run(["mpicxx", "--showme:compile"], text=True,
                           stdout=subprocess.PIPE).stdout.split(),
@@ -262,18 +265,20 @@ def emu_command(args, name):
     # (cudaMalloc allocates exactly what is asked) fails the run.
     sanitize = ["-g", "-fsanitize=address,undefined",
                 "-fno-sanitize-recover=undefined"] if args.sanitize else []
-    return (["g++", "-std=c++17", "-O1"] + sanitize +
-            ["-x", "c++", "-include",
-             "coconet/emu/prelude.h", "-ffp-contract=off", "-Wno-attributes",
-             "-DCOCONET_WITH_MPI", "-I" + args.emu_include,
-             "-I" + args.runtime_include, "-I" + args.cuda_include] + mpi[0] +
-            [name + ".cu", name + "_main.cu", "-x", "none", "-o", name,
+    compile = (["-x", "c++", "-include", "coconet/emu/prelude.h",
+                "-ffp-contract=off", "-Wno-attributes", "-DCOCONET_WITH_MPI",
+                "-I" + args.emu_include, "-I" + args.runtime_include,
+                "-I" + args.cuda_include] + mpi[0])
+    driver = (["g++", "-std=c++17", "-O1"] + compile +
+              ["-c", name + "_main.cu", "-o", name + "_main.o"])
+    return [driver, ["g++", "-std=c++17", "-O1"] + sanitize + compile +
+            [name + ".cu", "-x", "none", name + "_main.o", "-o", name,
              os.path.join(emu, "libcoconet_rt_cuda_emu.a"),
              os.path.join(lib, "libcoconet_rt_mpi.a"),
              os.path.join(emu, "libcoconet_emu.a"),
              os.path.join(lib, "libcoconet_rt_cpu.a"),
              os.path.join(lib, "libcoconet_rt.a"),
-             "-lboost_context", "-fopenmp", "-pthread"] + mpi[1])
+             "-lboost_context", "-fopenmp", "-pthread"] + mpi[1]]
 
 
 _digests = {}
@@ -306,16 +311,29 @@ def tree_digest(root):
     return h.hexdigest()
 
 
+def run_all(commands, cwd):
+    """Runs `commands` in turn until one fails; returns (ok, output)."""
+    output = ""
+    for command in commands:
+        ok, out = run(command, cwd=cwd)
+        output += out
+        if not ok:
+            return False, output
+    return True, output
+
+
 def build_cached(args, command, out_dir, name):
-    """Runs the build `command` in `out_dir` (making ./NAME), or copies
+    """Runs the build `command` (or a list of commands, in turn) in
+    `out_dir` (making ./NAME), or copies
     NAME from --build-cache when an identical build made it before: the
     same command, the same generated files (coconetc's output is
     deterministic, so tests that build one program share it), the same
     libraries and runtime headers."""
+    commands = command if isinstance(command[0], list) else [command]
     if not args.build_cache:
-        return run(command, cwd=out_dir)
+        return run_all(commands, out_dir)
     h = hashlib.sha256()
-    for part in command:
+    for part in (p for c in commands for p in c):
         h.update(part.encode() + b"\0")
         if os.path.isabs(part) and os.path.isfile(part):
             h.update(file_digest(part).encode())
@@ -334,7 +352,7 @@ def build_cached(args, command, out_dir, name):
     if os.path.isfile(cached):
         shutil.copy2(cached, binary)
         return True, ""
-    ok, out = run(command, cwd=out_dir)
+    ok, out = run_all(commands, out_dir)
     if ok:
         os.makedirs(args.build_cache, exist_ok=True)
         temp = f"{cached}.{os.getpid()}.{threading.get_ident()}"
