@@ -21,14 +21,7 @@ void emitElementwiseBlocks(CodeWriter &w, const Target &t, const Plan &plan,
                            const UniformValues &uniform,
                            const FusedKernel *fused, bool ranged) {
   const KernelBody body =
-      fused ? kernelBody(k, fused,
-                         fused->reducing
-                             ? std::optional<unsigned>(fused->reducing->output)
-                             : std::nullopt,
-                         fused->gather
-                             ? std::optional<unsigned>(fused->gather->output)
-                             : std::nullopt)
-            : kernelBody(k);
+      fused ? fusedKernelBody(plan, *fused->f) : kernelBody(k);
   const BlockContext c{plan, step, k, body, uniform, fused, ranged};
   for (ElementForm form : k.flat ? t.info.flatBlocks : t.info.otherBlocks) {
     t.openBlocks(w, form, c);

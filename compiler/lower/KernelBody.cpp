@@ -59,6 +59,16 @@ KernelBody kernelBody(const ElementwiseKernel &k, const FusedKernelPlan *fused,
   return body;
 }
 
+KernelBody fusedKernelBody(const Plan &plan, const FusedCollective &f) {
+  const FusedKernelPlan &k = *f.oneKernel;
+  auto output = [&](std::optional<unsigned> step) -> std::optional<unsigned> {
+    if (!step)
+      return std::nullopt;
+    return std::get<CollectiveCall>(plan.steps[*step].body).output;
+  };
+  return kernelBody(k.kernel(), &k, output(f.reducing), output(f.gather));
+}
+
 bool KernelBody::stored(BlockValue value) const {
   return llvm::any_of(ops, [&](const BlockOp &op) {
     return op.kind == BlockOp::Kind::Store && op.value == value;

@@ -69,6 +69,9 @@ KernelBody kernelBody(const ElementwiseKernel &k,
                       std::optional<unsigned> reducedOutput = std::nullopt,
                       std::optional<unsigned> gatheredOutput = std::nullopt);
 
+/// The body of fused collective `f`'s one kernel (f.oneKernel).
+KernelBody fusedKernelBody(const Plan &plan, const FusedCollective &f);
+
 /// "reduce; store reduced -> b3; load in0; compute; store m0 -> b2; ..."
 /// (for tests and debugging).
 void print(llvm::raw_ostream &os, const KernelBody &body);

@@ -29,15 +29,7 @@ std::string printedBody(const lower::KernelBody &body) {
 
 /// The body of plan's only fused collective's kernel.
 lower::KernelBody fusedBody(const lower::Plan &plan) {
-  const lower::FusedCollective &f = plan.fusedCollectives.at(0);
-  const lower::FusedKernelPlan &k = *f.oneKernel;
-  auto output = [&](std::optional<unsigned> step) -> std::optional<unsigned> {
-    if (!step)
-      return std::nullopt;
-    return std::get<lower::CollectiveCall>(plan.steps[*step].body).output;
-  };
-  return lower::kernelBody(k.kernel(), &k, output(f.reducing),
-                           output(f.gather));
+  return lower::fusedKernelBody(plan, plan.fusedCollectives.at(0));
 }
 
 std::string b(const lower::Plan &plan, llvm::StringRef name) {
