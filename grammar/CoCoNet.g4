@@ -57,6 +57,7 @@ param
 
 // f32            (a scalar)
 // f16[N, 4*H] sliced(0, tp) replicated(dp)
+// f32[N] sliced segmented(layers)    segments[T]   (a segment table)
 // A layout after a scalar type parses, so sema can say scalars have none.
 typeSpec
     : dtype=IDENT (LBRACK dimList RBRACK)? layoutTerm*
@@ -80,6 +81,7 @@ layoutTerm
     : kind=LOCAL (LPAREN axisList RPAREN)?                        # localLayout
     | kind=REPLICATED (LPAREN axisList RPAREN)?                   # replicatedLayout
     | kind=SLICED (LPAREN sliceDim=INT (COMMA axisList)? RPAREN)? # slicedLayout
+    | kind=SEGMENTED LPAREN table=IDENT RPAREN                    # segmentedLayout
     ;
 
 axisList
@@ -157,6 +159,7 @@ RETURN     : 'return';
 LOCAL      : 'local';
 REPLICATED : 'replicated';
 SLICED     : 'sliced';
+SEGMENTED  : 'segmented';
 TRUE       : 'true';
 FALSE      : 'false';
 

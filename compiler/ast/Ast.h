@@ -56,12 +56,14 @@ struct LayoutTerm {
   llvm::SMRange range;
 };
 
-/// `f32`, or `f16[N, 4*H] sliced(0)`.
+/// `f32`, or `f16[N, 4*H] sliced(0)`, or `f32[N] segmented(layers)`.
 struct TypeSpec {
   Ident dtype;
   bool isTensor = false; ///< False for a scalar (no brackets).
   llvm::SmallVector<DimExpr, 4> dims;
   llvm::SmallVector<LayoutTerm, 2> layout;
+  /// The tables of `segmented(table)` terms, in order (sema allows one).
+  llvm::SmallVector<Ident, 1> segmentedBy;
   llvm::SMRange range;
 };
 
@@ -169,6 +171,8 @@ struct Module {
 
 /// Prints the tree in an indented, stable form (for --emit=ast and tests).
 void printModule(const Module &module, llvm::raw_ostream &os);
+/// A type as the source writes it: `f32[N] sliced(0) segmented(layers)`.
+void printTypeSpec(const TypeSpec &type, llvm::raw_ostream &os);
 
 } // namespace coconet::ast
 

@@ -124,6 +124,8 @@ void printType(const TypeSpec &type, llvm::raw_ostream &os) {
     os << ' ';
     printLayout(term, os);
   }
+  for (const Ident &table : type.segmentedBy)
+    os << " segmented(" << table.name << ')';
 }
 
 /// Recursive: the parser never builds expressions deeper than 256 levels.
@@ -249,6 +251,10 @@ void printSchedule(const Schedule &schedule, llvm::raw_ostream &os) {
 }
 
 } // namespace
+
+void printTypeSpec(const TypeSpec &type, llvm::raw_ostream &os) {
+  printType(type, os);
+}
 
 void printModule(const Module &module, llvm::raw_ostream &os) {
   for (const Import &import : module.imports)

@@ -17,6 +17,7 @@
 #include "verify/Differential.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
@@ -75,6 +76,13 @@ static cl::list<std::string>
            cl::desc("Read a tensor parameter from a .npy file (global tensor; "
                     "local ones stacked over ranks)"),
            cl::value_desc("NAME=FILE"), cl::cat(simCategory()));
+
+static cl::list<std::string> segmentFiles(
+    "segments",
+    cl::desc("Read a segment table from a file: lengths separated by white "
+             "space or commas (# comments), or a 1-D integer .npy; a table "
+             "not given is generated from the seed and its count's --size"),
+    cl::value_desc("TABLE=FILE"), cl::cat(simCategory()));
 
 static cl::opt<std::string>
     outputDir("output-dir", cl::desc("Write every result to DIR/<name>.npy"),
@@ -253,9 +261,21 @@ int runSim(const std::string &path, const std::string &programName) {
          " ranks");
     return 2;
   }
+  for (const std::string &s : segmentFiles) {
+    std::string name, value;
+    if (!splitAssignment(s, "segments", name, value))
+      return 2;
+    options.segmentFiles[name] = value;
+  }
+  // A table read from a file binds its count.
+  llvm::StringSet<> boundByTable;
+  for (const ir::SegmentTableDecl &t : program->tables)
+    if (options.segmentFiles.count(t.name))
+      boundByTable.insert(t.count.symbols().front());
   int64_t fallback = defaultSize > 0 ? int64_t(defaultSize) : 4 * worldSize;
   for (const std::string &name : program->sizeNames)
-    options.sizes.try_emplace(name, fallback);
+    if (!boundByTable.contains(name))
+      options.sizes.try_emplace(name, fallback);
 
   for (const std::string &s : scalarSets) {
     std::string name, value;
@@ -298,9 +318,19 @@ int runSim(const std::string &path, const std::string &programName) {
     llvm::outs() << " (schedule " << schedule->name << ")";
   llvm::outs() << " on " << worldSize << (worldSize == 1 ? " rank" : " ranks")
                << ", seed " << *seed << ", sizes";
-  for (const auto &[name, value] : options.sizes)
+  for (const auto &[name, value] : result->getSizes())
     llvm::outs() << ' ' << name << '=' << value;
   llvm::outs() << '\n';
+  for (const ir::SegmentTableDecl &t : program->tables) {
+    const rt::SegmentTable &table = result->table(t.name);
+    llvm::outs() << "table " << t.name << ": " << table.segments()
+                 << " segments over " << table.elements() << " elements ("
+                 << (options.segmentFiles.count(t.name) ? "read" : "generated")
+                 << "), lengths";
+    for (int64_t i = 0; i < table.segments() && i < 16; ++i)
+      llvm::outs() << ' ' << table.length(i);
+    llvm::outs() << (table.segments() > 16 ? " ...\n" : "\n");
+  }
   sim::printSummary(*program, *result, llvm::outs());
   if (!outputDir.empty()) {
     if (auto err = sim::writeResults(*program, *result, outputDir)) {

@@ -34,6 +34,8 @@ StageDescription describeStage(const Program &program, const Stage &stage) {
     d.operation = "reduction " + reductionKindName(stage.reduction).str();
     if (stage.dim >= 0)
       d.keywords.push_back("dim=" + std::to_string(stage.dim));
+    if (!stage.segments.empty())
+      d.keywords.push_back("by=" + stage.segments);
     break;
   case StageKind::Elementwise:
   case StageKind::MatMul:

@@ -37,7 +37,8 @@ static std::string formatDouble(double v) {
 }
 
 /// Prints a body iteratively: a stack of (node, next child) frames.
-static void printBody(const Stage &stage, llvm::raw_ostream &os) {
+static void printBody(const Program &program, const Stage &stage,
+                      llvm::raw_ostream &os) {
   struct Frame {
     const ScalarExpr *expr;
     unsigned next;
@@ -49,10 +50,12 @@ static void printBody(const Stage &stage, llvm::raw_ostream &os) {
     const ScalarExpr *e = frame.expr;
     if (frame.next == 0) {
       if (e->op == ScalarOp::Operand) {
-        if (e->operandIndex < stage.operands.size())
-          os << '%' << stage.operands[e->operandIndex]->id;
-        else
+        if (e->operandIndex >= stage.operands.size())
           os << "%<bad operand " << e->operandIndex << '>';
+        else if (readsBySegment(program, stage, e->operandIndex))
+          os << "expand(%" << stage.operands[e->operandIndex]->id << ')';
+        else
+          os << '%' << stage.operands[e->operandIndex]->id;
         stack.pop_back();
         continue;
       }
@@ -94,7 +97,7 @@ static void printRhs(const Program &program, const Stage &stage,
                      llvm::raw_ostream &os) {
   if (stage.kind == StageKind::Elementwise) {
     os << "elementwise ";
-    printBody(stage, os);
+    printBody(program, stage, os);
     return;
   }
   const StageDescription d = describeStage(program, stage);
@@ -143,6 +146,9 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
     os << ']';
   }
   os << " {\n";
+  for (const SegmentTableDecl &t : program.tables)
+    os << "  table " << t.name << " : segments[" << t.count.str() << "] of "
+       << t.length.str() << '\n';
   for (const auto &stage : program.getStages())
     printStage(program, *stage, os);
   os << "  results";

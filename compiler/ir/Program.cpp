@@ -295,6 +295,7 @@ std::unique_ptr<Program> Program::clone() const {
   copy->mesh = mesh;
   copy->loc = loc;
   copy->sizeNames = sizeNames;
+  copy->tables = tables;
   copy->reassociations = reassociations;
   llvm::DenseMap<const Stage *, Stage *> stageMap;
   llvm::DenseMap<const ScalarExpr *, const ScalarExpr *> exprMap;
@@ -339,6 +340,23 @@ std::unique_ptr<Program> Program::clone() const {
     copy->overlaps.push_back(c);
   }
   return copy;
+}
+
+const SegmentTableDecl *Program::findTable(llvm::StringRef tableName) const {
+  for (const SegmentTableDecl &t : tables)
+    if (t.name == tableName)
+      return &t;
+  return nullptr;
+}
+
+bool readsBySegment(const Program &program, const Stage &stage,
+                    unsigned index) {
+  if (stage.kind != StageKind::Elementwise || !stage.type.isSegmented() ||
+      index >= stage.operands.size())
+    return false;
+  const SegmentTableDecl *table = program.findTable(stage.type.segments);
+  const Shape &shape = stage.operands[index]->type.shape;
+  return table && shape.size() == 1 && shape[0] == table->count;
 }
 
 Kernel *Program::kernelOf(const Stage *stage) {

@@ -8,10 +8,17 @@
 //   Param          an input; its type is the declared one.
 //   Elementwise    body evaluated per element of the result shape; operands
 //                  broadcast against the trailing dimensions of the result.
+//                  Of a segmented result, an operand whose shape is the
+//                  table's segment count [T] is read at the element's
+//                  segment (`expand(r, table)`; readsBySegment()).
 //   Reduction      sum / max / min / norm (L2) over all elements (dim = -1,
 //                  giving a scalar) or along `dim`; accumulates in f64 and
 //                  rounds once. Of a sliced or local input it is a per-rank
 //                  partial value (layout local) until a collective combines it.
+//                  With `segments` (a table, dim = -1): one value per segment
+//                  of the segmented input, shape [T], each over the segment's
+//                  elements in their order (those of the rank's block: per
+//                  (segment, rank) partial values when the input is sliced).
 //   MatMul         [..., M, K] x [..., K, N] -> [..., M, N]; accumulates in
 //                  f64, rounds once.
 //   Transpose      swaps the last two dimensions.
@@ -98,6 +105,9 @@ public:
   const ScalarExpr *body = nullptr;             ///< Elementwise
   ReductionKind reduction = ReductionKind::Sum; ///< Reduction
   int dim = -1; ///< Reduction (-1: all); ReduceScatter (scattered dim)
+  /// Reduction: one value per segment of this table (dim = -1); empty for
+  /// a whole-tensor or per-dimension reduction.
+  std::string segments;
   ReduceOp reduceOp = ReduceOp::Sum; ///< AllReduce, ReduceScatter, Reduce
   int axis = 0;       ///< communication: mesh axis, -1 for all axes
   int64_t root = 0;   ///< Broadcast, Reduce: coordinate along the axis
@@ -137,6 +147,17 @@ struct Overlap {
   llvm::SMRange loc;
 };
 
+/// A segment table parameter (`layers: segments[T]`): T consecutive
+/// segments of lengths given at run time, covering the `length` elements of
+/// every tensor segmented by it. Not a stage: its values are never computed
+/// on, only used to index. T is a size name bound by the table.
+struct SegmentTableDecl {
+  std::string name;
+  Dim count;  ///< T
+  Dim length; ///< N, the length of the tensors it segments
+  llvm::SMRange loc;
+};
+
 /// A program: parameters, stages and results.
 class Program {
 public:
@@ -145,6 +166,9 @@ public:
   llvm::SMRange loc;
   /// Size names in order of first appearance (mesh sizes first).
   llvm::SmallVector<std::string, 4> sizeNames;
+  /// Segment tables, in declaration order.
+  llvm::SmallVector<SegmentTableDecl, 1> tables;
+  const SegmentTableDecl *findTable(llvm::StringRef name) const;
 
   Program() = default;
   Program(const Program &) = delete;
@@ -253,6 +277,11 @@ struct Module {
   Program *findProgram(llvm::StringRef name) const;
   const Schedule *findSchedule(llvm::StringRef name) const;
 };
+
+/// Does elementwise `stage` read operand `index` at each element's segment
+/// (`expand`): the stage is segmented and the operand's shape is its
+/// table's [T]?
+bool readsBySegment(const Program &program, const Stage &stage, unsigned index);
 
 /// Prints a program in the stable text form of --emit=ir.
 void printProgram(const Program &program, llvm::raw_ostream &os);

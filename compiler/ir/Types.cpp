@@ -215,7 +215,10 @@ std::string TensorType::str(const Mesh &mesh) const {
   std::string out = dtypeName(dtype).str();
   if (isScalar())
     return layout.isReplicated() ? out : out + " " + layout.str(mesh);
-  return out + shapeStr(shape) + " " + layout.str(mesh);
+  out += shapeStr(shape) + " " + layout.str(mesh);
+  if (isSegmented())
+    out += " segmented(" + segments + ")";
+  return out;
 }
 
 llvm::StringRef reduceOpName(ReduceOp op) {

@@ -13,6 +13,12 @@
 //   sliced(d)   rank i of the axis holds the i-th block along dimension d.
 // A program without a mesh has one axis, `world`.
 //
+// A 1-D tensor may also be *segmented* by a segment table of the program
+// (`segmented(layers)`): its N elements are T consecutive segments whose
+// lengths the table gives at run time (a model's parameters in one flat
+// buffer). Segmentation is of the global index: slicing cuts the flat
+// buffer regardless of segment boundaries.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef COCONET_IR_TYPES_H
@@ -154,14 +160,18 @@ struct TensorType {
   DType dtype = DType::F32;
   Shape shape;
   Layout layout;
+  /// The segment table of a segmented 1-D tensor; empty if none.
+  std::string segments;
 
   bool isScalar() const { return shape.empty(); }
   unsigned rank() const { return shape.size(); }
+  bool isSegmented() const { return !segments.empty(); }
   bool operator==(const TensorType &o) const {
-    return dtype == o.dtype && shape == o.shape && layout == o.layout;
+    return dtype == o.dtype && shape == o.shape && layout == o.layout &&
+           segments == o.segments;
   }
   bool operator!=(const TensorType &o) const { return !(*this == o); }
-  /// "f16[N] sliced(0)" or "f32".
+  /// "f16[N] sliced(0)", "f32[N] replicated segmented(layers)" or "f32".
   std::string str(const Mesh &mesh) const;
 };
 

@@ -168,6 +168,69 @@ static std::string checkLayoutRule(const Program &program, const Stage &stage) {
   return "";
 }
 
+/// Segmentation: a segmented value is 1-D over its table's length; a
+/// per-segment reduction reads a value segmented by its table and gives
+/// [T]; an elementwise stage's segmented operands have its table and its
+/// by-segment operands are not sliced; other kinds keep their input's
+/// segmentation.
+static std::string checkSegments(const Program &program, const Stage &stage) {
+  const TensorType &t = stage.type;
+  if (t.isSegmented()) {
+    const SegmentTableDecl *table = program.findTable(t.segments);
+    if (!table)
+      return "segmented by '" + t.segments + "', which is not a table";
+    if (t.rank() != 1 || t.shape[0] != table->length)
+      return "segmented by '" + t.segments + "' but its shape is " +
+             shapeStr(t.shape) + ", not [" + table->length.str() + "]";
+  }
+  if (!stage.segments.empty()) {
+    const SegmentTableDecl *table = program.findTable(stage.segments);
+    if (stage.kind != StageKind::Reduction || !table)
+      return "reduces by '" + stage.segments + "', which is not a table";
+    if (stage.dim != -1 || stage.operands.empty() ||
+        stage.operands[0]->type.segments != stage.segments)
+      return "per-segment reduction of a value not segmented by '" +
+             stage.segments + "'";
+    if (t.isSegmented() || t.rank() != 1 || t.shape[0] != table->count)
+      return "per-segment reduction of type " + t.str(program.mesh) +
+             ", not [" + table->count.str() + "]";
+    return "";
+  }
+  switch (stage.kind) {
+  case StageKind::Param:
+    return "";
+  case StageKind::Elementwise:
+    for (unsigned i = 0; i < stage.operands.size(); ++i) {
+      const TensorType &in = stage.operands[i]->type;
+      if (readsBySegment(program, stage, i)) {
+        if (in.layout.isSlicedAnywhere())
+          return "reads sliced '" + stage.operands[i]->name + "' by segment";
+      } else if (in.isSegmented() && in.segments != t.segments) {
+        return "operand '" + stage.operands[i]->name + "' is segmented by '" +
+               in.segments + "', the stage by '" + t.segments + "'";
+      }
+    }
+    return "";
+  case StageKind::Reduction:
+    return t.isSegmented() ? "a reduction's result is segmented" : "";
+  case StageKind::MatMul:
+  case StageKind::Transpose:
+  case StageKind::LayerNorm:
+  case StageKind::RmsNorm:
+  case StageKind::AllReduce:
+  case StageKind::ReduceScatter:
+  case StageKind::AllGather:
+  case StageKind::Broadcast:
+  case StageKind::Reduce:
+  case StageKind::SendRecv:
+    if (stage.operands.empty() ||
+        stage.operands[0]->type.segments != t.segments)
+      return "segmentation differs from its input's";
+    return "";
+  }
+  return "";
+}
+
 /// Kernels: members are stages of the program, each in one kernel, listed
 /// in program order, and convex: no path leaves a kernel and comes back.
 static std::string checkKernels(const Program &program,
@@ -234,6 +297,8 @@ std::string verifyProgram(const Program &program) {
     if (auto e = checkKind(program, stage); !e.empty())
       return fail(e);
     if (auto e = checkLayoutRule(program, stage); !e.empty())
+      return fail(e);
+    if (auto e = checkSegments(program, stage); !e.empty())
       return fail(e);
     if (stage.updates) {
       if (!defined.contains(stage.updates) || !stage.updates->isParam())

@@ -281,6 +281,11 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
                                    llvm::StringRef scheduleName,
                                    DiagnosticEngine &diags,
                                    const LowerOptions &options) {
+  if (!program.tables.empty()) {
+    diags.report(program.tables.front().loc, DiagId::SegmentedCodegen,
+                 program.tables.front().name);
+    return nullptr;
+  }
   auto plan = std::make_unique<Plan>();
   plan->programName = program.name;
   plan->mesh = program.mesh;

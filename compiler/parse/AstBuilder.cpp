@@ -224,9 +224,16 @@ ast::TypeSpec AstBuilder::buildTypeSpec(P::TypeSpecContext &ctx) {
     for (P::DimExprContext *dim : dims->dimExpr())
       if (dim)
         type.dims.push_back(buildDim(*dim));
-  for (P::LayoutTermContext *term : ctx.layoutTerm())
-    if (term)
-      type.layout.push_back(buildLayout(*term));
+  for (P::LayoutTermContext *term : ctx.layoutTerm()) {
+    if (!term)
+      continue;
+    if (auto *seg = dynamic_cast<P::SegmentedLayoutContext *>(term)) {
+      if (seg->table)
+        type.segmentedBy.push_back(ident(seg->table));
+      continue;
+    }
+    type.layout.push_back(buildLayout(*term));
+  }
   return type;
 }
 

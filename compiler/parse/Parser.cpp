@@ -136,7 +136,7 @@ describeExpected(const antlr4::misc::IntervalSet &expected, size_t rule,
     group({P::IDENT, P::RETURN}, "a statement");
   if (rule == P::RuleScheduleDecl)
     group({P::APPLY, P::LPAREN, P::IDENT}, "a directive");
-  group({P::LOCAL, P::REPLICATED, P::SLICED}, "a layout");
+  group({P::LOCAL, P::REPLICATED, P::SLICED, P::SEGMENTED}, "a layout");
 
   bool hasEof = false;
   std::vector<std::string> words, symbols;

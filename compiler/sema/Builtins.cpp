@@ -69,7 +69,7 @@ std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs,
   if (auto op = ir::lookupCallableScalarOp(name)) {
     if (ir::scalarOpClass(*op) == ir::ScalarOpClass::MinMax &&
         (numArgs < 2 || dimKeyword))
-      return Builtin{F::Reduction, {{"x", "dim"}, 1}};
+      return Builtin{F::Reduction, {{"x", "dim", "by"}, 1}};
     return Builtin{familyOf(ir::scalarOpClass(*op)), scalarSignature(*op)};
   }
   if (name == "sendrecv" && numArgs == 2)

@@ -37,6 +37,7 @@ enum class Family {
   Reduction,
   MatMul,
   Transpose,
+  Expand,
   LayerNorm,
   RmsNorm,
   Collective,
@@ -49,7 +50,7 @@ struct Builtin {
 };
 
 /// The builtin `name` called with `numArgs` arguments; `dimKeyword` says
-/// whether one of them is `dim=`, which makes max/min reductions.
+/// whether one of them is `dim=` or `by=`, which make max/min reductions.
 std::optional<Builtin> lookupBuiltin(llvm::StringRef name, size_t numArgs,
                                      bool dimKeyword);
 /// "2 arguments", "1 to 2 arguments".

@@ -32,7 +32,7 @@ struct CallChecker {
   DiagnosticEngine &diags() { return c.diags; }
   bool hasDimKeyword() const {
     for (const ast::Ident &key : call.argKeys)
-      if (key.name == "dim")
+      if (key.name == "dim" || key.name == "by")
         return true;
     return false;
   }
@@ -210,7 +210,20 @@ struct CallChecker {
     return c.materialize(v, c.nestedName(), false);
   }
 
+  /// The segment table an argument (`by=layers`) names.
+  const ir::SegmentTableDecl *tableArg(const ast::Expr *e,
+                                       llvm::StringRef what) {
+    if (e->kind == ast::Expr::Kind::Name)
+      if (const ir::SegmentTableDecl *t = c.program.findTable(e->text))
+        return t;
+    diags().report(e->range, DiagId::SegmentedNotTable,
+                   e->kind == ast::Expr::Kind::Name ? e->text : "expression",
+                   what);
+    return nullptr;
+  }
+
   Value checkElementwiseCall(const Builtin &b);
+  Value checkExpand();
   Value checkReduction();
   Value checkMatMul();
   Value checkTranspose();
@@ -361,6 +374,7 @@ Value CallChecker::checkElementwiseCall(const Builtin &b) {
   case Family::Reduction:
   case Family::MatMul:
   case Family::Transpose:
+  case Family::Expand:
   case Family::LayerNorm:
   case Family::RmsNorm:
   case Family::Collective:
@@ -399,6 +413,30 @@ Value CallChecker::checkReduction() {
   }
   if (kind == ir::ReductionKind::Norm && !requireFloat(args[0], t.dtype))
     return Value::error();
+  // Per segment: one value per segment of the table, shape [T].
+  if (const ast::Expr *by = args.size() > 2 ? args[2] : nullptr) {
+    if (args[1]) {
+      diags().report(call.range, DiagId::ByAndDim, name);
+      return Value::error();
+    }
+    const ir::SegmentTableDecl *table = tableArg(by, "'by='");
+    if (!table)
+      return Value::error();
+    if (t.segments != table->name) {
+      diags().report(args[0]->range, DiagId::ByNotSegmented, name, table->name,
+                     t.str(c.program.mesh));
+      return Value::error();
+    }
+    TensorType out;
+    out.dtype = t.dtype;
+    out.shape = {table->count};
+    out.layout = ir::reductionLayout(t.layout, t.rank(), -1);
+    ir::Stage *s = newStage(StageKind::Reduction, std::move(out), {x});
+    s->reduction = kind;
+    s->dim = -1;
+    s->segments = table->name;
+    return stageValue(s);
+  }
   int dim = -1;
   if (args[1]) {
     auto d = constantInt(args[1], "dimension");
@@ -424,6 +462,27 @@ Value CallChecker::checkReduction() {
   s->reduction = kind;
   s->dim = dim;
   return stageValue(s);
+}
+
+Value CallChecker::checkExpand() {
+  const ir::SegmentTableDecl *table = tableArg(args[1], "'expand'");
+  if (!table)
+    return Value::error();
+  ir::Stage *x = stageArg(args[0]);
+  if (!x)
+    return Value::error();
+  const TensorType &t = x->type;
+  if (t.rank() != 1 || t.shape[0] != table->count) {
+    diags().report(args[0]->range, DiagId::ExpandShape, table->name,
+                   table->count.str(), t.str(c.program.mesh));
+    return Value::error();
+  }
+  if (t.layout.isSlicedAnywhere()) {
+    diags().report(args[0]->range, DiagId::ExpandSliced, x->name,
+                   t.layout.str(c.program.mesh));
+    return Value::error();
+  }
+  return expandLeaf(c, x, *table, call.range);
 }
 
 Value CallChecker::checkMatMul() {
@@ -676,6 +735,8 @@ Value CallChecker::run() {
     return checkMatMul();
   case Family::Transpose:
     return checkTranspose();
+  case Family::Expand:
+    return checkExpand();
   case Family::LayerNorm:
     return checkNorm(true);
   case Family::RmsNorm:

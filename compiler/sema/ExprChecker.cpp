@@ -189,16 +189,38 @@ Value combine(ProgramChecker &c, ScalarOp op, DType dtype,
     if (first) {
       type.shape = a.type.shape;
       type.layout = a.type.layout;
+      type.segments = a.type.segments;
       first = false;
       firstTyped = &a;
       continue;
     }
     auto shape = broadcastShapes(type.shape, a.type.shape);
     if (!shape) {
-      c.diags.report(range, DiagId::ShapeMismatch, opName,
-                     ir::shapeStr(firstTyped->type.shape),
-                     ir::shapeStr(a.type.shape));
+      // One value per segment, read at each element of a segmented tensor.
+      auto perSegment = [&](const TensorType &flat, const TensorType &other) {
+        const ir::SegmentTableDecl *t = c.program.findTable(flat.segments);
+        return t && other.rank() == 1 && other.shape[0] == t->count ? t
+                                                                    : nullptr;
+      };
+      const ir::SegmentTableDecl *table = perSegment(type, a.type);
+      if (!table)
+        table = perSegment(a.type, type);
+      if (table)
+        c.diags.report(range, DiagId::PerSegmentFlatRead, opName,
+                       "[" + table->count.str() + "]", table->name);
+      else
+        c.diags.report(range, DiagId::ShapeMismatch, opName,
+                       ir::shapeStr(firstTyped->type.shape),
+                       ir::shapeStr(a.type.shape));
       return Value::error();
+    }
+    if (a.type.isSegmented()) {
+      if (type.isSegmented() && type.segments != a.type.segments) {
+        c.diags.report(range, DiagId::SegmentsMismatch, opName, type.segments,
+                       a.type.segments);
+        return Value::error();
+      }
+      type.segments = a.type.segments;
     }
     std::string hint;
     auto lhs = ir::alignLayout(type.layout, type.shape.size(), shape->size());
@@ -214,6 +236,12 @@ Value combine(ProgramChecker &c, ScalarOp op, DType dtype,
     type.shape = *shape;
     type.layout = *layout;
   }
+  if (type.isSegmented() && type.rank() != 1) {
+    c.diags.report(range, DiagId::SegmentedRank,
+                   "the result of '" + opName.str() + "'",
+                   ir::shapeStr(type.shape));
+    return Value::error();
+  }
   BodyNode node;
   node.op = op;
   node.dtype = dtype;
@@ -225,6 +253,25 @@ Value combine(ProgramChecker &c, ScalarOp op, DType dtype,
   v.kind = Value::Kind::Body;
   v.body = newNode(c, std::move(node));
   v.type = std::move(type);
+  v.range = range;
+  return v;
+}
+
+Value expandLeaf(ProgramChecker &c, ir::Stage *x,
+                 const ir::SegmentTableDecl &table, llvm::SMRange range) {
+  BodyNode leaf;
+  leaf.op = ScalarOp::Operand;
+  leaf.dtype = x->type.dtype;
+  leaf.stage = x;
+  leaf.shape = {table.length};
+  leaf.range = range;
+  Value v;
+  v.kind = Value::Kind::Body;
+  v.body = newNode(c, std::move(leaf));
+  v.type.dtype = x->type.dtype;
+  v.type.shape = {table.length};
+  v.type.layout = x->type.layout;
+  v.type.segments = table.name;
   v.range = range;
   return v;
 }
@@ -404,6 +451,10 @@ Value ProgramChecker::checkName(const ast::Expr &expr) {
   if (it == names.end()) {
     if (poisoned.contains(expr.text))
       return Value::error();
+    if (program.findTable(expr.text)) {
+      diags.report(expr.range, DiagId::TableAsValue, expr.text);
+      return Value::error();
+    }
     if (isBuiltinName(expr.text)) {
       diags.report(expr.range, DiagId::NotAValue, expr.text);
       return Value::error();

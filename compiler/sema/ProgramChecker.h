@@ -67,6 +67,10 @@ Value typeLiteral(ProgramChecker &c, const Value &lit, ir::DType dtype);
 Value combine(ProgramChecker &c, ir::ScalarOp op, ir::DType dtype,
               llvm::ArrayRef<Value> args, llvm::SMRange range,
               llvm::StringRef opName);
+/// `expand(x, table)`: x's value for each element's segment, a body leaf
+/// of the table's length, segmented by it (x is checked by the caller).
+Value expandLeaf(ProgramChecker &c, ir::Stage *x,
+                 const ir::SegmentTableDecl &table, llvm::SMRange range);
 /// The type a conversion hint suggests between two mismatched types.
 ir::DType preferredType(ir::DType a, ir::DType b);
 /// Typed operands must share an element type, which literals then take.
@@ -116,6 +120,11 @@ private:
 
   friend struct CallChecker;
   bool checkParams();
+  /// A `segments[T]` parameter: a table, not a stage.
+  bool checkSegmentTable(const ast::Param &param);
+  /// Resolves `segmented(table)` of tensor parameters; gives each table the
+  /// length of its tensors.
+  bool checkSegmented(llvm::ArrayRef<std::pair<ir::Stage *, ast::Ident>> uses);
   bool checkStatements();
   bool checkUpdate(const ast::Stmt &stmt, const ast::Expr &call);
 };

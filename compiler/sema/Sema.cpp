@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace coconet::sema {
 
@@ -120,7 +121,16 @@ bool ProgramChecker::checkParams() {
   };
   for (const auto &axis : program.mesh.axes)
     noteSize(axis.size);
+  // `segmented(t)` terms, resolved once every table is known.
+  llvm::SmallVector<std::pair<ir::Stage *, ast::Ident>, 4> segmented;
   for (const ast::Param &param : ast.params) {
+    if (param.type.dtype.name == "segments") {
+      if (checkSegmentTable(param))
+        nameRanges[param.name.name] = param.name.range;
+      else
+        ok = false;
+      continue;
+    }
     bool paramOk = checkNewName(*this, param.name, "parameter");
     ir::TensorType type;
     auto dtype = ir::parseDType(param.type.dtype.name);
@@ -166,6 +176,85 @@ bool ProgramChecker::checkParams() {
                                         type, {}, param.range);
     if (paramOk)
       names[param.name.name] = stage;
+    for (size_t i = 0; i < param.type.segmentedBy.size(); ++i) {
+      if (i == 1) {
+        diags.report(param.type.segmentedBy[i].range, DiagId::SegmentedTwice,
+                     param.name.name);
+        ok = false;
+      } else if (paramOk) {
+        segmented.emplace_back(stage, param.type.segmentedBy[i]);
+      }
+    }
+  }
+  return checkSegmented(segmented) && ok;
+}
+
+bool ProgramChecker::checkSegmentTable(const ast::Param &param) {
+  bool ok = checkNewName(*this, param.name, "segment table");
+  const ast::TypeSpec &t = param.type;
+  if (!t.isTensor || t.dims.size() != 1 || t.dims[0].factors.size() != 1 ||
+      t.dims[0].factors[0].isLiteral || !t.layout.empty() ||
+      !t.segmentedBy.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    ast::printTypeSpec(t, os);
+    diags.report(t.range, DiagId::SegmentTableShape, text);
+    return false;
+  }
+  if (!ok)
+    return false;
+  const std::string &count = t.dims[0].factors[0].name;
+  if (!llvm::is_contained(program.sizeNames, count))
+    program.sizeNames.push_back(count);
+  ir::SegmentTableDecl table;
+  table.name = param.name.name;
+  table.count = ir::Dim::symbol(count);
+  table.loc = param.range;
+  program.tables.push_back(std::move(table));
+  return true;
+}
+
+bool ProgramChecker::checkSegmented(
+    llvm::ArrayRef<std::pair<ir::Stage *, ast::Ident>> uses) {
+  bool ok = true;
+  // The first tensor of each table, which gives the table its length.
+  llvm::StringMap<const ir::Stage *> first;
+  for (const auto &[stage, table] : uses) {
+    const ir::SegmentTableDecl *decl = program.findTable(table.name);
+    if (!decl) {
+      diags.report(table.range, DiagId::SegmentedNotTable, table.name,
+                   "'segmented(...)'");
+      ok = false;
+      continue;
+    }
+    if (stage->type.rank() != 1) {
+      diags.report(table.range, DiagId::SegmentedRank, "'" + stage->name + "'",
+                   ir::shapeStr(stage->type.shape));
+      ok = false;
+      continue;
+    }
+    auto [it, isFirst] = first.try_emplace(table.name, stage);
+    auto *mutableDecl = const_cast<ir::SegmentTableDecl *>(decl);
+    if (isFirst) {
+      mutableDecl->length = stage->type.shape[0];
+    } else if (decl->length != stage->type.shape[0]) {
+      diags.report(table.range, DiagId::SegmentedLength, stage->name,
+                   table.name, stage->type.shape[0].str(), it->second->name,
+                   decl->length.str());
+      ok = false;
+      continue;
+    }
+    stage->type.segments = table.name;
+  }
+  for (const ir::SegmentTableDecl &t : program.tables) {
+    if (!first.count(t.name)) {
+      if (ok)
+        diags.report(t.loc, DiagId::SegmentsUnused, t.name);
+      ok = false;
+    } else if (t.count == t.length) {
+      diags.report(t.loc, DiagId::SegmentCountIsLength, t.name, t.count.str());
+      ok = false;
+    }
   }
   return ok;
 }

@@ -229,14 +229,28 @@ llvm::Error Run::elementwise(const Stage &stage, int64_t rank) {
   const Placement &p = at(stage, rank);
   Tensor out(stage.type.dtype, p.localShape);
   llvm::SmallVector<Scalar, 4> operands(stage.operands.size());
+  // Operands read at each element's segment, and that segment (walked
+  // forward: the elements of a block are in order).
+  llvm::SmallVector<bool, 4> bySegment(stage.operands.size());
+  const rt::SegmentTable *table = nullptr;
+  for (unsigned j = 0; j < stage.operands.size(); ++j)
+    if ((bySegment[j] = ir::readsBySegment(program, stage, j)))
+      table = &result.table(stage.type.segments);
+  int64_t segment = 0;
   Coords c;
   for (int64_t i = 0; i < out.size(); ++i) {
     Tensor::coordsOf(i, p.localShape, c);
     for (size_t d = 0; d < c.size(); ++d)
       c[d] += p.offset[d];
+    if (table) {
+      if (i == 0)
+        segment = table->segmentOf(c[0]);
+      while (table->end(segment) <= c[0])
+        ++segment;
+    }
     for (size_t j = 0; j < stage.operands.size(); ++j) {
       const Stage &op = *stage.operands[j];
-      int64_t index = operandIndex(at(op, rank), c);
+      int64_t index = bySegment[j] ? segment : operandIndex(at(op, rank), c);
       if (index < 0)
         return internalError(stage, "operand '" + op.name +
                                         "' has no element here on rank " +
@@ -302,7 +316,33 @@ struct Accumulator {
     Scalar s;
     s.i = i;
     s.f = kind == ir::ReductionKind::Norm ? std::sqrt(f) : f;
+    if (!any &&
+        (kind == ir::ReductionKind::Max || kind == ir::ReductionKind::Min)) {
+      // The max or min of no values (an empty segment, or none of it in
+      // this rank's block): the identity of the combination.
+      s.f = NAN;
+      s.i = emptyMaxMin(kind == ir::ReductionKind::Max, dtype);
+    }
     return s;
+  }
+  /// The integer max of nothing is the type's least value, min its greatest.
+  static uint64_t emptyMaxMin(bool max, DType dtype) {
+    switch (dtype) {
+    case DType::I32:
+      return static_cast<uint64_t>(
+          static_cast<int64_t>(max ? INT32_MIN : INT32_MAX));
+    case DType::I64:
+      return static_cast<uint64_t>(max ? INT64_MIN : INT64_MAX);
+    case DType::U64:
+      return max ? 0 : UINT64_MAX;
+    case DType::F16:
+    case DType::BF16:
+    case DType::F32:
+    case DType::F64:
+    case DType::Bool:
+      break;
+    }
+    return 0;
   }
 };
 
@@ -330,7 +370,25 @@ llvm::Error Run::reduction(const Stage &stage, int64_t rank) {
   auto magnitude = [&](double v) {
     return sumOfSquares ? v * v : std::fabs(v);
   };
-  if (stage.dim < 0) {
+  if (!stage.segments.empty()) {
+    // Per segment, over the elements of this rank's block.
+    const rt::SegmentTable &table = result.table(stage.segments);
+    const int64_t lo = at(x, rank).offset[0], hi = lo + input.size();
+    for (int64_t s = 0; s < table.segments(); ++s) {
+      Accumulator acc{stage.reduction, x.type.dtype};
+      double sum = 0;
+      const int64_t b = std::max(lo, table.begin(s)),
+                    e = std::min(hi, table.end(s));
+      for (int64_t g = b; g < e; ++g) {
+        acc.add(input.getScalar(g - lo));
+        if (terms)
+          sum += magnitude(input.get(g - lo));
+      }
+      out.setScalar(s, acc.value());
+      if (terms)
+        magnitudes.set(s, sum);
+    }
+  } else if (stage.dim < 0) {
     Accumulator acc{stage.reduction, x.type.dtype};
     double sum = 0;
     for (int64_t i = 0; i < input.size(); ++i) {
@@ -537,6 +595,56 @@ static llvm::Error checkOverlaps(const ir::Program &program,
   return llvm::Error::success();
 }
 
+/// Reads, takes or generates every segment table and binds its count.
+static llvm::Error bindTables(const ir::Program &program,
+                              const SimOptions &options, SimResult &result) {
+  for (const auto &[name, path] : options.segmentFiles)
+    if (!program.findTable(name))
+      return llvm::createStringError("--segments " + name + ": program '" +
+                                     program.name + "' has no segment table '" +
+                                     name + "'");
+  for (size_t i = 0; i < program.tables.size(); ++i) {
+    const ir::SegmentTableDecl &decl = program.tables[i];
+    const std::string &countName = decl.count.symbols().front();
+    rt::SegmentTable table;
+    rt::Status status;
+    if (auto it = options.segmentFiles.find(decl.name);
+        it != options.segmentFiles.end()) {
+      status = rt::readSegmentTable(it->second, &table);
+    } else if (auto it = options.segmentLengths.find(decl.name);
+               it != options.segmentLengths.end()) {
+      status = rt::SegmentTable::fromLengths(it->second, decl.name, &table);
+    } else {
+      auto count = decl.count.evaluate(result.sizes);
+      auto length = decl.length.evaluate(result.sizes);
+      if (!count || !length)
+        return llvm::createStringError(llvm::formatv(
+            "segment table '{0}' is not given and cannot be generated: bind "
+            "{1} (its segment count) and {2} (its length) with --size, or "
+            "give it with --segments {0}=FILE",
+            decl.name, countName, decl.length.str()));
+      status =
+          rt::randomSegmentTable(*count, *length, options.seed,
+                                 rt::segmentTableStream(i), decl.name, &table);
+    }
+    if (!status.ok())
+      return llvm::createStringError(status.message());
+    auto bound = result.sizes.find(countName);
+    if (bound != result.sizes.end() && bound->second != table.segments())
+      return llvm::createStringError(llvm::formatv(
+          "segment table '{0}' has {1} segments, but its count {2} is bound "
+          "to {3}",
+          decl.name, table.segments(), countName, bound->second));
+    result.sizes[countName] = table.segments();
+    if (auto length = decl.length.evaluate(result.sizes))
+      if (rt::Status st = table.checkElements(*length, decl.length.str());
+          !st.ok())
+        return llvm::createStringError(st.message());
+    result.tables.emplace(decl.name, std::move(table));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<SimResult> simulate(const ir::Program &program,
                                    const SimOptions &options) {
   llvm::SmallVector<int64_t, 2> axisSizes;
@@ -557,6 +665,8 @@ llvm::Expected<SimResult> simulate(const ir::Program &program,
   if (result.grid.numRanks() > 4096)
     return llvm::createStringError("the simulator runs at most 4096 ranks");
   result.sizes = options.sizes;
+  if (auto err = bindTables(program, options, result))
+    return err;
   result.placements.resize(program.getStages().size());
   result.termSums.resize(program.getStages().size());
   Run run{program, options, result};

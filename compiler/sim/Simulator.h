@@ -17,6 +17,8 @@
 #include "ir/Program.h"
 #include "sim/Tensor.h"
 
+#include "coconet/segments.h"
+
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -56,6 +58,13 @@ struct SimOptions {
   std::map<std::string, std::string> inputFiles;
   /// Tensor parameters given directly, in assembled form (tests).
   std::map<std::string, Tensor> inputTensors;
+  /// Segment tables read from files (a text list of lengths or a 1-D
+  /// integer .npy: rt::readSegmentTable).
+  std::map<std::string, std::string> segmentFiles;
+  /// Segment tables given as lengths (tests). A table given neither way is
+  /// generated (rt::randomSegmentTable with the seed) from its count,
+  /// which must then be bound in `sizes`.
+  std::map<std::string, std::vector<int64_t>> segmentLengths;
   /// Keep, for every element of a float sum or norm reduction, the sum of
   /// the magnitudes of its terms (SimResult::termSums).
   bool recordTermSums = false;
@@ -88,10 +97,15 @@ public:
   }
   /// The value of a size name.
   const ir::DimEnv &getSizes() const { return sizes; }
+  /// The program's segment table `name` as this run bound it.
+  const rt::SegmentTable &table(llvm::StringRef name) const {
+    return tables.find(name)->second;
+  }
 
   // Filled by simulate().
   RankGrid grid;
   ir::DimEnv sizes;
+  std::map<std::string, rt::SegmentTable, std::less<>> tables;
   std::vector<std::vector<Tensor>> values;
   std::vector<std::vector<Placement>> placements;
   /// With SimOptions::recordTermSums: per stage and rank, for a float sum

@@ -3,6 +3,7 @@
 #include "coconet/segments.h"
 
 #include "coconet/npy.h"
+#include "coconet/numeric.h"
 
 #include <algorithm>
 #include <cctype>
@@ -71,6 +72,41 @@ Status SegmentTable::checkElements(int64_t n, const std::string &tensor) const {
                             " lengths sum to " + std::to_string(elements()) +
                             " elements, but '" + tensor + "' has " +
                             std::to_string(n));
+}
+
+Status randomSegmentTable(int64_t count, int64_t length, uint64_t seed,
+                          uint64_t stream, const std::string &what,
+                          SegmentTable *out) {
+  if (count < 1 || length < 0)
+    return invalid(what, "a generated table needs at least one segment and "
+                         "a length of 0 or more; got " +
+                             std::to_string(count) + " segments over " +
+                             std::to_string(length) + " elements");
+  std::vector<uint64_t> bits(static_cast<size_t>(count - 1));
+  std::vector<int64_t> cuts(bits.size());
+  const uint64_t range = static_cast<uint64_t>(length) + 1;
+  for (size_t i = 0; i < bits.size(); ++i) {
+    bits[i] = uniformInputBits(seed, stream, i);
+    cuts[i] = static_cast<int64_t>(bits[i] % range);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  int64_t previous = 0;
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    if (bits[i] >> 61 == 0)
+      cuts[i] = previous;
+    else if (bits[i] >> 61 == 1)
+      cuts[i] = std::min(cuts[i], previous + 1);
+    previous = cuts[i];
+  }
+  std::vector<int64_t> lengths;
+  lengths.reserve(static_cast<size_t>(count));
+  previous = 0;
+  for (int64_t c : cuts) {
+    lengths.push_back(c - previous);
+    previous = c;
+  }
+  lengths.push_back(length - previous);
+  return SegmentTable::fromLengths(lengths, what, out);
 }
 
 Status parseSegmentTable(std::string_view text, const std::string &what,

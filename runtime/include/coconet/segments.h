@@ -52,6 +52,23 @@ private:
   std::vector<int64_t> offsets_{0}; ///< T + 1 prefix sums
 };
 
+/// The table generated when none is given (the simulator's and the
+/// generated drivers'): `count` segments over `length` elements, a pure
+/// function of (seed, stream). With b_i = uniformInputBits(seed, stream, i)
+/// (coconet/numeric.h), the count - 1 cuts c_i = b_i mod (length + 1) are
+/// sorted; then, in order, a cut with b_i >> 61 == 0 moves onto the cut
+/// before it (an empty segment) and one with b_i >> 61 == 1 to at most one
+/// past it (a segment of 0 or 1 elements). Segment s runs from cut s - 1
+/// (0 for the first) to cut s (`length` for the last).
+Status randomSegmentTable(int64_t count, int64_t length, uint64_t seed,
+                          uint64_t stream, const std::string &what,
+                          SegmentTable *out);
+/// The stream of the generated table of a program's table `index` (the
+/// parameters' streams are (index << 32) | group, below it).
+constexpr uint64_t segmentTableStream(uint64_t index) {
+  return ~uint64_t(0) - index;
+}
+
 /// A table from text: lengths separated by white space or commas, `#`
 /// starting a comment to the end of its line. Errors name `what` and the
 /// line of a length that is not a non-negative integer.

@@ -68,7 +68,7 @@ struct Small {
   Small() {
     p.name = "small";
     p.mesh = Mesh::world();
-    TensorType t{DType::F32, {Dim::symbol("N")}, Layout::local(1)};
+    TensorType t{DType::F32, {Dim::symbol("N")}, Layout::local(1), {}};
     g = p.addStage(StageKind::Param, "g", t, {}, {});
     TensorType r = t;
     r.layout = Layout::replicated(1);
@@ -164,7 +164,7 @@ TEST_CASE("the verifier holds every kind to its layout rule",
   sliced.layout = Layout(1, {AxisState::Sliced, 0});
   Stage *rs = r.p.addStage(StageKind::ReduceScatter, "rs", sliced, {r.g}, {});
   rs->dim = 0;
-  TensorType scalar{DType::F32, {}, Layout::replicated(1)};
+  TensorType scalar{DType::F32, {}, Layout::replicated(1), {}};
   Stage *sum = r.p.addStage(StageKind::Reduction, "sum", scalar, {rs}, {});
   CHECK(verifyProgram(r.p).find("the layout rule of reduction gives local") !=
         std::string::npos);
@@ -193,10 +193,10 @@ TEST_CASE("every view describes a stage the same way", "[ir][describe]") {
   p.name = "d";
   p.mesh.isImplicit = false;
   p.mesh.axes = {{"dp", "D"}, {"tp", "T"}};
-  TensorType local{DType::F32, {Dim::symbol("N")}, Layout::local(2)};
+  TensorType local{DType::F32, {Dim::symbol("N")}, Layout::local(2), {}};
   Stage *x = p.addStage(StageKind::Param, "x", local, {}, {});
   x->sharded = true;
-  TensorType scalar{DType::F32, {}, Layout::local(2)};
+  TensorType scalar{DType::F32, {}, Layout::local(2), {}};
   Stage *r = p.addStage(StageKind::Reduction, "r", scalar, {x}, {});
   r->reduction = ReductionKind::Norm;
   Stage *s = p.addStage(StageKind::Reduction, "s", local, {x}, {});

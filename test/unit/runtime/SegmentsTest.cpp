@@ -180,3 +180,41 @@ TEST_CASE("segment tables are read from .npy files", "[runtime][segments]") {
   CHECK(readSegmentTable(dir.file("missing.txt"), &table).code() ==
         StatusCode::IoError);
 }
+
+TEST_CASE("generated tables are valid, deterministic and varied",
+          "[segments]") {
+  int empty = 0, ones = 0;
+  for (int64_t count : {1, 2, 7, 148, 10000}) {
+    for (int64_t length : {0, 1, 100, 100000}) {
+      SegmentTable a, b;
+      REQUIRE(
+          randomSegmentTable(count, length, 7, segmentTableStream(0), "t", &a)
+              .ok());
+      REQUIRE(
+          randomSegmentTable(count, length, 7, segmentTableStream(0), "t", &b)
+              .ok());
+      CHECK(a.segments() == count);
+      CHECK(a.elements() == length);
+      bool same = true;
+      for (int64_t s = 0; s < count; ++s) {
+        same &= a.length(s) == b.length(s);
+        empty += a.length(s) == 0;
+        ones += a.length(s) == 1;
+      }
+      CHECK(same);
+    }
+  }
+  CHECK(empty > 100);
+  CHECK(ones > 100);
+  SegmentTable other, first;
+  REQUIRE(randomSegmentTable(148, 100000, 8, segmentTableStream(0), "t", &other)
+              .ok());
+  REQUIRE(randomSegmentTable(148, 100000, 7, segmentTableStream(0), "t", &first)
+              .ok());
+  bool differs = false;
+  for (int64_t s = 0; s < 148; ++s)
+    differs |= other.length(s) != first.length(s);
+  CHECK(differs);
+  SegmentTable bad;
+  CHECK(!randomSegmentTable(0, 10, 1, 0, "t", &bad).ok());
+}
