@@ -93,6 +93,8 @@ std::string geometryMember(const lower::Step &step);
 /// dimension has extent 1)? Then no stride field is kept for it.
 bool unitStride(const lower::KernelInput &in, unsigned dim);
 /// Does an elementwise kernel need its domain coordinates?
+/// Does some input read by segment (`expand`)?
+bool readsBySegment(const lower::ElementwiseKernel &k);
 bool needsCoordinates(const lower::ElementwiseKernel &k);
 /// Prints `const int64_t cc_c<d> = ...;` for every domain dimension `d`
 /// with `used[d]`, from the flat index `flat`, reading the extents

@@ -405,6 +405,34 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
     const KernelInput &in = k.inputs[i];
     const Buffer &b = plan.buffers[in.buffer];
     const bool reduced = f && f->reducedInput == i;
+    if (in.table) {
+      // The tile of a value per segment: each run of the tile's elements in
+      // one segment gets that segment's value (the walk starts at the
+      // chunk of the tile's first element: segment_walk.h).
+      const std::string ends =
+          plan.buffers[c.plan.tables[*in.table].buffer].name;
+      const std::string tile = "cc_l" + std::to_string(i);
+      const std::string type = computeType(b.dtype);
+      w.line(type + " " + tile + "[" + tileSize + "];");
+      w.line("{");
+      w.indent();
+      w.line("const int64_t cc_g0 = cc_g.segoff + cc_first;");
+      w.line("int64_t cc_seg = " + ends + "[cc_g.t" + std::to_string(i) +
+             " + (cc_g0 >> coconet::rt::kSegmentChunkLog2)];");
+      w.open("for (int64_t cc_p = 0; cc_p < cc_len;)");
+      w.line("while (" + ends + "[cc_seg] <= cc_g0 + cc_p)");
+      w.line("  ++cc_seg;");
+      w.line("const int64_t cc_q = std::min<int64_t>(cc_len, " + ends +
+             "[cc_seg] - cc_g0);");
+      w.line("const " + type + " cc_v = " + load(b.dtype, b.name + "[cc_seg]") +
+             ";");
+      w.line("for (int64_t cc_j = cc_p; cc_j < cc_q; ++cc_j)");
+      w.line("  " + tile + "[cc_j] = cc_v;");
+      w.line("cc_p = cc_q;");
+      w.close();
+      w.close();
+      return;
+    }
     // Wide tensors are read where they are by the element loop.
     if (!isNarrow(b.dtype) ||
         (form == ElementForm::RowTile && !rowContiguous(in, rank)))

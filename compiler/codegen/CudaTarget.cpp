@@ -385,8 +385,8 @@ void CudaTarget::emitBlockOp(CodeWriter &w, ElementForm form,
   case BlockOp::Kind::Load: {
     // The element loop reads the scalar form's inputs where they are.
     const unsigned i = op.value.index;
-    if (!vector || (f && f->reducedInput == i))
-      return;
+    if (!vector || (f && f->reducedInput == i) || k.inputs[i].table)
+      return; // a value per segment is read per element
     const KernelInput &in = k.inputs[i];
     const Buffer &b = plan.buffers[in.buffer];
     const std::string base =

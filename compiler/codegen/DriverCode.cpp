@@ -134,13 +134,43 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("  cc_st = cc_rt::driver::checkNames(cc_options, {" + sizeNames +
          "},");
   w.line("                                    {" + paramNames + "});");
+  if (!plan.tables.empty()) {
+    std::string tableNames;
+    for (const Plan::Table &tb : plan.tables)
+      tableNames += (tableNames.empty() ? "\"" : ", \"") + tb.name + "\"";
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = cc_rt::driver::checkTableNames(cc_options, {" +
+           tableNames + "});");
+  }
   w.line("cc_Program::Sizes cc_sizes;");
   for (const std::string &s : plan.allSizeNames()) {
+    // A table's count is bound with its table.
+    if (llvm::any_of(plan.tables,
+                     [&](const Plan::Table &tb) { return tb.count == s; }))
+      continue;
     bool world = mesh.isImplicit && s == mesh.axes[0].size;
     w.line("if (cc_st.ok())");
     w.line("  cc_st = cc_rt::driver::sizeOf(cc_options, \"" + s + "\", " +
            (world ? "cc_transport.size()" : std::string("0")) + ", &cc_sizes." +
            s + ");");
+  }
+  // Segment tables: read or generated as the simulator does; their
+  // lengths are create()'s.
+  if (!plan.tables.empty())
+    w.line("cc_Program::Tables cc_tables;");
+  for (unsigned i = 0; i < plan.tables.size(); ++i) {
+    const Plan::Table &tb = plan.tables[i];
+    const std::string table = "cc_table_" + tb.name;
+    w.line("cc_rt::SegmentTable " + table + ";");
+    w.line("if (cc_st.ok())");
+    w.line("  cc_st = cc_rt::driver::segmentTable(cc_options, \"" + tb.name +
+           "\", " + std::to_string(i) + ", \"" + tb.count + "\", \"" +
+           tb.length.str() + "\",");
+    w.line("      " + printExtent({tb.length, {}}, mesh, driverSize) +
+           ", &cc_sizes." + tb.count + ", &" + table + ");");
+    w.line("const std::vector<int64_t> " + table + "_lengths = " + table +
+           ".lengths();");
+    w.line("cc_tables." + tb.name + " = " + table + "_lengths.data();");
   }
   w.comment("A usage error: exit status 2.");
   w.line("if (int cc_code = cc_agree(2))");
@@ -158,7 +188,9 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
   w.line("std::unique_ptr<cc_Program> cc_program;");
-  w.line("cc_st = cc_session.create(cc_sizes, &cc_program);");
+  w.line(plan.tables.empty()
+             ? "cc_st = cc_session.create(cc_sizes, &cc_program);"
+             : "cc_st = cc_session.create(cc_sizes, cc_tables, &cc_program);");
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
   if (hasPath(plan)) {

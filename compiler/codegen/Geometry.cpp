@@ -47,6 +47,11 @@ public:
   }
   /// s<i>_<k> and d<i>_<k> of an input read over `domain`.
   void input(const KernelInput &in, unsigned i, const Extents &domain) {
+    if (in.table) {
+      // t<i>: its table's segment count (where the chunk starts begin).
+      add("t" + std::to_string(i), extent(in.dims[0].extent));
+      return;
+    }
     if (in.flat || in.isScalar())
       return;
     if (in.shifted) {
@@ -98,8 +103,12 @@ bool unitStride(const KernelInput &in, unsigned dim) {
 bool needsCoordinates(const ElementwiseKernel &k) {
   return k.needsGlobalIndex ||
          llvm::any_of(k.inputs, [](const KernelInput &in) {
-           return !in.flat && !in.shifted && !in.isScalar();
+           return !in.flat && !in.shifted && !in.isScalar() && !in.table;
          });
+}
+
+bool readsBySegment(const ElementwiseKernel &k) {
+  return llvm::any_of(k.inputs, [](const KernelInput &in) { return in.table; });
 }
 
 std::vector<GeometryField> stepGeometry(const Plan &plan, const Step &step) {
@@ -111,6 +120,9 @@ std::vector<GeometryField> stepGeometry(const Plan &plan, const Step &step) {
           g.add("n", g.count(body.domain));
           if (needsCoordinates(body))
             g.domainExtents(body.domain);
+          // segoff: the global index of the block's first element.
+          if (readsBySegment(body))
+            g.add("segoff", g.offset(body.domain[0]));
           if (body.needsGlobalIndex) {
             for (unsigned d = 0; d < body.domain.size(); ++d) {
               g.add("off" + std::to_string(d), g.offset(body.domain[d]));
@@ -123,6 +135,13 @@ std::vector<GeometryField> stepGeometry(const Plan &plan, const Step &step) {
           for (unsigned i = 0; i < body.inputs.size(); ++i)
             g.input(body.inputs[i], i, body.domain);
         } else if constexpr (std::is_same_v<T, ReductionKernel>) {
+          if (body.table) {
+            // The segments; the block's elements and its global offset.
+            g.add("segments", g.count(plan.buffers[body.output].shape));
+            g.add("reduced", g.count(body.reduced));
+            g.add("segoff", g.offset(body.reduced[0]));
+            return;
+          }
           g.add("outer", g.count(body.outer));
           g.add("reduced", g.count(body.reduced));
           g.add("inner", g.count(body.inner));
@@ -209,7 +228,7 @@ llvm::SmallVector<bool, 4> usedCoordinates(const ElementwiseKernel &k) {
 }
 
 void usedBy(const KernelInput &in, llvm::MutableArrayRef<bool> used) {
-  if (in.flat || in.shifted || in.isScalar())
+  if (in.flat || in.shifted || in.isScalar() || in.table)
     return;
   for (const DimAccess &a : in.dims)
     if (!a.zero)

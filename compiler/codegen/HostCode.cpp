@@ -78,6 +78,15 @@ const std::string &bufferName(const Plan &plan, unsigned buffer) {
 
 std::string scalarParamType(ir::DType dtype) { return computeType(dtype); }
 
+/// create()'s parameters: the world, the sizes, the segment tables' lengths
+/// (a program with tables) and the target's own.
+std::string createParams(const Plan &plan, const Target &t) {
+  return "const " + t.info.runtimeNamespace.str() +
+         "::Communicator &world, const Sizes &sizes" +
+         (plan.tables.empty() ? "" : ", const Tables &tables") +
+         t.info.createParams.str();
+}
+
 std::string apiParams(const Plan &plan, const Target &target) {
   std::string out;
   for (const Plan::Param &p : plan.params) {
@@ -175,12 +184,21 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
   for (const std::string &s : plan.allSizeNames())
     w.line("int64_t " + s + " = 0;");
   w.close(";").line();
-  std::string createArgs = "const " + ns +
-                           "::Communicator &world, "
-                           "const Sizes &sizes" +
-                           t.info.createParams.str();
-  w.line("/// Checks the sizes, splits the communicator per mesh axis "
-         "(collective over");
+  if (!plan.tables.empty()) {
+    w.line("/// The lengths of the segment tables (host memory, read only by "
+           "create()):");
+    w.line("/// the tensors of a table are lists of segments, one per model "
+           "tensor.");
+    w.open("struct Tables");
+    for (const Plan::Table &tb : plan.tables)
+      w.line("const int64_t *" + tb.name + " = nullptr; ///< sizes." +
+             tb.count + " lengths, summing to " + tb.length.str());
+    w.close(";").line();
+  }
+  std::string createArgs = createParams(plan, t);
+  w.line("/// Checks the sizes" +
+         std::string(plan.tables.empty() ? "" : " and the segment tables") +
+         ", splits the communicator per mesh axis (collective over");
   w.line("/// all ranks), computes the geometry and allocates the scratch "
          "memory.");
   w.line("static coconet::rt::Status create(" + createArgs + ",");
@@ -253,6 +271,12 @@ void emitState(CodeWriter &w, const Plan &plan, const Target &t) {
   emitTeamState(w, plan, t);
   emitOverlapState(w, plan, t);
   t.emitStateMembers(w, plan);
+  for (const Plan::Table &tb : plan.tables) {
+    w.line("/// Segment table " + tb.name +
+           "'s kernel table (coconet/segment_walk.h).");
+    w.line("int64_t *" + plan.buffers[tb.buffer].name + " = nullptr;");
+    w.line("size_t " + plan.buffers[tb.buffer].name + "_bytes = 0;");
+  }
   w.line("/// Scratch: one arena, one offset per slot.");
   w.line("char *arena = nullptr;");
   w.line("size_t arenaBytes = 0;");
@@ -303,12 +327,42 @@ void emitSizeLimits(CodeWriter &w, const Plan &plan) {
   }
 }
 
+/// In create(): each segment table checked (its lengths sum to its
+/// tensors' length) and its kernel table put where the kernels read it.
+void emitTableCreate(CodeWriter &w, const Plan &plan, const Target &t) {
+  for (const Plan::Table &tb : plan.tables) {
+    const std::string member = "state->" + plan.buffers[tb.buffer].name;
+    w.comment("Segment table " + tb.name + ": checked, then its kernel table.");
+    w.line("{");
+    w.indent();
+    w.line("coconet::rt::SegmentTable cc_table;");
+    w.line("COCONET_RETURN_IF_ERROR(coconet::rt::segmentTableOf(tables." +
+           tb.name + ", " + createSize(tb.count) + ", \"" + plan.name +
+           ": segment table '" + tb.name + "'\", &cc_table));");
+    w.line("COCONET_RETURN_IF_ERROR(cc_table.checkElements(" +
+           printExtent({tb.length, {}}, plan.mesh, createSize) + ", \"" +
+           tb.length.str() + "\"));");
+    w.line("const std::vector<int64_t> cc_kernel = cc_table.kernelTable();");
+    w.line(member + "_bytes = cc_kernel.size() * sizeof(int64_t);");
+    w.line("void *cc_memory = nullptr;");
+    emitCreateCall(w, plan,
+                   "allocator.allocate(" + member + "_bytes, &cc_memory)",
+                   "the segment table '" + tb.name + "'");
+    w.line(member + " = static_cast<int64_t *>(cc_memory);");
+    emitCreateCall(w, plan,
+                   t.info.runtimeNamespace.str() +
+                       "::copyToMemory(cc_memory, "
+                       "cc_kernel.data(), " +
+                       member + "_bytes)",
+                   "the segment table '" + tb.name + "'");
+    w.close();
+  }
+}
+
 void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   const ir::Mesh &mesh = plan.mesh;
   const std::string ns = t.info.runtimeNamespace.str();
-  std::string createArgs = "const " + ns +
-                           "::Communicator &world, const Sizes &sizes" +
-                           t.info.createParams.str();
+  std::string createArgs = createParams(plan, t);
   w.line("coconet::rt::Status " + plan.name + "::create(" + createArgs + ",");
   w.line("    std::unique_ptr<" + plan.name + "> *out, " + ns +
          "::Allocator &allocator) {");
@@ -404,6 +458,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
                    "the scratch memory (" + held + ")");
     w.line("state->arena = static_cast<char *>(cc_arena);");
   }
+  emitTableCreate(w, plan, t);
   emitTeamCreate(w, plan, t);
   emitOverlapCreate(w, plan, t);
   t.emitCreateLibraries(w, plan);
@@ -418,6 +473,12 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   w.line("if (cc_state->arena)");
   w.line("  cc_state->allocator->deallocate(cc_state->arena, "
          "cc_state->arenaBytes);");
+  for (const Plan::Table &tb : plan.tables) {
+    const std::string member = "cc_state->" + plan.buffers[tb.buffer].name;
+    w.line("if (" + member + ")");
+    w.line("  cc_state->allocator->deallocate(" + member + ", " + member +
+           "_bytes);");
+  }
   emitTeamDestroy(w, plan);
   emitOverlapDestroy(w, plan, t);
   t.emitDestroyLibraries(w, plan);
@@ -471,6 +532,10 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
              " *>(cc_s.arena + cc_s.slot[" + std::to_string(*b.slot) + "]);");
+  // Segment tables' kernel tables.
+  for (const Buffer &b : plan.buffers)
+    if (b.kind == Buffer::Kind::Table)
+      w.line("const int64_t *" + b.name + " = cc_s." + b.name + ";");
   // A lone collective's output is its input (the collective moves nothing).
   for (const Buffer &b : plan.buffers)
     if (b.kind == Buffer::Kind::Scratch && b.loneInput) {
@@ -520,6 +585,9 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   // The numeric semantics and the one combine rule (numeric.h with it).
   w.line("#include \"coconet/combine.h\"");
   w.line("#include \"coconet/sizes.h\"");
+  if (!plan.tables.empty())
+    w.line("#include \"coconet/segment_walk.h\"")
+        .line("#include \"coconet/segments.h\"");
   emitLines(w, t.info.sourceIncludes);
   if (!teamAxes(plan).empty())
     w.line("#include \"" + t.info.teamHeader.str() + "\"");

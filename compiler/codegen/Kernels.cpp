@@ -62,11 +62,14 @@ void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
                      (max ? "maxNumber(cc_a, cc_b)" : "minNumber(cc_a, cc_b)")
                : "cc_a + cc_b";
   } else if (maxMin) {
-    // coconet/combine.h's integer max/min (signed but for u64).
+    // coconet/combine.h's integer max/min (signed but for u64); the
+    // identity is the type's least (max) or greatest (min) value, which is
+    // also the simulator's max or min of no elements.
     bool u = r.inType == ir::DType::U64;
+    const std::string bits = r.inType == ir::DType::I32 ? "32" : "64";
     identity = u ? (max ? "UINT64_C(0)" : "~UINT64_C(0)")
-                 : (max ? "static_cast<uint64_t>(INT64_MIN)"
-                        : "static_cast<uint64_t>(INT64_MAX)");
+                 : "static_cast<uint64_t>(static_cast<int64_t>(INT" + bits +
+                       (max ? "_MIN" : "_MAX") + "))";
     combine = std::string("coconet::rt::combineInt<coconet::rt::ReduceOp::") +
               (max ? "Max" : "Min") + ", " + (u ? "true" : "false") +
               ">(cc_a, cc_b)";
@@ -83,14 +86,33 @@ void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
                        "static_cast<int64_t>(cc_b)) * static_cast<double>("
                        "static_cast<int64_t>(cc_b)))";
   t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
-  w.line("const int64_t cc_outputs = cc_g.outer * cc_g.inner;");
-  t.openLoop(w, LoopKind::Groups, "cc_o", "cc_outputs");
-  w.line("const int64_t cc_outer = cc_o / cc_g.inner, cc_inner = cc_o % "
-         "cc_g.inner;");
-  w.line(acc + " cc_acc = " + identity + ";");
-  t.openLoop(w, LoopKind::GroupElements, "cc_k", "cc_g.reduced");
-  std::string element = in.name + "[(cc_outer * cc_g.reduced + cc_k) * "
-                                  "cc_g.inner + cc_inner]";
+  std::string element;
+  if (r.table) {
+    // Output s: the elements of segment s in this block, [cc_lo, cc_hi)
+    // of it (none where the segment lies outside it).
+    const std::string ends = plan.buffers[plan.tables[*r.table].buffer].name;
+    w.line("const int64_t cc_outputs = cc_g.segments;");
+    t.openLoop(w, LoopKind::Groups, "cc_o", "cc_outputs");
+    // (No std::min/max: device code of every target.)
+    w.line("const int64_t cc_begin = cc_o > 0 ? " + ends + "[cc_o - 1] : 0;");
+    w.line("const int64_t cc_end = " + ends + "[cc_o];");
+    w.line("const int64_t cc_lo = (cc_begin > cc_g.segoff ? cc_begin : "
+           "cc_g.segoff) - cc_g.segoff;");
+    w.line("const int64_t cc_hi = (cc_end < cc_g.segoff + cc_g.reduced ? "
+           "cc_end : cc_g.segoff + cc_g.reduced) - cc_g.segoff;");
+    w.line(acc + " cc_acc = " + identity + ";");
+    t.openLoop(w, LoopKind::GroupElements, "cc_k", "cc_hi - cc_lo");
+    element = in.name + "[cc_lo + cc_k]";
+  } else {
+    w.line("const int64_t cc_outputs = cc_g.outer * cc_g.inner;");
+    t.openLoop(w, LoopKind::Groups, "cc_o", "cc_outputs");
+    w.line("const int64_t cc_outer = cc_o / cc_g.inner, cc_inner = cc_o % "
+           "cc_g.inner;");
+    w.line(acc + " cc_acc = " + identity + ";");
+    t.openLoop(w, LoopKind::GroupElements, "cc_k", "cc_g.reduced");
+    element = in.name + "[(cc_outer * cc_g.reduced + cc_k) * "
+                        "cc_g.inner + cc_inner]";
+  }
   w.line("const " + acc + " cc_b = static_cast<" + acc + ">(" +
          t.load(in.dtype, element) + ");");
   w.line("const " + acc + " cc_a = cc_acc;");
@@ -278,8 +300,8 @@ std::string kernelItems(const Step &step, llvm::StringRef gRef) {
   const std::string g = gRef.str();
   if (std::holds_alternative<ElementwiseKernel>(step.body))
     return g + ".n";
-  if (std::holds_alternative<ReductionKernel>(step.body))
-    return g + ".outer * " + g + ".inner";
+  if (auto *r = std::get_if<ReductionKernel>(&step.body))
+    return r->table ? g + ".segments" : g + ".outer * " + g + ".inner";
   if (std::holds_alternative<NormKernel>(step.body))
     return g + ".rows";
   if (std::holds_alternative<TransposeKernel>(step.body))

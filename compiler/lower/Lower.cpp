@@ -281,11 +281,6 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
                                    llvm::StringRef scheduleName,
                                    DiagnosticEngine &diags,
                                    const LowerOptions &options) {
-  if (!program.tables.empty()) {
-    diags.report(program.tables.front().loc, DiagId::SegmentedCodegen,
-                 program.tables.front().name);
-    return nullptr;
-  }
   auto plan = std::make_unique<Plan>();
   plan->programName = program.name;
   plan->mesh = program.mesh;
@@ -302,6 +297,21 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
   for (const Stage *p : program.getParams())
     if (program.findUpdateOf(p))
       ++l.numUpdates;
+
+  // 0. Segment tables: create() fills their kernel tables.
+  for (const ir::SegmentTableDecl &t : program.tables) {
+    Buffer b;
+    b.kind = Buffer::Kind::Table;
+    b.name = "cc_table_" + identifier(t.name);
+    b.dtype = ir::DType::I64;
+    b.value = t.name;
+    b.type.dtype = ir::DType::I64;
+    b.type.shape = {t.count};
+    b.type.layout = ir::Layout::replicated(program.mesh.size());
+    b.table = plan->tables.size();
+    plan->tables.push_back(
+        {t.name, t.count.symbols().front(), t.length, l.addBuffer(b)});
+  }
 
   // 1. Parameters, in declaration order.
   for (const Stage *p : program.getParams()) {

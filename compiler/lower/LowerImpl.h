@@ -10,6 +10,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 namespace coconet::lower {
 
@@ -84,6 +85,13 @@ struct Lowering {
   /// Adds a step, its name made unique; returns its index.
   unsigned addStep(Step step);
 
+  /// The index into Plan::tables of the program's table `name`.
+  unsigned tableOf(llvm::StringRef name) const {
+    for (unsigned t = 0; t < plan.tables.size(); ++t)
+      if (plan.tables[t].name == name)
+        return t;
+    llvm_unreachable("a segment table the program does not declare");
+  }
   /// Reports an internal compiler error: a program sema accepted that the
   /// lowering cannot handle.
   void unsupported(const ir::Stage &stage, const llvm::Twine &what);

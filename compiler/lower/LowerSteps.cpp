@@ -21,7 +21,8 @@ using ir::StageKind;
 namespace {
 
 bool sameAccess(const KernelInput &a, const KernelInput &b) {
-  if (a.buffer != b.buffer || a.dims.size() != b.dims.size())
+  if (a.buffer != b.buffer || a.dims.size() != b.dims.size() ||
+      a.table != b.table)
     return false;
   for (size_t i = 0; i < a.dims.size(); ++i) {
     const DimAccess &x = a.dims[i], &y = b.dims[i];
@@ -287,6 +288,15 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
       KernelInput in = readView
                            ? accessOf(l, view->second, domain, domain)
                            : accessOf(l, l.bufferOf.lookup(o), o->type, domain);
+      const unsigned operand = m.operands.size();
+      if (ir::readsBySegment(l.program, *s, operand)) {
+        // One value per segment, read at each element's segment.
+        in.table = l.tableOf(s->type.segments);
+        in.flat = in.shifted = false;
+        const unsigned table = plan.tables[*in.table].buffer;
+        if (!llvm::is_contained(step.reads, table))
+          step.reads.push_back(table);
+      }
       auto found = llvm::find_if(
           k.inputs, [&](const KernelInput &x) { return sameAccess(x, in); });
       unsigned index = found - k.inputs.begin();
@@ -305,8 +315,9 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
     k.needsGlobalIndex |= bodyHasDropout(s->body);
     k.members.push_back(std::move(m));
   }
+  // An input read by segment is read per element wherever it is.
   k.flat = llvm::all_of(k.inputs, [](const KernelInput &in) {
-    return in.flat || in.shifted || in.isScalar();
+    return in.flat || in.shifted || in.isScalar() || in.table;
   });
   std::string first = identifier(members.front()->name);
   step.name = "k" + std::to_string(l.kernels) + "_" + first;
@@ -344,6 +355,13 @@ void lowerStage(Lowering &l, const Stage &s) {
     r.kind = s.reduction;
     r.inType = s.operands[0]->type.dtype;
     const Extents in = plan.buffers[r.input].shape;
+    if (!s.segments.empty()) {
+      r.table = l.tableOf(s.segments);
+      r.reduced = in;
+      kernelStep(ir::reductionKindName(s.reduction), r,
+                 {r.input, plan.tables[*r.table].buffer});
+      return;
+    }
     if (s.dim < 0) {
       r.reduced = in;
     } else {

@@ -147,6 +147,10 @@ struct Buffer {
     View,        ///< this rank's block of buffer `base` along mesh axis
                  ///< `viewAxis` (at coord * the block's elements): a value
                  ///< that an allgather gathers, written where it goes
+    Table,       ///< segment table `table`'s kernel table (int64: the T
+                 ///< segment ends, then the segment of every chunk's first
+                 ///< element: coconet/segment_walk.h), owned by the
+                 ///< program object and filled once by create()
   };
   Kind kind = Kind::Scratch;
   /// A C identifier, unique in the plan: the parameter's name, `out_NAME`
@@ -167,6 +171,8 @@ struct Buffer {
   unsigned result = 0;
   /// Scratch: the arena slot.
   std::optional<unsigned> slot;
+  /// Table: the index into Plan::tables.
+  unsigned table = 0;
   /// View: the buffer it is a block of, and the axis its blocks are along.
   unsigned base = 0;
   unsigned viewAxis = 0;
@@ -211,6 +217,9 @@ struct KernelInput {
   /// Read at the loop's flat index (same block shape as the domain, no
   /// broadcast, no shift), or a scalar.
   bool flat = false;
+  /// Read at each element's segment of this table (Plan::tables; `expand`):
+  /// element [segment] of a [T] buffer; `dims` is its one dimension.
+  std::optional<unsigned> table;
   /// Read at the loop's flat index plus a constant: the shapes agree but
   /// for dimension 0, which the domain slices and the operand holds whole
   /// (or sliced over fewer axes), e.g. a replicated weight read at a
@@ -254,6 +263,10 @@ struct ElementwiseKernel {
 struct ReductionKernel {
   unsigned input = 0, output = 0;
   ir::ReductionKind kind = ir::ReductionKind::Sum;
+  /// Per segment of this table (Plan::tables): T outputs, each over the
+  /// elements of its segment that the input block holds, in order; the
+  /// input is 1-D (`reduced`).
+  std::optional<unsigned> table;
   /// The input block as [outer, reduced, inner]; for a reduction over all
   /// elements, outer and inner are empty and `reduced` is every extent.
   Extents outer, reduced, inner;
@@ -497,6 +510,16 @@ struct Plan {
   };
   /// In declaration order.
   std::vector<Param> params;
+
+  /// A segment table: create() takes its lengths (the count `count`, a
+  /// size name; they sum to `length`), checks them and fills `buffer`.
+  struct Table {
+    std::string name;
+    std::string count;
+    ir::Dim length;
+    unsigned buffer = 0;
+  };
+  std::vector<Table> tables;
 
   struct Result {
     /// The name in the program's interface.

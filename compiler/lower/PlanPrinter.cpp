@@ -18,7 +18,7 @@ std::string sizeName(llvm::StringRef name) { return name.str(); }
 class Printer {
 public:
   Printer(const Plan &plan, llvm::raw_ostream &os)
-      : plan(plan), mesh(plan.mesh), os(os) {}
+      : plan(plan), mesh(plan.mesh), tables(plan.tables), os(os) {}
 
   void print();
 
@@ -45,6 +45,7 @@ private:
 
   const Plan &plan;
   const ir::Mesh &mesh;
+  const std::vector<Plan::Table> &tables;
   llvm::raw_ostream &os;
 };
 
@@ -76,6 +77,8 @@ void Printer::printFusedKernel(const FusedCollective &f,
 
 std::string Printer::input(const KernelInput &in, const Extents &domain) const {
   std::string out = name(in.buffer);
+  if (in.table)
+    return out + " by segment of " + tables[*in.table].name;
   if (in.isScalar())
     return out + " scalar";
   if (in.flat)
@@ -100,7 +103,7 @@ std::string Printer::input(const KernelInput &in, const Extents &domain) const {
 
 void Printer::printBuffer(const Buffer &b) {
   os << "    " << b.name << " : " << ir::dtypeName(b.dtype);
-  if (b.kind != Buffer::Kind::ScalarParam)
+  if (b.kind != Buffer::Kind::ScalarParam && b.kind != Buffer::Kind::Table)
     os << shape(b.shape);
   switch (b.kind) {
   case Buffer::Kind::Param:
@@ -127,6 +130,10 @@ void Printer::printBuffer(const Buffer &b) {
   case Buffer::Kind::View:
     os << " view of " << name(b.base) << ", block along "
        << mesh.axes[b.viewAxis].name;
+    break;
+  case Buffer::Kind::Table:
+    os << " segment table " << tables[b.table].name << " over "
+       << tables[b.table].length.str();
     break;
   }
   if (b.team)
@@ -161,9 +168,13 @@ void Printer::printStep(unsigned index, const Step &step) {
           }
         } else if constexpr (std::is_same_v<T, ReductionKernel>) {
           os << ir::reductionKindName(body.kind) << " " << name(body.input)
-             << " -> " << name(body.output) << ": outer " << shape(body.outer)
-             << " reduced " << shape(body.reduced) << " inner "
-             << shape(body.inner) << '\n';
+             << " -> " << name(body.output);
+          if (body.table)
+            os << ": per segment of " << tables[*body.table].name << " over "
+               << shape(body.reduced) << '\n';
+          else
+            os << ": outer " << shape(body.outer) << " reduced "
+               << shape(body.reduced) << " inner " << shape(body.inner) << '\n';
         } else if constexpr (std::is_same_v<T, NormKernel>) {
           Extents xDomain = body.rows;
           xDomain.push_back(body.row);

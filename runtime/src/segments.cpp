@@ -4,6 +4,7 @@
 
 #include "coconet/npy.h"
 #include "coconet/numeric.h"
+#include "coconet/segment_walk.h"
 
 #include <algorithm>
 #include <cctype>
@@ -72,6 +73,35 @@ Status SegmentTable::checkElements(int64_t n, const std::string &tensor) const {
                             " lengths sum to " + std::to_string(elements()) +
                             " elements, but '" + tensor + "' has " +
                             std::to_string(n));
+}
+
+std::vector<int64_t> SegmentTable::lengths() const {
+  std::vector<int64_t> out;
+  out.reserve(offsets_.size() - 1);
+  for (size_t s = 1; s < offsets_.size(); ++s)
+    out.push_back(offsets_[s] - offsets_[s - 1]);
+  return out;
+}
+
+std::vector<int64_t> SegmentTable::kernelTable() const {
+  std::vector<int64_t> out(offsets_.begin() + 1, offsets_.end());
+  const std::vector<int64_t> starts = chunkStarts(kSegmentChunk);
+  out.insert(out.end(), starts.begin(), starts.end());
+  return out;
+}
+
+int64_t SegmentTable::kernelTableEntries(int64_t count, int64_t length) {
+  return count + (length + kSegmentChunk - 1) / kSegmentChunk;
+}
+
+Status segmentTableOf(const int64_t *lengths, int64_t count,
+                      const std::string &what, SegmentTable *out) {
+  if (lengths == nullptr)
+    return invalid(what, "the lengths are null");
+  if (count < 1)
+    return invalid(what, "a segment table needs at least one segment");
+  return SegmentTable::fromLengths(
+      std::vector<int64_t>(lengths, lengths + count), what, out);
 }
 
 Status randomSegmentTable(int64_t count, int64_t length, uint64_t seed,

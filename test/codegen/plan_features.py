@@ -106,6 +106,16 @@ VOCABULARY = [
     ("input:offset", "target",
      "an operand read at the slice's offset (+shift)"),
     ("member:registers", "target", "a member kept in registers"),
+    # Segment tables (a parameter list in one flat buffer).
+    ("buffer:segment-table", "target",
+     "a segment table's kernel table, filled by create()"),
+    ("input:by-segment", "target",
+     "an operand read at each element's segment (expand)"),
+    ("fused:by-segment", "target",
+     "a fused collective's kernel reads an operand per segment"),
+] + [
+    (f"reduction:{k}:segments", "target", f"a {k} reduction per segment")
+    for k in REDUCTIONS
 ] + [
     (f"reduction:{k}:{how}", "target",
      f"a {k} reduction {'of all elements' if how == 'all' else 'along a dimension'}")
@@ -150,11 +160,13 @@ PRINTER_WORDS = {
     "buffer:*, symmetric:*": [" param ", " sharded", " written",
                               " scalar param ", " output ", " scratch slot ",
                               ", or ", " when ", " is 1", " view of ",
-                              ", block along ", ", symmetric on "],
+                              ", block along ", ", symmetric on ",
+                              " segment table "],
     "elementwise:*, input:*, member:*": [
         "elementwise over ", " flat", " global-index", "        in",
-        " scalar", " shifted", "+shift", "i", "in", "registers"],
-    "reduction:*": [": outer ", " reduced ", " inner "],
+        " scalar", " shifted", "+shift", "i", "in", "registers",
+        " by segment of "],
+    "reduction:*": [": outer ", " reduced ", " inner ", ": per segment of "],
     "norm:*": ["layernorm ", "rmsnorm ", ": rows ", " of ", "; gamma ",
                "; beta ", "; eps "],
     "transpose": ["transpose ", ": batch ", " rows ", " cols "],
@@ -295,6 +307,8 @@ def parse(text):
             elif rest.startswith(" view of "):
                 b["kind"] = "view"
                 b["base"] = rest[len(" view of "):].split(",")[0]
+            elif re.match(r"^ segment table \w+ over \S+$", rest):
+                b["kind"] = "segment-table"
             else:
                 bad("a buffer of no known kind")
             plan.buffers[m.group(1)] = b
@@ -320,11 +334,17 @@ def parse(text):
                 elif kind in REDUCTIONS:
                     r = re.match(r"^\w+ (\w+) -> (\w+): outer (\[[^\]]*\]) "
                                  r"reduced (\[[^\]]*\]) inner (\[[^\]]*\])$",
-                                 body) or bad()
+                                 body)
+                    seg = re.match(r"^\w+ (\w+) -> (\w+): per segment of "
+                                   r"(\w+) over (\[[^\]]*\])$", body)
+                    if not r and not seg:
+                        bad()
                     step.update(kind="reduction", reduction=kind,
-                                input=r.group(1), output=r.group(2),
-                                along=r.group(3) != "[]" or
-                                r.group(5) != "[]")
+                                input=(r or seg).group(1),
+                                output=(r or seg).group(2),
+                                segments=bool(seg),
+                                along=bool(r) and (r.group(3) != "[]" or
+                                                   r.group(5) != "[]"))
                 elif kind in ("layernorm", "rmsnorm"):
                     step.update(kind=kind)
                 elif kind == "transpose":
@@ -409,6 +429,9 @@ def features(text):
         for k in kernel:
             if not k["flat"]:
                 out.add("fused:indexed-kernel")
+            if any(i["access"].startswith("by segment of ")
+                   for i in k["inputs"]):
+                out.add("fused:by-segment")
             if any(i["access"] == "scalar" for i in k["inputs"]):
                 out.add("fused:scalar-input")
         in_overlap = any(f["steps"][0] in o["per_chunk"] for o in in_parts)
@@ -464,6 +487,8 @@ def features(text):
                 out.add("buffer:param-sharded")
             if kind in ("scalar-param", "output", "scratch"):
                 out.add("buffer:" + kind)
+    if any(b["kind"] == "segment-table" for b in plan.buffers.values()):
+        out.add("buffer:segment-table")
 
     for s in plan.steps:
         kind = s["kind"]
@@ -481,11 +506,14 @@ def features(text):
                     out.add("input:broadcast")
                 if "+shift" in a:
                     out.add("input:offset")
+                if a.startswith("by segment of "):
+                    out.add("input:by-segment")
             if any(m["output"] == "registers" for m in s["members"]):
                 out.add("member:registers")
         elif kind == "reduction":
-            out.add(f"reduction:{s['reduction']}:"
-                    f"{'along' if s['along'] else 'all'}")
+            out.add(f"reduction:{s['reduction']}:" +
+                    ("segments" if s["segments"] else
+                     "along" if s["along"] else "all"))
         elif kind in ("layernorm", "rmsnorm"):
             out.add("norm:" + kind)
         elif kind == "matmul":

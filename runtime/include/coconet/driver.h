@@ -21,6 +21,7 @@
 #ifndef COCONET_RUNTIME_DRIVER_H
 #define COCONET_RUNTIME_DRIVER_H
 
+#include "coconet/segments.h"
 #include "coconet/status.h"
 #include "coconet/types.h"
 
@@ -41,10 +42,12 @@ struct Options {
   uint64_t seed = 1;                         ///< --seed
   std::map<std::string, std::string> values; ///< --set name=value
   std::map<std::string, std::string> inputs; ///< --input name=file.npy
-  std::string outputDir;                     ///< --output-dir (none: no files)
-  int iterations = 1;                        ///< --iterations: steps to time
-  int warmup = 0;                            ///< --warmup: untimed steps first
-  bool quiet = false;                        ///< --quiet: no summary lines
+  /// --segments table=file (a list of lengths or a 1-D integer .npy).
+  std::map<std::string, std::string> segments;
+  std::string outputDir; ///< --output-dir (none: no files)
+  int iterations = 1;    ///< --iterations: steps to time
+  int warmup = 0;        ///< --warmup: untimed steps first
+  bool quiet = false;    ///< --quiet: no summary lines
   /// --staging: the tensors fused collective kernels share are passed in
   /// the driver's own memory (copied in and out), not the program's.
   bool staging = false;
@@ -137,6 +140,17 @@ struct ParamName {
 Status checkNames(const Options &options,
                   const std::vector<std::string> &sizeNames,
                   const std::vector<ParamName> &params);
+/// Every --segments names one of the program's `tables`.
+Status checkTableNames(const Options &options,
+                       const std::vector<std::string> &tables);
+/// Segment table number `index`, named `table`, of the tensors of length
+/// `length` (the size `lengthName`), as the simulator binds it: read from its
+/// --segments file (then its count, `*count`, is the file's, and a --size of
+/// `countName` must agree), else generated (randomSegmentTable with --seed)
+/// with the count --size gives.
+Status segmentTable(const Options &options, const char *table, uint64_t index,
+                    const char *countName, const char *lengthName,
+                    int64_t length, int64_t *count, SegmentTable *out);
 
 /// Ranks and gathering bytes to rank 0.
 class Transport {

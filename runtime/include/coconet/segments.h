@@ -46,6 +46,14 @@ public:
   /// InvalidArgument unless the table covers exactly `n` elements, naming
   /// the table and `tensor`.
   Status checkElements(int64_t n, const std::string &tensor) const;
+  /// The T lengths.
+  std::vector<int64_t> lengths() const;
+  /// What kernels read (coconet/segment_walk.h), in one array: the T
+  /// segment ends, then chunkStarts(kSegmentChunk).
+  std::vector<int64_t> kernelTable() const;
+  /// Its number of entries for a table of `count` segments over `length`
+  /// elements.
+  static int64_t kernelTableEntries(int64_t count, int64_t length);
 
 private:
   std::string what_;
@@ -68,6 +76,11 @@ Status randomSegmentTable(int64_t count, int64_t length, uint64_t seed,
 constexpr uint64_t segmentTableStream(uint64_t index) {
   return ~uint64_t(0) - index;
 }
+
+/// A table of the `count` lengths at `lengths` (a generated program's
+/// create() argument); `what` names it in errors.
+Status segmentTableOf(const int64_t *lengths, int64_t count,
+                      const std::string &what, SegmentTable *out);
 
 /// A table from text: lengths separated by white space or commas, `#`
 /// starting a comment to the end of its line. Errors name `what` and the

@@ -11,6 +11,7 @@
 #include "../mpi_error.h"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace coconet::rt::cpu {
 
@@ -90,6 +91,12 @@ public:
 Allocator &defaultAllocator() {
   static AlignedAllocator allocator;
   return allocator;
+}
+
+Status copyToMemory(void *to, const void *from, size_t bytes) {
+  if (bytes > 0)
+    std::memcpy(to, from, bytes);
+  return Status::success();
 }
 
 } // namespace coconet::rt::cpu

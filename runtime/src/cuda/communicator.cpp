@@ -111,4 +111,10 @@ Allocator &defaultAllocator() {
   return allocator;
 }
 
+Status copyToMemory(void *to, const void *from, size_t bytes) {
+  if (bytes > 0)
+    COCONET_CUDA_CHECK(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice));
+  return Status::success();
+}
+
 } // namespace coconet::rt::cuda

@@ -16,7 +16,8 @@ namespace {
 
 const char kSummary[] =
     " [--size NAME=N[,NAME=N...]] [--seed N] [--set NAME=VALUE]"
-    " [--input NAME=FILE.npy] [--output-dir DIR] [--iterations N]"
+    " [--input NAME=FILE.npy] [--segments TABLE=FILE] [--output-dir DIR]"
+    " [--iterations N]"
     " [--warmup N] [--staging] [--quiet] [--inputs uniform|wide] [--help]";
 
 /// Splits "NAME=VALUE" (both trimmed, neither empty).
@@ -47,6 +48,12 @@ std::string usage(const char *program) {
          "  --input NAME=FILE     read a tensor parameter from a .npy file "
          "(global\n"
          "                        tensor; local ones stacked over ranks)\n"
+         "  --segments TABLE=FILE read a segment table: lengths (text) or a "
+         "1-D "
+         "integer\n"
+         "                        .npy; a table not given is generated from "
+         "the seed\n"
+         "                        and its count's --size, as `coconetc sim`\n"
          "  --output-dir DIR      write every result to DIR/<name>.npy\n"
          "  --iterations N        steps to time (default 1)\n"
          "  --warmup N            untimed steps first (default 0)\n"
@@ -113,7 +120,8 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
       continue;
     }
     static const char *const kWithValue[] = {
-        "size", "seed", "set", "input", "output-dir", "iterations", "warmup"};
+        "size",     "seed",       "set",        "input",
+        "segments", "output-dir", "iterations", "warmup"};
     bool known = false;
     for (const char *k : kWithValue)
       known |= name == k;
@@ -148,11 +156,13 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
       if (!detail::parseUnsigned(detail::trim(value), &options.seed))
         return fail("--seed expects an integer from 0 to 2^64-1, got '" +
                     value + "'");
-    } else if (name == "set" || name == "input") {
+    } else if (name == "set" || name == "input" || name == "segments") {
       std::string key, text;
       if (!splitAssignment(value, &key, &text))
         return fail("--" + name + " expects NAME=VALUE, got '" + value + "'");
-      (name == "set" ? options.values : options.inputs)[key] = text;
+      (name == "set"     ? options.values
+       : name == "input" ? options.inputs
+                         : options.segments)[key] = text;
     } else if (name == "output-dir") {
       if (value.empty())
         return fail("--output-dir needs a directory");
@@ -229,6 +239,48 @@ Status sizeOf(const Options &options, const char *name, int64_t fallback,
   return Status::error(StatusCode::InvalidArgument,
                        std::string("give the size ") + name + " with --size " +
                            name + "=...");
+}
+
+Status checkTableNames(const Options &options,
+                       const std::vector<std::string> &tables) {
+  std::string list;
+  for (const std::string &t : tables)
+    list += (list.empty() ? "" : ", ") + t;
+  for (const auto &[name, file] : options.segments) {
+    bool known = false;
+    for (const std::string &t : tables)
+      known |= t == name;
+    if (!known)
+      return Status::error(StatusCode::InvalidArgument,
+                           "--segments " + name +
+                               ": the program has no segment table named '" +
+                               name + "'" +
+                               (list.empty() ? std::string(" (it has none)")
+                                             : " (its tables: " + list + ")"));
+  }
+  return Status();
+}
+
+Status segmentTable(const Options &options, const char *table, uint64_t index,
+                    const char *countName, const char *lengthName,
+                    int64_t length, int64_t *count, SegmentTable *out) {
+  auto file = options.segments.find(table);
+  if (file != options.segments.end()) {
+    COCONET_RETURN_IF_ERROR(readSegmentTable(file->second, out));
+    auto bound = options.sizes.find(countName);
+    if (bound != options.sizes.end() && bound->second != out->segments())
+      return Status::error(StatusCode::InvalidArgument,
+                           "segment table '" + std::string(table) + "' has " +
+                               std::to_string(out->segments()) +
+                               " segments, but its count " + countName +
+                               " is bound to " + std::to_string(bound->second));
+    *count = out->segments();
+  } else {
+    COCONET_RETURN_IF_ERROR(sizeOf(options, countName, 0, count));
+    COCONET_RETURN_IF_ERROR(randomSegmentTable(
+        *count, length, options.seed, segmentTableStream(index), table, out));
+  }
+  return out->checkElements(length, lengthName);
 }
 
 } // namespace coconet::rt::driver

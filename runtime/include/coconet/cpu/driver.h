@@ -55,6 +55,13 @@ public:
                 std::unique_ptr<Program> *out) {
     return Program::create(world_, sizes, out);
   }
+  /// The same for a program with segment tables (create()'s `tables`).
+  template <class Program>
+  Status create(const typename Program::Sizes &sizes,
+                const typename Program::Tables &tables,
+                std::unique_ptr<Program> *out) {
+    return Program::create(world_, sizes, tables, out);
+  }
   /// A step's work is done when operator() returns.
   Status synchronize() { return Status(); }
 

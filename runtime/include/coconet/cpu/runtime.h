@@ -151,6 +151,10 @@ public:
 /// std::aligned_alloc / std::free.
 Allocator &defaultAllocator();
 
+/// Copies `bytes` of host memory into memory an Allocator gave (create()'s
+/// segment tables); for the CPU target both are host memory.
+Status copyToMemory(void *to, const void *from, size_t bytes);
+
 } // namespace coconet::rt::cpu
 
 #endif // COCONET_RUNTIME_CPU_RUNTIME_H

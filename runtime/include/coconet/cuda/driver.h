@@ -98,6 +98,13 @@ public:
                 std::unique_ptr<Program> *out) {
     return Program::create(*world_, sizes, stream_, out);
   }
+  /// The same for a program with segment tables (create()'s `tables`).
+  template <class Program>
+  Status create(const typename Program::Sizes &sizes,
+                const typename Program::Tables &tables,
+                std::unique_ptr<Program> *out) {
+    return Program::create(*world_, sizes, tables, stream_, out);
+  }
   /// Waits for the steps enqueued so far.
   Status synchronize() {
     COCONET_CUDA_CHECK(cudaStreamSynchronize(stream_));

@@ -143,6 +143,10 @@ public:
 /// cudaMalloc / cudaFree.
 Allocator &defaultAllocator();
 
+/// Copies `bytes` of host memory into device memory an Allocator gave
+/// (create()'s segment tables): cudaMemcpy, which returns when it is done.
+Status copyToMemory(void *to, const void *from, size_t bytes);
+
 /// C = A x B, row-major, on `stream`: A is [batch, M, K], B is [K, N]
 /// (strideB == 0) or [batch, K, N], C is [batch, M, N]; strides in
 /// elements. f16/bf16 accumulate in f32, f32 in f32, f64 in f64 (cuBLAS);
