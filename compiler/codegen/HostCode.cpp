@@ -532,10 +532,11 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
              " *>(cc_s.arena + cc_s.slot[" + std::to_string(*b.slot) + "]);");
-  // Segment tables' kernel tables.
+  // Segment tables' kernel tables (unused when no step reads by segment).
   for (const Buffer &b : plan.buffers)
     if (b.kind == Buffer::Kind::Table)
-      w.line("const int64_t *" + b.name + " = cc_s." + b.name + ";");
+      w.line("const int64_t *" + b.name + " = cc_s." + b.name + ";")
+          .line("(void)" + b.name + ";");
   // A lone collective's output is its input (the collective moves nothing).
   for (const Buffer &b : plan.buffers)
     if (b.kind == Buffer::Kind::Scratch && b.loneInput) {

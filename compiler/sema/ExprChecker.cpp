@@ -236,12 +236,10 @@ Value combine(ProgramChecker &c, ScalarOp op, DType dtype,
     type.shape = *shape;
     type.layout = *layout;
   }
-  if (type.isSegmented() && type.rank() != 1) {
-    c.diags.report(range, DiagId::SegmentedRank,
-                   "the result of '" + opName.str() + "'",
-                   ir::shapeStr(type.shape));
-    return Value::error();
-  }
+  // A segmented vector broadcast into a matrix is a plain operand there:
+  // the result is not a list of segments.
+  if (type.isSegmented() && type.rank() != 1)
+    type.segments.clear();
   BodyNode node;
   node.op = op;
   node.dtype = dtype;

@@ -70,14 +70,19 @@ const char *dtName(DT t) {
 }
 bool isFloat(DT t) { return t != DT::I32; }
 
-/// Scalar [], V [N], M [B, N], X [B, H], W [H, N].
-enum class Sh { Scalar, V, M, X, W };
+/// Scalar [], V [N], M [B, N], X [B, H], W [H, N]; K [K]: one value per
+/// segment of the table `tb` (a program whose V tensors are segmented).
+enum class Sh { Scalar, V, M, X, W, K };
 
-int rankOf(Sh s) { return s == Sh::Scalar ? 0 : s == Sh::V ? 1 : 2; }
+int rankOf(Sh s) {
+  return s == Sh::Scalar ? 0 : s == Sh::V || s == Sh::K ? 1 : 2;
+}
 const char *shapeText(Sh s) {
   switch (s) {
   case Sh::Scalar:
     return "";
+  case Sh::K:
+    return "[K]";
   case Sh::V:
     return "[N]";
   case Sh::M:
@@ -456,6 +461,8 @@ private:
   std::vector<std::string> axisNames;
   int counter = 0, splits = 0;
   Sh mainSh = Sh::V;
+  /// The [N] tensors are segmented by a table `tb` of K segments.
+  bool segmented = false;
   int matmul = -1, lr = -1;
   std::vector<int> weights;
 };
@@ -478,9 +485,14 @@ void Generator::params(GeneratedProgram &out) {
     std::string t = name + ": " + dtName(dt) + shapeText(sh);
     if (!layoutText.empty())
       t += " " + layoutText;
+    // Every [N] tensor of a program with a table is a list of segments.
+    if (segmented && sh == Sh::V)
+      t += " segmented(tb)";
     text.push_back(t);
     return id;
   };
+  if (segmented)
+    text.push_back("tb: segments[K]");
   const unsigned A = m.axes;
   Layout R = replicated(A), L(A, Lay{'L', 0});
   // Gradients: local (on the data-parallel axis of a mesh).
@@ -576,6 +588,7 @@ GeneratedProgram Generator::program(const std::string &name, bool mesh) {
   programName = name;
   mainSh = chance(0.55) ? Sh::V : Sh::M;
   matmul = mainSh == Sh::M && chance(0.3) ? 0 : -1;
+  segmented = mainSh == Sh::V && chance(0.3);
   params(out);
   out.meshSizes =
       mesh ? std::vector<std::string>{"D", "T"} : std::vector<std::string>{"P"};
@@ -584,6 +597,8 @@ GeneratedProgram Generator::program(const std::string &name, bool mesh) {
     out.sizeNames.push_back("B");
   if (matmul >= 0)
     out.sizeNames.push_back("H");
+  if (segmented)
+    out.sizeNames.push_back("K");
 
   // The matmul's partial sums are completed first.
   if (matmul >= 0) {
@@ -737,6 +752,8 @@ bool Generator::reduction() {
   const Node in = m.nodes[v];
   bool sliced = anyState(in.lay, 'S');
   bool withDim = in.sh == Sh::M && !sliced && chance(0.3);
+  // Per segment of the table: one value per segment, [K].
+  const bool bySegment = segmented && in.sh == Sh::V && chance(0.5);
   std::vector<std::string> kinds = {"sum"};
   if (!withDim) {
     kinds.push_back("max");
@@ -750,14 +767,17 @@ bool Generator::reduction() {
   n.red = pick(kinds);
   n.redDim = withDim ? 0 : -1;
   n.dt = in.dt;
-  n.sh = withDim ? Sh::V : Sh::Scalar;
+  n.sh = withDim ? Sh::V : bySegment ? Sh::K : Sh::Scalar;
   n.lay = reduceLayout(in.lay, n.redDim);
   n.ops = {v};
   bool adds = isFloat(in.dt) && (n.red == "sum" || n.red == "norm");
   n.tainted = in.tainted || adds;
   n.fuzzy = in.dt == DT::F64 && adds;
-  std::string text =
-      n.name + " = " + n.red + "(" + in.name + (withDim ? ", 0" : "") + ");";
+  std::string text = n.name + " = " + n.red + "(" + in.name +
+                     (withDim     ? ", 0"
+                      : bySegment ? ", by=tb"
+                                  : "") +
+                     ");";
   int id = emit(n, text);
   if (allReplicated(m.nodes[id].lay) || anyState(m.nodes[id].lay, 'S'))
     return true;

@@ -89,6 +89,15 @@ def main():
                     help="only these schedules (comma-separated)")
     ap.add_argument("--no-hand", action="store_true",
                     help="no hand-written references")
+    ap.add_argument("--hand", help="the hand-written reference (default: "
+                    "tools/bench/STEM_hand.cpp)")
+    ap.add_argument("--hand-args", default="",
+                    help="arguments after the reference's MODE N ITER")
+    ap.add_argument("--driver-args", default="",
+                    help="arguments for every generated driver (e.g. "
+                    "--segments layers=FILE)")
+    ap.add_argument("--label", default="",
+                    help="added to every row's name (e.g. the table)")
     ap.add_argument("sample")
     args = ap.parse_args()
     build = pathlib.Path(os.environ.get("COCONET_BUILD_DIR", ROOT / "build"))
@@ -112,7 +121,10 @@ def main():
     # same program's sequential form (None: none).
     commands = []
     stem = pathlib.Path(args.sample).stem
-    reference = ROOT / "tools" / "bench" / f"{stem}_hand.cpp"
+    reference = pathlib.Path(args.hand) if args.hand else \
+        ROOT / "tools" / "bench" / f"{stem}_hand.cpp"
+    hand_args = args.hand_args.split()
+    driver_args = args.driver_args.split()
     sizes = dict(kv.split("=") for kv in args.size.split(","))
     # Overlap variants: a copy of the sample with each overlapped schedule
     # again under every --chunks count.
@@ -168,10 +180,11 @@ def main():
             for r in ranks:
                 if r != 1 and mode in single:
                     continue
-                commands.append((f"hand-written: {mode}", r,
+                commands.append((f"hand-written: {mode}{args.label}", r,
                                  "floor" if mode == "floor" else "hand",
                                  mpirun(r, [str(hand), mode, n,
-                                            str(args.iterations)]),
+                                            str(args.iterations)] +
+                                        hand_args),
                                  None, None))
     listing = run([str(coconetc), "--color=never", str(sample)])
     for line in listing.splitlines():
@@ -215,10 +228,10 @@ def main():
                 if flags:
                     twin = len(commands)
                 commands.append((
-                    label + suffix, r, "gen",
+                    label + args.label + suffix, r, "gen",
                     mpirun(r, [str(built[tuple(flags)]), "--size", args.size,
                                "--quiet", "--warmup", "1", "--iterations",
-                               str(args.iterations)] + driver),
+                               str(args.iterations)] + driver + driver_args),
                     report_bytes(select, r, bool(flags), bool(driver)),
                     twin if fused else None))
 
