@@ -25,11 +25,20 @@ using namespace lower;
 
 namespace {
 
-/// The vector width of a flat kernel: 16 bytes of its widest element.
+/// The vector width of a flat kernel: 16 bytes of its widest element read
+/// or written in vectors (not a segment table, nor a value per segment,
+/// which are read an element at a time).
 int vectorWidth(const Plan &plan, const Step &step) {
   size_t widest = 1;
-  for (unsigned b : step.reads)
+  const auto *k = std::get_if<ElementwiseKernel>(&step.body);
+  for (unsigned b : step.reads) {
+    if (plan.buffers[b].kind == Buffer::Kind::Table ||
+        (k && llvm::any_of(k->inputs, [&](const KernelInput &in) {
+           return in.table && in.buffer == b;
+         })))
+      continue;
     widest = std::max<size_t>(widest, ir::dtypeSize(plan.buffers[b].dtype));
+  }
   for (unsigned b : step.writes)
     widest = std::max<size_t>(widest, ir::dtypeSize(plan.buffers[b].dtype));
   return static_cast<int>(16 / widest);
