@@ -532,11 +532,16 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
              " *>(cc_s.arena + cc_s.slot[" + std::to_string(*b.slot) + "]);");
-  // Segment tables' kernel tables (unused when no step reads by segment).
-  for (const Buffer &b : plan.buffers)
-    if (b.kind == Buffer::Kind::Table)
-      w.line("const int64_t *" + b.name + " = cc_s." + b.name + ";")
-          .line("(void)" + b.name + ";");
+  // Segment tables' kernel tables, where a step reads one (a table only
+  // create() checks is declared nowhere: nvcc warns of a pointer set and
+  // not used, even through a cast to void).
+  for (unsigned i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].kind == Buffer::Kind::Table &&
+        llvm::any_of(plan.steps, [&](const Step &s) {
+          return llvm::is_contained(s.reads, i);
+        }))
+      w.line("const int64_t *" + plan.buffers[i].name + " = cc_s." +
+             plan.buffers[i].name + ";");
   // A lone collective's output is its input (the collective moves nothing).
   for (const Buffer &b : plan.buffers)
     if (b.kind == Buffer::Kind::Scratch && b.loneInput) {
