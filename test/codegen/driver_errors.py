@@ -82,10 +82,25 @@ def main():
     with open(os.path.join(work, "cube.coco"), "w") as f:
         f.write("program cube(x: f32[N, N, N] replicated) {\n"
                 "    y = x * 2;\n    return y;\n}\n")
-    for source, name in ((os.path.join(ROOT, "samples", "sgd.coco"), "sgd"),
-                         (os.path.join(work, "cube.coco"), "cube")):
+    with open(os.path.join(work, "seg.coco"), "w") as f:
+        f.write("program seg(layers: segments[T], w: f32[N] segmented(layers))"
+                " {\n    n = norm(w, by=layers);\n    return n;\n}\n")
+    builds = [(os.path.join(ROOT, "samples", "sgd.coco"), "sgd"),
+              (os.path.join(work, "cube.coco"), "cube")]
+    if not args.sizes_only:
+        builds.append((os.path.join(work, "seg.coco"), "seg"))
+    for source, name in builds:
         if not build(args, source, name, work):
             return 1
+    # Segment tables that do not fit (bad tables are usage errors).
+    tables = {"sum": b"5 2\n", "neg": b"5\n-1 4\n", "frac": b"5 2.5\n",
+              "two": b"4 4\n", "npy": b"\x93NUMPY garbage"}
+    for name, data in tables.items():
+        with open(os.path.join(work, "table-" + name), "wb") as f:
+            f.write(data)
+
+    def table(name):
+        return os.path.join(work, "table-" + name)
     with open(os.path.join(work, "a-file"), "w") as f:
         f.write("not a directory\n")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
@@ -148,6 +163,28 @@ def main():
         (["--set", "\u202elr=1"], 2, "sgd: --set <U+202E>lr: "),
         (["--size", "N=8," + "Q" * 3000 + "=3"], 2,
          "sgd: --size " + "Q" * 100),
+        # Segment tables: named, before anything runs or is written.
+        (["--segments", "layers=" + table("sum"), "--output-dir",
+          os.path.join(work, "not-written")], 2,
+         "seg: " + table("sum") + ": the 2 lengths sum to "
+         "7 elements, but 'N' has 8", "seg"),
+        (["--segments", "layers=" + table("neg")], 2,
+         "seg: " + table("neg") + ":2: '-1' is not a "
+         "length (an integer, 0 or more)", "seg"),
+        (["--segments", "layers=" + table("frac")], 2,
+         "seg: " + table("frac") + ":1: '2.5' is not a "
+         "length (an integer, 0 or more)", "seg"),
+        (["--segments", "layers=" + table("two"), "--size", "T=3"], 2,
+         "seg: segment table 'layers' has 2 segments, but "
+         "its count T is bound to 3", "seg"),
+        (["--segments", "layers=" + table("npy")], 2,
+         "seg: " + table("npy") + ": ", "seg"),
+        (["--segments", "heads=" + table("two")], 2,
+         "seg: --segments heads: the program has no segment table named "
+         "'heads' (its tables: layers)", "seg"),
+        (["--segments", "layers=" + table("missing")], 2,
+         "seg: I/O error: cannot open the segment table '" +
+         table("missing") + "'", "seg"),
     ]
     if args.sizes_only:
         cases = [c for c in cases if c[1] == 1 and
@@ -196,6 +233,9 @@ def main():
                             for l in p.stdout.splitlines()))
         else:
             print(f"ok: {name}: exit {status}: {said[0][:200]}")
+    if os.path.exists(os.path.join(work, "not-written")):
+        failures += 1
+        print("FAILED: a driver given a bad segment table wrote results")
     ok, out = run(["mpirun", "--oversubscribe", "-np", "2", "./sgd",
                    "--quiet", "--size", "N=8"], cwd=work, env=env)
     if not ok:
