@@ -8,6 +8,11 @@
 # RelWithDebInfo build/, warnings not errors) is reconfigured, so that no
 # machine keeps testing another configuration unawares.
 #
+# The Python package (runtime/python/) is built with the Python of
+# tools/setup.sh's virtual environment (${COCONET_VENV:-.venv}, which has
+# nanobind) where it exists: a build directory configured with another
+# Python_EXECUTABLE is reconfigured with it.
+#
 # When clang++-19 is present it also builds the libFuzzer targets
 # (tools/fuzz/), with AddressSanitizer and UBSan, into build-fuzz/ (set
 # COCONET_FUZZ_BUILD=0 to skip); not with -Werror: clang 19 warns inside
@@ -17,6 +22,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${COCONET_BUILD_DIR:-$root/build}
 type=${COCONET_BUILD_TYPE:-Release}
+venv=${COCONET_VENV:-$root/.venv}
+python=()
+if [[ -x $venv/bin/python3 ]]; then
+  python=("-DPython_EXECUTABLE=$venv/bin/python3")
+fi
 
 # The value of cache entry $2 in build directory $1 (empty if none).
 cached() {
@@ -24,25 +34,33 @@ cached() {
 }
 
 # configure DIR TYPE [CMAKE ARGS...]: configures DIR with Ninja, build type
-# TYPE, warnings as errors and the given arguments; a DIR already
-# configured gets only the type and warnings changed, where they differ.
+# TYPE, warnings as errors, the venv's Python and the given arguments; a DIR
+# already configured gets only the type, warnings and Python changed, where
+# they differ.
 configure() {
   local dir=$1 want=$2
   shift 2
   if [[ ! -f $dir/build.ninja ]]; then
     cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$want" \
-      -DCOCONET_WERROR=ON "$@" >/dev/null
+      -DCOCONET_WERROR=ON "${python[@]}" "$@" >/dev/null
     return
   fi
-  local have werror
+  local have werror py
   have=$(cached "$dir" CMAKE_BUILD_TYPE)
   werror=$(cached "$dir" COCONET_WERROR)
+  py=$(cached "$dir" Python_EXECUTABLE)
   if [[ $have != "$want" || $werror != ON ]]; then
     echo "build.sh: $dir was configured CMAKE_BUILD_TYPE=${have:-none}," \
       "COCONET_WERROR=${werror:-unset}; reconfiguring it $want with COCONET_WERROR=ON"
-    # The rest of its cache (compilers, options) stays as it is.
-    cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$want" -DCOCONET_WERROR=ON >/dev/null
+  elif [[ ${#python[@]} -gt 0 && $py != "$venv/bin/python3" ]]; then
+    echo "build.sh: $dir was configured with Python_EXECUTABLE=${py:-none};" \
+      "reconfiguring it with $venv/bin/python3"
+  else
+    return 0
   fi
+  # The rest of its cache (compilers, options) stays as it is.
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$want" -DCOCONET_WERROR=ON \
+    "${python[@]}" >/dev/null
 }
 
 configure "$build" "$type"

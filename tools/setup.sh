@@ -7,7 +7,16 @@
 # with that step's status. For its test (test/setup/): COCONET_SETUP_APT_GET
 # and COCONET_SETUP_DPKG_QUERY replace the apt-get and dpkg-query commands
 # (then no sudo is added).
+#
+# Then it makes the Python environment the coconet Python package is built
+# with (runtime/python/): a virtual environment ${COCONET_VENV:-.venv} of
+# /usr/bin/python3 that sees Debian's site packages (numpy, torch, mpi4py)
+# and has nanobind from PyPI, made or completed only where
+# `$venv/bin/python3 -c 'import nanobind'` fails. COCONET_SETUP_PYTHON
+# replaces /usr/bin/python3 (its test); with COCONET_SETUP_APT_GET set and
+# COCONET_SETUP_PYTHON not, this step is skipped (nothing real is touched).
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 
 PACKAGES=(
   cmake ninja-build g++ python3
@@ -19,7 +28,10 @@ PACKAGES=(
   graphviz                              # dot: renders --emit=dot (docs, lit)
   libopenmpi-dev openmpi-bin            # the CPU target's runtime and its MPI tests
   libboost-context-dev                  # fibers: CUDA threads in the emulation (test/emu)
+  python3-dev python3-venv python3-pip  # the coconet Python package (runtime/python/)
+  python3-numpy python3-torch python3-mpi4py # ... and the arrays and MPI it is used with
 )
+NANOBIND=nanobind==3.1.0
 
 dpkg_query=${COCONET_SETUP_DPKG_QUERY:-dpkg-query}
 missing=()
@@ -28,18 +40,6 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
-
-if ((${#missing[@]} == 0)); then
-  echo "setup: all ${#PACKAGES[@]} packages are installed"
-  exit 0
-fi
-
-apt=(apt-get)
-if [[ -n ${COCONET_SETUP_APT_GET:-} ]]; then
-  apt=("$COCONET_SETUP_APT_GET")
-elif [[ $(id -u) -ne 0 ]]; then
-  apt=(sudo DEBIAN_FRONTEND=noninteractive apt-get) # sudo resets the environment
-fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/coconet-setup.XXXXXX")
 trap 'rm -f "$log"' EXIT
@@ -63,7 +63,39 @@ step() {
   exit "$rc"
 }
 
-export DEBIAN_FRONTEND=noninteractive
-step "apt-get update" "${apt[@]}" update -q
-step "installing ${missing[*]}" \
-  "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}"
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages are installed"
+else
+  apt=(apt-get)
+  if [[ -n ${COCONET_SETUP_APT_GET:-} ]]; then
+    apt=("$COCONET_SETUP_APT_GET")
+  elif [[ $(id -u) -ne 0 ]]; then
+    apt=(sudo DEBIAN_FRONTEND=noninteractive apt-get) # sudo resets the environment
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  step "apt-get update" "${apt[@]}" update -q
+  step "installing ${missing[*]}" \
+    "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# --- The Python environment ---------------------------------------------------
+if [[ -n ${COCONET_SETUP_APT_GET:-} && -z ${COCONET_SETUP_PYTHON:-} ]]; then
+  exit 0 # apt-get is faked: so is Python, or it is left alone
+fi
+python=${COCONET_SETUP_PYTHON:-/usr/bin/python3}
+venv=${COCONET_VENV:-$root/.venv}
+
+# make_venv: the environment, made anew where it is missing or broken (its
+# python gone, e.g. after a Python upgrade), then nanobind in it.
+make_venv() {
+  if ! "$venv/bin/python3" -c '' 2>/dev/null; then
+    "$python" -m venv --clear --system-site-packages "$venv" || return
+  fi
+  "$venv/bin/python3" -m pip install -q "$NANOBIND"
+}
+
+if "$venv/bin/python3" -c 'import nanobind' >/dev/null 2>&1; then
+  echo "setup: $venv has nanobind"
+else
+  step "installing $NANOBIND into $venv" make_venv
+fi

@@ -23,6 +23,9 @@ std::vector<File> emitProgram(const lower::Plan &plan,
   files.push_back({plan.name + ext, emitSource(plan, options)});
   if (options.driver)
     files.push_back({plan.name + "_main" + ext, emitDriver(plan, options)});
+  if (options.python)
+    for (File &f : emitPython(plan, options))
+      files.push_back(std::move(f));
   return files;
 }
 

@@ -31,6 +31,8 @@ struct EmitOptions {
   std::string sourceName;
   /// Also print a driver.
   bool driver = false;
+  /// Also print the Python entry points, module and stub (docs/python.md).
+  bool python = false;
 };
 
 /// A generated file: its name (no directory) and its text.
@@ -39,8 +41,10 @@ struct File {
   std::string text;
 };
 
-/// The header, the source and (with options.driver) the driver of `plan`:
-/// `NAME.h`, `NAME.cu` / `NAME.cpp`, `NAME_main.cu` / `NAME_main.cpp`.
+/// The header, the source, (with options.driver) the driver of `plan` and
+/// (with options.python) its Python files: `NAME.h`, `NAME.cu` / `NAME.cpp`,
+/// `NAME_main.cu` / `NAME_main.cpp`, `NAME_python.cu` / `NAME_python.cpp`,
+/// `NAME.py`, `NAME.pyi`.
 std::vector<File> emitProgram(const lower::Plan &plan,
                               const EmitOptions &options);
 

@@ -129,6 +129,15 @@ std::string emitSource(const lower::Plan &plan, const EmitOptions &options);
 std::string emitHeader(const lower::Plan &plan, const EmitOptions &options);
 /// The driver's `main`.
 std::string emitDriver(const lower::Plan &plan, const EmitOptions &options);
+/// `cc_rt::driver::TensorInfo{"g", 0, DType::F16, {cc_sizes.N}, {...}}`: a
+/// tensor as the runtime's driver helpers see it (its sizes read from a
+/// `Sizes` named cc_sizes).
+std::string tensorInfoInit(const std::string &name, unsigned paramIndex,
+                           const ir::TensorType &type, const ir::Mesh &mesh);
+/// The Python entry points, module and stub (--emit=python): NAME_python.cpp
+/// / .cu, NAME.py, NAME.pyi.
+std::vector<File> emitPython(const lower::Plan &plan,
+                             const EmitOptions &options);
 /// The loops of an elementwise kernel (ElementwiseCode.cpp): lower/
 /// KernelBody's operations for every block form of the target. With
 /// `fused`, that fused collective's kernel; with `ranged`, over the elements

@@ -70,6 +70,8 @@ TargetInfo cpuInfo() {
                      "#endif";
   i.alwaysMpi = true;
   i.driverHeader = "coconet/cpu/driver.h";
+  i.pythonHeader = "coconet/cpu/python.h";
+  i.pythonTarget = "cpu";
   return i;
 }
 

@@ -133,6 +133,9 @@ TargetInfo cudaInfo() {
   i.orElse = "#else";
   i.endIfMpi = "#endif";
   i.driverHeader = "coconet/cuda/driver.h";
+  i.pythonHeader = "coconet/cuda/python.h";
+  i.pythonStreamArg = ", static_cast<cudaStream_t>(cc_stream)";
+  i.pythonTarget = "cuda";
   return i;
 }
 

@@ -45,15 +45,14 @@ std::string shapeInit(const ir::Shape &shape, const ir::Mesh &mesh) {
   return out + "}";
 }
 
-/// `cc_rt::driver::TensorInfo{"g", 0, DType::F16, {cc_sizes.N}, {...}}`
-std::string infoInit(const std::string &name, unsigned paramIndex,
-                     const ir::TensorType &type, const ir::Mesh &mesh) {
+} // namespace
+
+std::string tensorInfoInit(const std::string &name, unsigned paramIndex,
+                           const ir::TensorType &type, const ir::Mesh &mesh) {
   return "cc_rt::driver::TensorInfo{\"" + name + "\", " +
          std::to_string(paramIndex) + ", " + runtimeDType(type.dtype) + ", " +
          shapeInit(type.shape, mesh) + ", " + layoutInit(type.layout) + "}";
 }
-
-} // namespace
 
 std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   const Target &t = Target::get(options.target);
@@ -213,7 +212,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     w.line("cc_target::Block " + b.name + ";");
     w.line("if (cc_st.ok())");
     w.line("  cc_st = " + b.name + ".make(" +
-           infoInit(p.name, p.index, p.type, mesh) + ",");
+           tensorInfoInit(p.name, p.index, p.type, mesh) + ",");
     w.line("      cc_axisSizes, cc_coords, " + bound(b) + ");");
     w.line("if (cc_st.ok())");
     w.line("  cc_st = cc_rt::driver::fillInput(" + b.name +
@@ -229,7 +228,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     w.line("cc_target::Block " + b.name + ";");
     w.line("if (cc_st.ok())");
     w.line("  cc_st = " + b.name + ".make(" +
-           infoInit(r.name, 0, r.type, mesh) + ",");
+           tensorInfoInit(r.name, 0, r.type, mesh) + ",");
     w.line("      cc_axisSizes, cc_coords, " + bound(b) + ");");
   }
   w.line("if (int cc_code = cc_agree(1))");
@@ -272,7 +271,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
     w.line("if (cc_st.ok())");
     w.line("  cc_st = cc_result.download();");
     w.line("cc_rt::driver::TensorInfo cc_info = " +
-           infoInit(r.name, 0, r.type, mesh) + ";");
+           tensorInfoInit(r.name, 0, r.type, mesh) + ";");
     w.line("if (cc_st.ok() && !cc_options.quiet)");
     w.line("  cc_rt::driver::printSummary(cc_info, cc_transport, "
            "cc_result.placement, cc_result.host.data());");

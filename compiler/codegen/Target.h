@@ -160,6 +160,14 @@ struct TargetInfo {
   /// The runtime's header of the driver's Block and Session (in
   /// runtimeNamespace + "::driver").
   llvm::StringRef driverHeader;
+
+  // --- The Python entry points (--emit=python) ---
+  /// The runtime's header of the world they run on (in runtimeNamespace +
+  /// "::python"); create()'s arguments after the sizes and tables, from the
+  /// entry point's `cc_stream` ("": none).
+  llvm::StringRef pythonHeader, pythonStreamArg;
+  /// The `target` the description gives ("cpu", "cuda").
+  llvm::StringRef pythonTarget;
 };
 
 /// Prints `text` (TargetInfo's lines) at the writer's indentation.

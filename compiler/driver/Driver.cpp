@@ -100,7 +100,7 @@ static cl::opt<std::string>
                          "--emit, the only one for sim)"),
                 cl::value_desc("name"), cl::cat(category()));
 
-enum class EmitKind { None, Ast, Ir, Dot, Report, Plan, Code, Driver };
+enum class EmitKind { None, Ast, Ir, Dot, Report, Plan, Code, Driver, Python };
 static cl::opt<EmitKind, false, SafeParser<EmitKind>> emit(
     "emit", cl::desc("What to print"), cl::init(EmitKind::Ir),
     cl::values(
@@ -122,12 +122,16 @@ static cl::opt<EmitKind, false, SafeParser<EmitKind>> emit(
                    "(cuda) or NAME.cpp (cpu), into the directory -o"),
         clEnumValN(EmitKind::Driver, "driver",
                    "--emit=code plus NAME_main.cu/.cpp, a main that runs one "
-                   "step as the simulator does and writes the results")),
+                   "step as the simulator does and writes the results"),
+        clEnumValN(EmitKind::Python, "python",
+                   "--emit=code plus NAME_python.cu/.cpp (C entry points), "
+                   "NAME.py and NAME.pyi: a Python module (docs/python.md)")),
     cl::cat(category()));
 
 static cl::opt<codegen::TargetKind, false, SafeParser<codegen::TargetKind>>
     target(
-        "target", cl::desc("The target of --emit=code and --emit=driver"),
+        "target",
+        cl::desc("The target of --emit=code, --emit=driver and --emit=python"),
         cl::init(codegen::TargetKind::Cuda),
         cl::values(clEnumValN(codegen::TargetKind::Cuda, "cuda",
                               "CUDA kernels on NCCL and cuBLAS (the default)"),
@@ -408,7 +412,8 @@ static int runEmit() {
   // warning; checking it (--emit=none, ir) is fine.
   if (jobs.empty()) {
     const std::string none = inputFile + " defines no program";
-    if (emit == EmitKind::Code || emit == EmitKind::Driver) {
+    if (emit == EmitKind::Code || emit == EmitKind::Driver ||
+        emit == EmitKind::Python) {
       reportDriverError(none + ": nothing to emit");
       return 1;
     }
@@ -453,7 +458,8 @@ static int runEmit() {
       break;
     case EmitKind::Plan:
     case EmitKind::Code:
-    case EmitKind::Driver: {
+    case EmitKind::Driver:
+    case EmitKind::Python: {
       lower::LowerOptions lowerOptions;
       lowerOptions.sequential = sequential;
       auto plan = lower::lowerProgram(
@@ -472,6 +478,7 @@ static int runEmit() {
       options.sourceName =
           escapeForTerminal(llvm::sys::path::filename(inputFile));
       options.driver = emit == EmitKind::Driver;
+      options.python = emit == EmitKind::Python;
       for (codegen::File &f : codegen::emitProgram(*plan, options))
         files.push_back(std::move(f));
       break;
@@ -483,7 +490,9 @@ static int runEmit() {
   }
   if (emit == EmitKind::None)
     return 0;
-  if ((emit == EmitKind::Code || emit == EmitKind::Driver) && outputFile != "-")
+  if ((emit == EmitKind::Code || emit == EmitKind::Driver ||
+       emit == EmitKind::Python) &&
+      outputFile != "-")
     return writeFiles(files, outputFile);
   for (const codegen::File &f : files)
     os << "// ===== " << f.name << " =====\n" << f.text;

@@ -2,7 +2,9 @@
 # CTest setup-quiet: tools/setup.sh prints one line per step and apt-get's
 # output only when a step fails (then exits with its status). apt-get and
 # dpkg-query are replaced by fakes (COCONET_SETUP_APT_GET,
-# COCONET_SETUP_DPKG_QUERY): nothing is installed.
+# COCONET_SETUP_DPKG_QUERY): nothing is installed. Its Python environment
+# step is skipped then (1-4), or run with a fake python3 whose venv's pip
+# "installs" nanobind by leaving a marker (5-7, COCONET_SETUP_PYTHON).
 set -euo pipefail
 src=${1:?source dir}; work=${2:?work dir}
 rm -rf "$work" && mkdir -p "$work"
@@ -71,4 +73,60 @@ check "update fails: non-zero exit" [ "$rc" = 100 ]
 check "update fails: install not attempted" bash -c '! grep -q install "$1"' _ "$LOG"
 check "update fails: its error is shown" \
   grep -q "^E: Unable to locate package update-marker" <<<"$out"
+
+# A python3 whose `-m venv ... DIR` makes DIR/bin/python3: a copy of itself
+# that imports nanobind once DIR/nanobind exists, and whose `-m pip install`
+# logs its arguments to $LOG and leaves that marker (or fails, talking, with
+# status 1 when FAIL_STEP=pip).
+cat >"$work/python3" <<'FAKE'
+#!/usr/bin/env bash
+here=$(cd "$(dirname "$0")/.." && pwd)
+case "$1 $2" in
+  "-m venv") echo "venv ${*:3}" >>"$LOG"; dir=${!#}; mkdir -p "$dir/bin"
+             cp "$0" "$dir/bin/python3" ;;
+  "-m pip")  echo "pip ${*:3}" >>"$LOG"
+             echo "Collecting nanobind"; echo "Downloading nanobind.whl"
+             if [[ $FAIL_STEP == pip ]]; then echo "ERROR: No matching distribution" >&2; exit 1; fi
+             touch "$here/nanobind" ;;
+  "-c import nanobind") [[ -e $here/nanobind ]] ;;
+  "-c ") exit 0 ;;
+  *) echo "fake python3: $*" >&2; exit 2 ;;
+esac
+FAKE
+chmod +x "$work/python3"
+export COCONET_SETUP_PYTHON=$work/python3 COCONET_VENV=$work/venv
+
+# 5. No environment yet: it is made and nanobind installed, in one line.
+: >"$LOG"
+rc=0; out=$(MISSING="" FAIL_STEP="" "$setup" 2>&1) || rc=$?
+expected="$(head -1 <<<"$out")
+setup: installing nanobind==3.1.0 into $work/venv ... ok"
+check "venv made: exit 0" [ "$rc" = 0 ]
+check "venv made: one line per step" [ "$out" = "$expected" ]
+check "venv made: with Debian's site packages" \
+  grep -qx "venv --clear --system-site-packages $work/venv" "$LOG"
+check "venv made: nanobind installed with its pip" \
+  grep -qx "pip install -q nanobind==3.1.0" "$LOG"
+[[ $out == "$expected" ]] || printf '%s\n' "$out" | head -20
+
+# 6. Run again: nothing to do, nothing run.
+: >"$LOG"
+rc=0; out=$(MISSING="" FAIL_STEP="" "$setup" 2>&1) || rc=$?
+check "venv ready: exit 0" [ "$rc" = 0 ]
+check "venv ready: says so in one line" \
+  grep -qx "setup: $work/venv has nanobind" <<<"$out"
+check "venv ready: two lines in all" [ "$(wc -l <<<"$out")" = 2 ]
+check "venv ready: neither venv nor pip run" [ ! -s "$LOG" ]
+
+# 7. The environment is there but pip fails: the venv is kept, pip's
+# output is shown, its status kept.
+rm -f "$work/venv/nanobind"; : >"$LOG"
+rc=0; out=$(MISSING="" FAIL_STEP="pip" "$setup" 2>&1) || rc=$?
+check "pip fails: exit status 1" [ "$rc" = 1 ]
+check "pip fails: the step's title and status" \
+  grep -q "^setup: installing nanobind==3.1.0 into $work/venv ... failed (exit status 1)" <<<"$out"
+check "pip fails: pip's error is shown" \
+  grep -q "^ERROR: No matching distribution" <<<"$out"
+check "pip fails: the existing venv is not made again" \
+  bash -c '! grep -q "^venv" "$1"' _ "$LOG"
 exit "$fail"

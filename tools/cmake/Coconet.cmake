@@ -119,3 +119,90 @@ function(coconet_add_program name)
     target_link_libraries(${name} PUBLIC coconet::rt_cuda)
   endif()
 endfunction()
+
+# coconet_add_python_module(<name> SOURCE <file.coco> [SCHEDULE <s>]
+#                           [PROGRAM <p>] [TARGET cpu|cuda]
+#                           [OUTPUT_DIRECTORY <dir>])
+# The program as a Python module (docs/python.md): coconetc --emit=python
+# at build time, the program and its C entry points built into the shared
+# library _<stem>.so (<stem>: PROGRAM or PROGRAM_SCHEDULE; the runtime
+# linked in, nothing but the entry point exported), and <stem>.py and
+# <stem>.pyi copied beside it, into OUTPUT_DIRECTORY (default:
+# ${CMAKE_CURRENT_BINARY_DIR}/<name>). `import <stem>` then works with that
+# directory and COCONET_PYTHON_DIR (the coconet package) on PYTHONPATH.
+function(coconet_add_python_module name)
+  cmake_parse_arguments(ARG "" "SOURCE;SCHEDULE;PROGRAM;TARGET;OUTPUT_DIRECTORY" "" ${ARGN})
+  if(NOT ARG_SOURCE)
+    message(FATAL_ERROR "coconet_add_python_module(${name}): SOURCE is required")
+  endif()
+  if(NOT ARG_TARGET)
+    set(ARG_TARGET cpu)
+  endif()
+  if(NOT ARG_TARGET MATCHES "^(cpu|cuda)$")
+    message(FATAL_ERROR "coconet_add_python_module(${name}): TARGET must be cpu or cuda")
+  endif()
+  if(ARG_TARGET STREQUAL "cpu" AND NOT TARGET coconet::rt_cpu)
+    message(FATAL_ERROR "coconet_add_python_module(${name}): this coconet was "
+                        "built without its CPU runtime (MPI and OpenMP)")
+  elseif(ARG_TARGET STREQUAL "cuda" AND NOT TARGET coconet::rt_cuda)
+    message(FATAL_ERROR "coconet_add_python_module(${name}): this coconet was "
+                        "built without its CUDA runtime (nvcc, the CUDA toolkit and NCCL)")
+  endif()
+  if(ARG_SCHEDULE AND NOT ARG_PROGRAM)
+    message(FATAL_ERROR "coconet_add_python_module(${name}): give PROGRAM with SCHEDULE (the files are named PROGRAM_SCHEDULE)")
+  endif()
+  get_filename_component(source "${ARG_SOURCE}" ABSOLUTE)
+  set(select "")
+  if(ARG_SCHEDULE)
+    list(APPEND select --schedule ${ARG_SCHEDULE})
+    set(stem "${ARG_PROGRAM}_${ARG_SCHEDULE}")
+  elseif(ARG_PROGRAM)
+    set(stem "${ARG_PROGRAM}")
+  else()
+    get_filename_component(stem "${source}" NAME_WE)
+  endif()
+  if(ARG_PROGRAM)
+    list(APPEND select --program ${ARG_PROGRAM})
+  endif()
+  if(NOT ARG_OUTPUT_DIRECTORY)
+    set(ARG_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/${name}")
+  endif()
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/${name}.generated")
+  if(ARG_TARGET STREQUAL "cpu")
+    set(ext cpp)
+  else()
+    set(ext cu)
+  endif()
+  add_custom_command(
+    OUTPUT "${dir}/${stem}.h" "${dir}/${stem}.${ext}" "${dir}/${stem}_python.${ext}"
+           "${dir}/${stem}.py" "${dir}/${stem}.pyi"
+    COMMAND "${COCONETC}" --emit=python --target=${ARG_TARGET} ${select}
+            -o "${dir}" "${source}"
+    DEPENDS "${source}" "${COCONETC}"
+    COMMENT "coconetc: ${ARG_SOURCE} (${stem}, ${ARG_TARGET}, Python)"
+    VERBATIM)
+  add_library(${name} SHARED "${dir}/${stem}.${ext}" "${dir}/${stem}_python.${ext}")
+  set_target_properties(${name} PROPERTIES
+    CXX_STANDARD 17 CUDA_STANDARD 17 PREFIX "" OUTPUT_NAME "_${stem}" SUFFIX ".so"
+    LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}"
+    CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden)
+  target_include_directories(${name} PRIVATE "${dir}")
+  # The runtime's symbols stay inside the library: two programs' libraries
+  # in one process each have their own.
+  target_link_options(${name} PRIVATE "LINKER:--exclude-libs,ALL")
+  if(ARG_TARGET STREQUAL "cpu")
+    file(STRINGS "${COCONET_CPU_FLAGS_FILE}" flags LIMIT_COUNT 1)
+    separate_arguments(flags UNIX_COMMAND "${flags}")
+    target_compile_options(${name} PRIVATE ${flags})
+    target_link_libraries(${name} PRIVATE coconet::rt_cpu)
+  else()
+    if(NOT CMAKE_CUDA_ARCHITECTURES)
+      set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES 90)
+    endif()
+    target_link_libraries(${name} PRIVATE coconet::rt_cuda)
+  endif()
+  add_custom_command(TARGET ${name} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different "${dir}/${stem}.py" "${dir}/${stem}.pyi"
+            "${ARG_OUTPUT_DIRECTORY}/"
+    VERBATIM)
+endfunction()

@@ -1,0 +1,705 @@
+//===- PythonCode.cpp - a program's Python module (--emit=python) ---------===//
+//
+// Three files beside the program's own (docs/python.md):
+//   NAME_python.cpp / .cu  the C entry points (coconet/python_abi.h): a
+//                          table describing the parameters, sizes and tables,
+//                          and one-line functions over the program class;
+//                          built with NAME.cpp / NAME.cu into _NAME.so
+//   NAME.py                the module: class Step, whose __call__ has the
+//                          program's parameters by name and hands them to
+//                          coconet._core, which checks them and calls the
+//                          library (no array is copied)
+//   NAME.pyi               its stub, for type checkers and editors
+// The Python names are the declared ones; a name Python reserves (`in`,
+// `lambda`, `self`) gets a trailing underscore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CodegenImpl.h"
+#include "codegen/Names.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace coconet::codegen {
+
+using namespace lower;
+
+namespace {
+
+using names::driverSize;
+
+std::string docSize(llvm::StringRef name) { return name.str(); }
+
+bool reservedInPython(llvm::StringRef name) {
+  static const char *const words[] = {
+      "False",
+      "None",
+      "True",
+      "and",
+      "as",
+      "assert",
+      "async",
+      "await",
+      "break",
+      "class",
+      "continue",
+      "def",
+      "del",
+      "elif",
+      "else",
+      "except",
+      "finally",
+      "for",
+      "from",
+      "global",
+      "if",
+      "import",
+      "in",
+      "is",
+      "lambda",
+      "nonlocal",
+      "not",
+      "or",
+      "pass",
+      "raise",
+      "return",
+      "try",
+      "while",
+      "with",
+      "yield",
+      // The generated module's own names inside __call__.
+      "self",
+  };
+  return llvm::is_contained(words, name);
+}
+
+/// A parameter or an output as Python sees it.
+struct Entry {
+  std::string name; ///< the Python name
+  unsigned buffer = 0;
+  bool output = false;
+  bool scalar = false;
+  ir::TensorType type;
+};
+
+/// The parameters in declaration order, then the outputs (named as the
+/// C++ API names them), with Python names unique and not reserved.
+std::vector<Entry> entries(const Plan &plan) {
+  std::vector<Entry> out;
+  for (const Plan::Param &p : plan.params) {
+    const Buffer &b = plan.buffers[p.buffer];
+    out.push_back(
+        {p.name, p.buffer, false, b.kind == Buffer::Kind::ScalarParam, p.type});
+  }
+  llvm::StringSet<> taken;
+  for (const Entry &e : out)
+    taken.insert(e.name);
+  // An output is named as the program returns it, unless a parameter (or
+  // an earlier output: `return h` of a scalar parameter h) has that name;
+  // then as the C++ API names it (out_NAME).
+  for (unsigned o : plan.outputs()) {
+    const Plan::Result &r = plan.results[plan.buffers[o].result];
+    std::string name = taken.contains(r.name) ? plan.buffers[o].name : r.name;
+    taken.insert(name);
+    out.push_back({name, o, true, false, r.type});
+  }
+  for (Entry &e : out) {
+    if (!reservedInPython(e.name))
+      continue;
+    std::string n = e.name + "_";
+    while (taken.contains(n) || reservedInPython(n))
+      n += "_";
+    taken.insert(n);
+    e.name = n;
+  }
+  return out;
+}
+
+const char *pythonScalar(ir::DType dtype) {
+  switch (dtype) {
+  case ir::DType::F16:
+  case ir::DType::BF16:
+  case ir::DType::F32:
+  case ir::DType::F64:
+    return "float";
+  case ir::DType::I32:
+  case ir::DType::I64:
+  case ir::DType::U64:
+    return "int";
+  case ir::DType::Bool:
+    return "bool";
+  }
+  return "float";
+}
+
+/// NumPy's name of a dtype ("float32").
+const char *numpyName(ir::DType dtype) {
+  switch (dtype) {
+  case ir::DType::F16:
+    return "float16";
+  case ir::DType::BF16:
+    return "bfloat16";
+  case ir::DType::F32:
+    return "float32";
+  case ir::DType::F64:
+    return "float64";
+  case ir::DType::I32:
+    return "int32";
+  case ir::DType::I64:
+    return "int64";
+  case ir::DType::U64:
+    return "uint64";
+  case ir::DType::Bool:
+    return "bool";
+  }
+  return "float32";
+}
+
+/// A C or Python string literal of `s` (names and types: printable ASCII).
+std::string quoted(llvm::StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// "(N / P,)" or "(B, H)": this rank's block shape, as the docs print it.
+std::string blockShape(const Plan &plan, const Buffer &b) {
+  std::string out = "(";
+  for (size_t d = 0; d < b.shape.size(); ++d)
+    out += (d ? ", " : "") + printExtent(b.shape[d], plan.mesh, docSize);
+  return out + (b.shape.size() == 1 ? ",)" : ")");
+}
+
+/// One line of the module's parameter list: "w: f32[N] replicated,
+/// float32, shape (N,) on this rank; updated in place".
+std::string describe(const Plan &plan, const Entry &e) {
+  const Buffer &b = plan.buffers[e.buffer];
+  std::string out = e.name + ": " + e.type.str(plan.mesh);
+  if (e.scalar)
+    return out + " (a Python " + pythonScalar(e.type.dtype) + ")";
+  if (b.sharded)
+    out += " (sharded: this rank's slice)";
+  out += ": " + std::string(numpyName(e.type.dtype)) + ", shape " +
+         blockShape(plan, b) + " on this rank";
+  if (b.written && !e.output)
+    out += "; updated in place";
+  return out;
+}
+
+/// The name of the result `e` holds after a step, or "".
+std::string resultOf(const Plan &plan, const Entry &e) {
+  for (const Plan::Result &r : plan.results)
+    if (r.buffer == e.buffer)
+      return r.name;
+  return "";
+}
+
+std::string emitShim(const Plan &plan, const EmitOptions &options,
+                     llvm::ArrayRef<Entry> all) {
+  const Target &t = Target::get(options.target);
+  const std::vector<std::string> sizes = plan.allSizeNames();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  CodeWriter w(os);
+  os << banner(plan, options, "The Python entry points");
+  w.comment("\ncoconet_python_program() describes the program and gives C "
+            "entry points to its\nclass (coconet/python_abi.h). Built with " +
+            plan.name + t.info.sourceExtension.str() + " into _" + plan.name +
+            ".so, it is what\n" + plan.name +
+            ".py loads (through the coconet package's _core).");
+  w.line();
+  w.line("#include \"" + plan.name + ".h\"").line();
+  w.line("#include \"" + t.info.pythonHeader.str() + "\"");
+  w.line("#include \"coconet/python_shim.h\"").line();
+  w.line("#include <memory>").line("#include <vector>").line();
+  w.open("namespace");
+  w.dedent();
+  w.line();
+  w.line("namespace cc_rt = coconet::rt;");
+  w.line("namespace cc_target = " + t.info.runtimeNamespace.str() +
+         "::python;");
+  w.line("using cc_Program = coconet::generated::" + plan.name + ";");
+  w.line();
+  std::string sizeList;
+  for (const std::string &s : sizes)
+    sizeList += (sizeList.empty() ? "" : ", ") + quoted(s);
+  w.line("const char *const cc_sizeNames[] = {" + sizeList + "};");
+  // Each tensor's dims (the index of the size that is its extent, or -1)
+  // and layout.
+  for (unsigned i = 0; i < all.size(); ++i) {
+    const Entry &e = all[i];
+    if (e.scalar)
+      continue;
+    std::string dims, layout;
+    for (const ir::Dim &d : e.type.shape) {
+      int index = -1;
+      if (d.coefficient() == 1 && d.symbols().size() == 1)
+        for (unsigned s = 0; s < sizes.size(); ++s)
+          if (sizes[s] == d.symbols()[0])
+            index = static_cast<int>(s);
+      dims += (dims.empty() ? "" : ", ") + std::to_string(index);
+    }
+    for (unsigned a = 0; a < e.type.layout.size(); ++a) {
+      const ir::AxisLayout &l = e.type.layout[a];
+      layout += a ? ", " : "";
+      layout += l.state == ir::AxisState::Sliced  ? std::to_string(l.dim)
+                : l.state == ir::AxisState::Local ? "CC_PY_LOCAL"
+                                                  : "CC_PY_REPLICATED";
+    }
+    // A scalar output has no dims: C has no empty arrays.
+    if (!dims.empty())
+      w.line("const int cc_dims" + std::to_string(i) + "[] = {" + dims + "};");
+    w.line("const int cc_layout" + std::to_string(i) + "[] = {" + layout +
+           "};");
+  }
+  w.open("const cc_py_param cc_params[] =");
+  for (unsigned i = 0; i < all.size(); ++i) {
+    const Entry &e = all[i];
+    const Buffer &b = plan.buffers[e.buffer];
+    const std::string n = std::to_string(i);
+    const char *kind = e.scalar   ? "CC_PY_SCALAR"
+                       : e.output ? "CC_PY_OUTPUT"
+                                  : "CC_PY_TENSOR";
+    std::string dims =
+        e.scalar || e.type.shape.empty() ? "nullptr" : "cc_dims" + n;
+    std::string layout = e.scalar ? "nullptr" : "cc_layout" + n;
+    w.line("{" + quoted(e.name) + ", " + kind + ", " + "static_cast<int>(" +
+           runtimeDType(e.type.dtype) + "), " + std::to_string(e.type.rank()) +
+           ", " + (b.written || e.output ? "1" : "0") + ", " + dims + ", " +
+           layout + ", " + quoted(e.type.str(plan.mesh)) + ", " +
+           quoted(e.type.segments) + ", " + quoted(resultOf(plan, e)) + "},");
+  }
+  w.close(";");
+  if (!plan.tables.empty()) {
+    w.open("const cc_py_table cc_tables[] =");
+    for (const Plan::Table &tb : plan.tables) {
+      unsigned count = 0;
+      for (unsigned s = 0; s < sizes.size(); ++s)
+        if (sizes[s] == tb.count)
+          count = s;
+      w.line("{" + quoted(tb.name) + ", " + std::to_string(count) + ", " +
+             quoted(tb.length.str()) + "},");
+    }
+    w.close(";");
+  }
+  w.line();
+  w.open("cc_Program::Sizes cc_sizesOf(const int64_t *cc_s)");
+  w.line("cc_Program::Sizes cc_sizes;");
+  for (unsigned s = 0; s < sizes.size(); ++s)
+    w.line("cc_sizes." + sizes[s] + " = cc_s[" + std::to_string(s) + "];");
+  w.line("return cc_sizes;");
+  w.close().line();
+
+  w.open("int cc_place(const int64_t *cc_s, int cc_rank, int64_t *cc_shape, "
+         "int64_t *cc_offset,\n             char *cc_err, size_t cc_cap)");
+  w.line("const cc_Program::Sizes cc_sizes = cc_sizesOf(cc_s);");
+  w.line("const std::vector<cc_rt::driver::TensorInfo> cc_tensors = {");
+  for (const Entry &e : all)
+    if (!e.scalar)
+      w.line("    " + tensorInfoInit(e.name, 0, e.type, plan.mesh) + ",");
+  w.line("};");
+  std::string axisSizes;
+  for (const auto &a : plan.mesh.axes)
+    axisSizes += (axisSizes.empty() ? "" : ", ") + driverSize(a.size);
+  w.line("return cc_rt::python::place(cc_tensors, {" + axisSizes +
+         "}, cc_rank, cc_shape, cc_offset,");
+  w.line("                            cc_err, cc_cap);");
+  w.close().line();
+
+  w.open("int cc_create(int64_t cc_comm, const int64_t *cc_s, const int64_t "
+         "*const *cc_t,\n              void *cc_stream, void **cc_out, char "
+         "*cc_err, size_t cc_cap)");
+  if (t.info.pythonStreamArg.empty())
+    w.line("(void)cc_stream;");
+  if (plan.tables.empty())
+    w.line("(void)cc_t;");
+  w.line("std::unique_ptr<" + t.info.runtimeNamespace.str() +
+         "::Communicator> cc_world;");
+  w.line("if (int cc_rc = cc_rt::python::report(cc_target::worldOf(cc_comm, "
+         "&cc_world), cc_err, cc_cap))");
+  w.line("  return cc_rc;");
+  if (!plan.tables.empty()) {
+    w.line("cc_Program::Tables cc_tables;");
+    for (unsigned i = 0; i < plan.tables.size(); ++i)
+      w.line("cc_tables." + plan.tables[i].name + " = cc_t[" +
+             std::to_string(i) + "];");
+  }
+  w.line("std::unique_ptr<cc_Program> cc_program;");
+  w.line("if (int cc_rc = cc_rt::python::report(");
+  w.line("        cc_Program::create(*cc_world, cc_sizesOf(cc_s)" +
+         std::string(plan.tables.empty() ? "" : ", cc_tables") +
+         t.info.pythonStreamArg.str() + ", &cc_program),");
+  w.line("        cc_err, cc_cap))");
+  w.line("  return cc_rc;");
+  w.line("*cc_out = cc_program.release();");
+  w.line("return 0;");
+  w.close().line();
+
+  // The step: each argument cast back to the API's type.
+  w.open("int cc_step(void *cc_p, void *const *cc_a, char *cc_err, size_t "
+         "cc_cap)");
+  std::string args;
+  for (unsigned i = 0; i < all.size(); ++i) {
+    const Entry &e = all[i];
+    const Buffer &b = plan.buffers[e.buffer];
+    const std::string a = "cc_a[" + std::to_string(i) + "]";
+    std::string arg;
+    if (e.scalar)
+      arg = "*static_cast<const " + scalarParamType(e.type.dtype) + " *>(" + a +
+            ")";
+    else
+      arg = "static_cast<" +
+            std::string(b.written || e.output ? "" : "const ") +
+            t.storageType(e.type.dtype) + " *>(" + a + ")";
+    args += (args.empty() ? "" : ",\n        ") + arg;
+  }
+  w.line("return cc_rt::python::report(");
+  w.line("    (*static_cast<cc_Program *>(cc_p))(" + args + "),");
+  w.line("    cc_err, cc_cap);");
+  w.close().line();
+  w.line(
+      "void cc_destroy(void *cc_p) { delete static_cast<cc_Program *>(cc_p); "
+      "}");
+  if (hasPath(plan))
+    w.line("const char *cc_path(void *cc_p) { return static_cast<cc_Program "
+           "*>(cc_p)->path(); }");
+  w.line();
+  w.open("const cc_py_program cc_description =");
+  w.line("COCONET_PY_ABI,");
+  w.line(quoted(plan.name) + ",");
+  w.line(quoted(plan.programName) + ",");
+  w.line(quoted(plan.schedule) + ",");
+  w.line(quoted(t.info.pythonTarget) + ",");
+  w.line(quoted(options.sourceName) + ",");
+  w.line(std::to_string(sizes.size()) + ", cc_sizeNames, " +
+         std::to_string(plan.mesh.size()) + ",");
+  w.line(std::to_string(all.size()) + ", cc_params,");
+  w.line(std::to_string(plan.tables.size()) + ", " +
+         (plan.tables.empty() ? "nullptr" : "cc_tables") + ",");
+  w.line("cc_target::world, cc_place, cc_create, cc_step, cc_destroy, " +
+         std::string(hasPath(plan) ? "cc_path" : "nullptr") + ",");
+  w.close(";");
+  w.line();
+  w.line("} // namespace");
+  w.line();
+  w.line("extern \"C\" COCONET_PY_EXPORT const cc_py_program "
+         "*coconet_python_program(void) {");
+  w.line("  return &cc_description;");
+  w.line("}");
+  return text;
+}
+
+/// The comment banner of a Python file.
+std::string pythonBanner(const Plan &plan, const EmitOptions &options,
+                         llvm::StringRef what) {
+  std::string b = banner(plan, options, what);
+  std::string out;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if ((i == 0 || b[i - 1] == '\n') && b.compare(i, 2, "//") == 0) {
+      out += "#";
+      ++i;
+      continue;
+    }
+    out += b[i];
+  }
+  return out;
+}
+
+/// The Python parameter list of __call__ ("g, w, lr, *, out_y=None").
+std::string callParams(llvm::ArrayRef<Entry> all, bool annotated) {
+  std::string out;
+  bool star = false;
+  for (const Entry &e : all) {
+    out += out.empty() ? "" : ", ";
+    if (e.output && !star) {
+      out += "*, ";
+      star = true;
+    }
+    out += e.name;
+    if (annotated)
+      out += e.scalar   ? std::string(": ") + pythonScalar(e.type.dtype)
+             : e.output ? ": Optional[Array]"
+                        : ": Array";
+    if (e.output)
+      out += annotated ? " = None" : "=None";
+  }
+  return out;
+}
+
+/// Python text: lines at 4 spaces per level.
+class PyWriter {
+public:
+  explicit PyWriter(std::string &text) : text(text) {}
+  PyWriter &line(const std::string &s = "") {
+    if (!s.empty())
+      text += std::string(4 * level, ' ') + s;
+    text += '\n';
+    return *this;
+  }
+  void in() { ++level; }
+  void out() { --level; }
+
+private:
+  std::string &text;
+  unsigned level = 0;
+};
+
+/// `("a", "b")`, `("a",)`, `()`.
+std::string pyTuple(llvm::ArrayRef<std::string> items) {
+  std::string out = "(";
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? ", " : "") + quoted(items[i]);
+  return out + (items.size() == 1 ? ",)" : ")");
+}
+
+std::string emitModule(const Plan &plan, const EmitOptions &options,
+                       llvm::ArrayRef<Entry> all) {
+  const Target &t = Target::get(options.target);
+  const bool cuda = options.target == TargetKind::Cuda;
+  std::string text = pythonBanner(plan, options, "The Python module");
+  PyWriter w(text);
+  const std::string title =
+      "One step of program `" + plan.programName + "`" +
+      (plan.schedule.empty() ? std::string(" (unscheduled)")
+                             : " under schedule `" + plan.schedule + "`") +
+      ", for the " + t.info.displayName.str() + " target.";
+  std::vector<std::string> updates, outputs;
+  std::string names, argList;
+  for (const Entry &e : all) {
+    argList += (argList.empty() ? "" : ", ") + e.name;
+    if (e.output) {
+      outputs.push_back(e.name);
+      continue;
+    }
+    names += (names.empty() ? "" : ", ") + e.name;
+    if (plan.buffers[e.buffer].written)
+      updates.push_back(e.name);
+  }
+  w.line("\"\"\"" + title);
+  w.line();
+  w.line("    import " + plan.name);
+  w.line("    step = " + plan.name + ".Step()" +
+         (cuda ? "  # Step(comm, stream=...): docs/python.md"
+               : "  # MPI_COMM_WORLD; or Step(comm), an mpi4py communicator"));
+  w.line("    step(" + names + ")");
+  w.line();
+  w.line(std::string("Each rank passes its own block of every tensor (") +
+         (cuda ? "device memory: PyTorch CUDA\ntensors, CuPy arrays"
+               : "host memory: NumPy arrays,\nPyTorch CPU tensors") +
+         ", anything with __dlpack__), C-contiguous, of the dtype and");
+  w.line("shape below: the arrays are the step's own memory, never copied. "
+         "Sizes not given");
+  w.line("to Step() are read from the first call's arrays. docs/python.md "
+         "has the rest.");
+  w.line();
+  w.line("Parameters, in declaration order:");
+  for (const Entry &e : all)
+    if (!e.output)
+      w.line("    " + describe(plan, e));
+  if (!outputs.empty()) {
+    w.line("Outputs, returned (keyword arguments: arrays to write them into; "
+           "else allocated");
+    w.line("like the first tensor argument):");
+    for (const Entry &e : all)
+      if (e.output)
+        w.line("    " + describe(plan, e));
+  }
+  for (const Plan::Table &tb : plan.tables)
+    w.line("Segment table `" + tb.name + "`: Step(tables={\"" + tb.name +
+           "\": lengths}), " + tb.count + " lengths summing to " +
+           tb.length.str() + ".");
+  w.line("\"\"\"");
+  w.line();
+  w.line("import os as _os");
+  w.line("import weakref as _weakref");
+  w.line();
+  w.line("import coconet as _coconet");
+  w.line();
+  w.line("_LIBRARY = _os.path.join(_os.path.dirname(_os.path.abspath(__file__"
+         ")),");
+  w.line("                         \"_" + plan.name + ".so\")");
+  w.line();
+  w.line("#: The size names (the mesh axes' first).");
+  w.line("SIZES = " + pyTuple(plan.allSizeNames()));
+  w.line("#: The parameters a step updates in place.");
+  w.line("UPDATES = " + pyTuple(updates));
+  w.line("#: What a step returns.");
+  w.line("OUTPUTS = " + pyTuple(outputs));
+  w.line();
+  w.line("_STEPS = _weakref.WeakValueDictionary()");
+  w.line("_TORCH_OPS = {}");
+  w.line();
+  w.line();
+  w.line("class Step:");
+  w.in();
+  w.line("\"\"\"" + title);
+  w.line();
+  w.line(cuda ? "comm: the world (docs/python.md); stream: the CUDA stream "
+                "steps are enqueued on,"
+              : "comm: the world, an mpi4py communicator (None: "
+                "MPI_COMM_WORLD).");
+  if (cuda)
+    w.line("an integer handle (torch.cuda.current_stream().cuda_stream).");
+  w.line("sizes: values of size names (optional: read from the first call's "
+         "arrays).");
+  if (!plan.tables.empty())
+    w.line("tables: the segment tables' lengths, {name: sequence of int}.");
+  w.line("Creating the program is collective over the communicator's ranks: "
+         "here, or at");
+  w.line("the first call where the arrays give the sizes.");
+  w.line("\"\"\"");
+  w.line();
+  w.line(std::string("def __init__(self, comm=None, *, ") +
+         (cuda ? "stream=0, " : "") + "sizes=None, tables=None):");
+  w.in();
+  w.line("self._program = _coconet.Program(");
+  w.line(std::string("    _LIBRARY, ") +
+         (cuda ? "_coconet.nccl_handle(comm), _coconet.stream_handle(stream)"
+               : "_coconet.mpi_handle(comm), 0") +
+         ",");
+  w.line("    dict(sizes or {}), dict(tables or {}), _coconet.allocate)");
+  w.line("self._comm = comm  # kept alive as long as the step");
+  w.line("_STEPS[id(self)] = self");
+  w.line("self._op = _torch_op()");
+  w.out();
+  w.line();
+  w.line("def __call__(self, " + callParams(all, false) + "):");
+  w.in();
+  std::string doc = "\"\"\"Runs one step";
+  if (!updates.empty())
+    doc += "; updates " + llvm::join(updates, ", ") + " in place";
+  if (!outputs.empty())
+    doc += outputs.size() == 1 ? "; returns the output"
+                               : "; returns the outputs, a tuple";
+  w.line(doc + ".\"\"\"");
+  if (outputs.empty()) {
+    w.line("if self._op is not None:");
+    w.line("    self._op(id(self), " + argList + ")");
+    w.line("else:");
+    w.line("    self._program(" + argList + ")");
+  } else {
+    w.line("return self._program(" + argList + ")" +
+           (outputs.size() == 1 ? "[0]" : ""));
+  }
+  w.out();
+  for (const char *p : {"sizes", "rank", "world_size", "path", "created"}) {
+    w.line();
+    w.line("@property");
+    w.line(std::string("def ") + p + "(self):");
+    w.line(std::string("    return self._program.") + p);
+  }
+  w.line();
+  w.line("@property");
+  w.line("def program(self):");
+  w.line("    \"\"\"The coconet.Program; its .info describes the "
+         "parameters.\"\"\"");
+  w.line("    return self._program");
+  w.line();
+  w.line("def block(self, name):");
+  w.line("    \"\"\"(offset, shape) of this rank's block of tensor `name` in "
+         "the global tensor.\"\"\"");
+  w.line("    return self._program.block(name)");
+  w.out();
+  w.line();
+  w.line();
+  // torch.library.custom_op: the step as an op torch.compile leaves
+  // opaque. Only steps without outputs: an op's mutated arguments must be
+  // given, not allocated by it.
+  w.line("def _torch_op():");
+  w.in();
+  w.line("\"\"\"The step as a PyTorch custom op where torch >= 2.4 is "
+         "imported, else None.\"\"\"");
+  if (!outputs.empty()) {
+    w.line("return None  # a step that returns arrays is called directly");
+  } else {
+    w.line("torch = _coconet.imported_torch()");
+    w.line("if torch is None or not hasattr(torch.library, \"custom_op\"):");
+    w.line("    return None");
+    w.line("if \"op\" in _TORCH_OPS:");
+    w.line("    return _TORCH_OPS[\"op\"]");
+    w.line();
+    std::string sig = "handle: int";
+    for (const Entry &e : all)
+      sig +=
+          ", " + e.name + ": " +
+          (e.scalar ? std::string(pythonScalar(e.type.dtype)) : "torch.Tensor");
+    w.line("@torch.library.custom_op(\"coconet::" + plan.name +
+           "\", mutates_args=UPDATES)");
+    w.line("def op(" + sig + ") -> None:");
+    w.line("    _STEPS[handle]._program(" + argList + ")");
+    w.line();
+    w.line("@op.register_fake");
+    w.line("def _(" + sig + ") -> None:");
+    w.line("    return None");
+    w.line();
+    w.line("_TORCH_OPS[\"op\"] = op");
+    w.line("return op");
+  }
+  w.out();
+  return text;
+}
+
+std::string emitStub(const Plan &plan, const EmitOptions &options,
+                     llvm::ArrayRef<Entry> all) {
+  const bool cuda = options.target == TargetKind::Cuda;
+  std::string text = pythonBanner(plan, options, "The Python stub");
+  PyWriter w(text);
+  w.line("from typing import Any, Mapping, Optional, Sequence");
+  w.line();
+  w.line("import coconet");
+  w.line();
+  w.line("# A DLPack array: NumPy, PyTorch, CuPy, JAX.");
+  w.line("Array = Any");
+  w.line();
+  w.line("SIZES: tuple[str, ...]");
+  w.line("UPDATES: tuple[str, ...]");
+  w.line("OUTPUTS: tuple[str, ...]");
+  w.line();
+  w.line("class Step:");
+  w.in();
+  w.line(std::string("def __init__(self, comm: Any = None, *, ") +
+         (cuda ? "stream: int = 0, " : "") +
+         "sizes: Optional[Mapping[str, int]] = None,");
+  w.line("             tables: Optional[Mapping[str, Sequence[int]]] = None) "
+         "-> None: ...");
+  const size_t numOutputs = plan.outputs().size();
+  std::string ret = numOutputs == 0   ? "None"
+                    : numOutputs == 1 ? "Array"
+                                      : "tuple[Array, ...]";
+  w.line("def __call__(self, " + callParams(all, true) + ") -> " + ret +
+         ": ...");
+  const char *const properties[][2] = {
+      {"sizes", "dict[str, int]"}, {"rank", "int"},
+      {"world_size", "int"},       {"path", "Optional[str]"},
+      {"created", "bool"},         {"program", "coconet.Program"}};
+  for (const auto &p : properties) {
+    w.line("@property");
+    w.line(std::string("def ") + p[0] + "(self) -> " + p[1] + ": ...");
+  }
+  w.line("def block(self, name: str) -> tuple[tuple[int, ...], tuple[int, "
+         "...]]: ...");
+  w.out();
+  return text;
+}
+
+} // namespace
+
+std::vector<File> emitPython(const Plan &plan, const EmitOptions &options) {
+  const Target &t = Target::get(options.target);
+  const std::vector<Entry> all = entries(plan);
+  return {
+      {plan.name + "_python" + t.info.sourceExtension.str(),
+       emitShim(plan, options, all)},
+      {plan.name + ".py", emitModule(plan, options, all)},
+      {plan.name + ".pyi", emitStub(plan, options, all)},
+  };
+}
+
+} // namespace coconet::codegen

@@ -1,0 +1,151 @@
+/*===- python_abi.h - a generated program's entry points for Python -*- C -*-===
+ *
+ * `coconetc --emit=python` writes, beside the program's NAME.h and
+ * NAME.cpp / NAME.cu, a file NAME_python.cpp / NAME_python.cu that defines
+ * one C function,
+ *
+ *     const cc_py_program *coconet_python_program(void);
+ *
+ * which describes the program (its parameters, sizes, tables) and gives
+ * plain C entry points to its Sizes, create(), operator() and destructor.
+ * The program and this file are built into one shared library (_NAME.so);
+ * the Python package `coconet` (runtime/python/) loads it with dlopen and
+ * does everything Python needs on this description alone: arrays through
+ * DLPack, the checks, the communicator, the errors. No Python header is
+ * included here, so a program's library builds as fast as its C++ and does
+ * not depend on the Python version; the one compiled Python extension
+ * (coconet._core) is built once with coconet.
+ *
+ * Plain C (no C++ type crosses it) and versioned: a library whose `abi`
+ * differs from COCONET_PY_ABI is refused by name.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef COCONET_RUNTIME_PYTHON_ABI_H
+#define COCONET_RUNTIME_PYTHON_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever a struct below or the meaning of a field changes. */
+#define COCONET_PY_ABI 1
+
+/* What an entry of cc_py_program::params is. */
+enum {
+  CC_PY_TENSOR = 0, /* a tensor parameter: this rank's block, by pointer */
+  CC_PY_SCALAR = 1, /* a scalar parameter: by value (see step()) */
+  CC_PY_OUTPUT = 2  /* a returned value: this rank's block, written */
+};
+
+/* How a tensor lies along one mesh axis (ir::AxisState). */
+enum {
+  CC_PY_REPLICATED = -2, /* every rank of the axis has the whole tensor */
+  CC_PY_LOCAL = -1       /* every rank has its own tensor of the shape */
+  /* >= 0: sliced: that dimension is split over the axis's ranks */
+};
+
+typedef struct cc_py_param {
+  const char *name; /* as declared in the program ("step", not "step_") */
+  int kind;         /* CC_PY_TENSOR, CC_PY_SCALAR or CC_PY_OUTPUT */
+  int dtype;        /* coconet::rt::DType (dtypes.def order) */
+  int rank;         /* number of dimensions (0 for a scalar) */
+  int written;      /* 1: updated in place (tensor) or written (output) */
+  /* For each dimension: the index in cc_py_program::sizes of the size name
+   * that is the global extent, or -1 where the extent is an expression
+   * (4*H). */
+  const int *dims;
+  /* For each mesh axis: CC_PY_REPLICATED, CC_PY_LOCAL or the sliced
+   * dimension. */
+  const int *layout;
+  /* "f32[N] sliced(0)", as the program declares it (the parameter's global
+   * type and layout, sharding included). */
+  const char *type;
+  /* The segment table a segmented tensor's segments are of, or "". */
+  const char *segments;
+  /* The result it holds after a step, as the simulator and the drivers
+   * name it (an updated tensor's or an output's), or "". */
+  const char *result;
+} cc_py_param;
+
+typedef struct cc_py_table {
+  const char *name;   /* the table parameter's name */
+  int count;          /* the index in sizes of its count (T) */
+  const char *length; /* the length its lengths sum to ("N") */
+} cc_py_table;
+
+typedef struct cc_py_program {
+  int abi;              /* COCONET_PY_ABI */
+  const char *name;     /* the class: "adam_rs_c_ag" */
+  const char *program;  /* "adam" */
+  const char *schedule; /* "rs_c_ag", or "" unscheduled */
+  const char *target;   /* "cpu" or "cuda" */
+  const char *source;   /* the .coco file's name */
+  /* Every size the program is created with: the mesh axes' sizes first
+   * (num_axes of them), then the others, as the C++ Sizes struct. */
+  int num_sizes;
+  const char *const *sizes;
+  int num_axes;
+  /* The parameters in declaration order, then the outputs. */
+  int num_params;
+  const cc_py_param *params;
+  int num_tables;
+  const cc_py_table *tables;
+
+  /* Every entry point returns 0, or 1 with a message (NUL-terminated,
+   * truncated to `cap` bytes) in `err`. `comm` is the world: on the CPU
+   * target an MPI communicator as its Fortran handle (MPI_Comm_c2f;
+   * mpi4py's Comm.py2f()), or -1 for MPI_COMM_WORLD, MPI being initialised
+   * (MPI_THREAD_SERIALIZED) and finalised at exit by the library when no
+   * one else has; on the CUDA target a cc_py_nccl (below). */
+
+  /* This process's rank and the number of ranks of `comm`. */
+  int (*world)(int64_t comm, int *rank, int *size, char *err, size_t cap);
+  /* The block of every tensor parameter and output (params order, scalars
+   * skipped) on `rank` for `sizes`: `shape` and `offset` get each tensor's
+   * rank() values in turn. Fails when a sliced dimension does not divide
+   * evenly or a size is not positive. */
+  int (*place)(const int64_t *sizes, int rank, int64_t *shape, int64_t *offset,
+               char *err, size_t cap);
+  /* Program::create(world, sizes, [tables,] [stream,] &out): collective
+   * over the ranks of `comm`. `tables` holds one pointer per table (its
+   * sizes[count] lengths); `stream` is the CUDA stream (ignored on the
+   * CPU). */
+  int (*create)(int64_t comm, const int64_t *sizes,
+                const int64_t *const *tables, void *stream, void **out,
+                char *err, size_t cap);
+  /* One step: args[i] for params[i]: a tensor's or output's data pointer,
+   * or a pointer to a scalar's value as the C++ API takes it (float for
+   * f16/bf16/f32, double, int32_t, int64_t, uint64_t, bool). */
+  int (*step)(void *program, void *const *args, char *err, size_t cap);
+  void (*destroy)(void *program);
+  /* How fused collectives and overlaps run (Program::path()), or null
+   * where the program has none. */
+  const char *(*path)(void *program);
+} cc_py_program;
+
+/* The CUDA target's world: an NCCL communicator the caller owns (not
+ * destroyed here) and the device it is on. */
+typedef struct cc_py_nccl {
+  void *comm; /* ncclComm_t */
+  int device;
+} cc_py_nccl;
+
+/* The one symbol a program's library exports (the library is built with
+ * -fvisibility=hidden; everything else stays inside it). */
+#if defined(__GNUC__)
+#define COCONET_PY_EXPORT __attribute__((visibility("default")))
+#else
+#define COCONET_PY_EXPORT
+#endif
+typedef const cc_py_program *(*cc_py_program_fn)(void);
+#define COCONET_PY_SYMBOL "coconet_python_program"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COCONET_RUNTIME_PYTHON_ABI_H */

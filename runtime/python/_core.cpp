@@ -1,0 +1,1293 @@
+//===- _core.cpp - coconet._core: a generated program, called from Python -===//
+//
+// One class, Program: it loads a program's shared library (_NAME.so, built
+// from NAME.cpp and the NAME_python.cpp that `coconetc --emit=python`
+// writes), reads its description (coconet/python_abi.h), settles the sizes
+// (given, the mesh axes from the number of ranks, the rest from the first
+// call's arrays), creates the program and calls its step with the callers'
+// arrays, zero-copy, through DLPack (NumPy, PyTorch, CuPy, JAX...).
+//
+// Every argument is checked before the step runs: its type, element type,
+// number of dimensions, device, layout in memory, this rank's block shape,
+// and that no written array shares memory with another; so a refused call
+// changes nothing. The per-call path allocates nothing but the returned
+// tuple: its buffers are the object's, reused, and the shapes are computed
+// once, when the program is created.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coconet/python_abi.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+// --- Element types
+// ----------------------------------------------------------------
+
+struct DTypeInfo {
+  const char *name; // our spelling: "f32"
+  int bytes;
+  char kind; // 'F'loat, 'I'nteger, 'B'ool
+};
+
+constexpr DTypeInfo kDTypes[] = {
+#define DTYPE(Name, Printed, Bytes, Kind) {Printed, Bytes, #Kind[0]},
+#include "coconet/dtypes.def"
+};
+constexpr int kNumDTypes = sizeof(kDTypes) / sizeof(kDTypes[0]);
+
+/// NumPy's spelling of our element type ("float32", "bfloat16", "bool").
+std::string numpyName(int dtype) {
+  const DTypeInfo &t = kDTypes[dtype];
+  const std::string name = t.name;
+  const std::string bits = std::to_string(8 * t.bytes);
+  if (t.kind == 'B')
+    return "bool";
+  if (name[0] == 'b')
+    return "bfloat" + bits;
+  if (t.kind == 'F')
+    return "float" + bits;
+  return (name[0] == 'u' ? "uint" : "int") + bits;
+}
+
+/// The DLPack element type an array of our element type has.
+nb::dlpack::dtype dlpackOf(int dtype) {
+  const DTypeInfo &t = kDTypes[dtype];
+  using Code = nb::dlpack::dtype_code;
+  Code code = Code::Bool;
+  if (t.kind == 'F')
+    code = t.name[0] == 'b' ? Code::Bfloat : Code::Float;
+  else if (t.kind == 'I')
+    code = t.name[0] == 'u' ? Code::UInt : Code::Int;
+  return {static_cast<uint8_t>(code), static_cast<uint8_t>(8 * t.bytes), 1};
+}
+
+/// NumPy's spelling of a DLPack element type, for messages.
+std::string dlpackName(nb::dlpack::dtype t) {
+  using Code = nb::dlpack::dtype_code;
+  std::string bits = std::to_string(t.bits), name;
+  switch (static_cast<Code>(t.code)) {
+  case Code::Int:
+    name = "int" + bits;
+    break;
+  case Code::UInt:
+    name = "uint" + bits;
+    break;
+  case Code::Float:
+    name = "float" + bits;
+    break;
+  case Code::Bfloat:
+    name = "bfloat" + bits;
+    break;
+  case Code::Complex:
+    name = "complex" + bits;
+    break;
+  case Code::Bool:
+    name = "bool";
+    break;
+  default:
+    name =
+        "DLPack type code " + std::to_string(t.code) + " of " + bits + " bits";
+  }
+  if (t.lanes != 1)
+    name += " x" + std::to_string(t.lanes);
+  return name;
+}
+
+// How a scalar parameter is passed: the C type python_abi.h names.
+enum class ScalarKind { Float, Double, I32, I64, U64, Bool };
+
+ScalarKind scalarKind(int dtype) {
+  const DTypeInfo &t = kDTypes[dtype];
+  if (t.kind == 'F')
+    return t.bytes == 8 ? ScalarKind::Double : ScalarKind::Float;
+  if (t.kind == 'B')
+    return ScalarKind::Bool;
+  if (t.name[0] == 'u')
+    return ScalarKind::U64;
+  return t.bytes == 4 ? ScalarKind::I32 : ScalarKind::I64;
+}
+
+union ScalarValue {
+  float f;
+  double d;
+  int32_t i32;
+  int64_t i64;
+  uint64_t u64;
+  bool b;
+};
+
+// --- Devices
+// ------------------------------------------------------------------------
+
+constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
+
+std::string deviceName(int type, int id) {
+  switch (type) {
+  case kDLCPU:
+    return "cpu";
+  case kDLCUDA:
+    return "cuda:" + std::to_string(id);
+  case kDLCUDAHost:
+    return "cuda_host";
+  case kDLCUDAManaged:
+    return "cuda_managed:" + std::to_string(id);
+  case 10:
+    return "rocm:" + std::to_string(id);
+  default:
+    return "DLPack device " + std::to_string(type) + ":" + std::to_string(id);
+  }
+}
+
+// --- Messages
+// -----------------------------------------------------------------------
+
+[[noreturn]] void raise(PyObject *type, const std::string &message) {
+  PyErr_SetString(type, message.c_str());
+  throw nb::python_error();
+}
+
+std::string tupleText(const int64_t *v, size_t n) {
+  std::string s = "(";
+  for (size_t i = 0; i < n; ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(v[i]);
+  }
+  return s + (n == 1 ? ",)" : ")");
+}
+
+std::string typeName(nb::handle h) {
+  return nb::borrow<nb::str>(nb::type_name(h.type())).c_str();
+}
+
+bool isNumpyBool(PyObject *o) {
+  const char *n = Py_TYPE(o)->tp_name;
+  return std::strcmp(n, "numpy.bool_") == 0 ||
+         std::strcmp(n, "numpy.bool") == 0;
+}
+
+/// The identifiers of `text` ("4*H + K" → H, K).
+std::vector<std::string> identifiers(const std::string &text) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (std::isalpha(c) || c == '_') {
+      size_t j = i;
+      while (
+          j < text.size() &&
+          (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+        ++j;
+      out.push_back(text.substr(i, j - i));
+      i = j;
+    } else if (std::isdigit(c)) {
+      while (i < text.size() &&
+             std::isalnum(static_cast<unsigned char>(text[i])))
+        ++i;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+/// The extents of a declared type "f32[N, 4*H] sliced(0)": {"N", "4*H"}.
+std::vector<std::string> dimTexts(const std::string &type) {
+  std::vector<std::string> out;
+  const size_t open = type.find('[');
+  if (open == std::string::npos)
+    return out;
+  int depth = 0;
+  std::string cur;
+  for (size_t i = open + 1; i < type.size(); ++i) {
+    const char c = type[i];
+    if (depth == 0 && (c == ',' || c == ']')) {
+      const size_t b = cur.find_first_not_of(' '),
+                   e = cur.find_last_not_of(' ');
+      out.push_back(b == std::string::npos ? "" : cur.substr(b, e - b + 1));
+      cur.clear();
+      if (c == ']')
+        break;
+      continue;
+    }
+    if (c == '(' || c == '[')
+      ++depth;
+    if (c == ')' || c == ']')
+      --depth;
+    cur += c;
+  }
+  return out;
+}
+
+// Where a size's value came from.
+constexpr int kUnknown = -1, kGiven = -2, kRanks = -3, kTable = -4;
+
+// --- Program
+// --------------------------------------------------------------------------
+
+struct Param {
+  const cc_py_param *p;
+  std::string name;
+  nb::dlpack::dtype dl; // tensors: the DLPack element type expected
+  ScalarKind scalar;    // scalars: how it is passed
+  size_t dimOffset = 0; // tensors: where its dims start in shape_/offset_
+  std::vector<std::string> dims; // the declared extents' text
+  bool tensor() const { return p->kind != CC_PY_SCALAR; }
+};
+
+class Program {
+public:
+  /// Only loaded (describe()): no world, never created.
+  Program() = default;
+  /// Loads `library` and checks its description.
+  void load(const std::string &library);
+  Program(const std::string &library, int64_t comm, nb::handle stream,
+          nb::handle sizes, nb::handle tables, nb::object allocate);
+  ~Program();
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+
+  nb::object call(nb::args args);
+  void create();
+  bool created() const { return program_ != nullptr; }
+  int rank() const { return rank_; }
+  int worldSize() const { return size_; }
+  const char *name() const { return d_->name; }
+  nb::dict sizes() const;
+  nb::object path() const;
+  nb::dict info() const;
+  nb::tuple block(const std::string &name) const;
+  std::string repr() const;
+
+private:
+  [[noreturn]] void fail(PyObject *type, const std::string &m) const {
+    raise(type, std::string(d_->name) + ": " + m);
+  }
+  std::string q(int i) const { return "'" + params_[i].name + "'"; }
+  void setSizes(nb::handle sizes, nb::handle tables);
+  void settleAxes();
+  void deduce(std::vector<int64_t> &sizes, std::vector<int> &from) const;
+  void placeAndCreate(const std::vector<int64_t> &sizes,
+                      const std::vector<int> &from);
+  void place(const std::vector<int64_t> &sizes, const std::vector<int> &from,
+             std::vector<int64_t> &shape, std::vector<int64_t> &offset) const;
+  void take(int i, nb::handle h);
+  void check(int i) const;
+  void checkShape(int i, const int64_t *shape, const int64_t *offset,
+                  const std::vector<int64_t> &sizes,
+                  const std::vector<int> &from) const;
+  std::string sizeNote(const std::string &text, int i,
+                       const std::vector<int64_t> &sizes,
+                       const std::vector<int> &from) const;
+  void scalar(int i, nb::handle h);
+  int sizeIndex(const std::string &name) const;
+  std::string sizeList() const;
+
+  const cc_py_program *d_ = nullptr;
+  std::string library_;
+  int64_t comm_ = -1;
+  void *stream_ = nullptr;
+  int rank_ = 0, size_ = 1;
+  int device_ = -1;         // the CUDA target's device, where known
+  int deviceType_ = kDLCPU; // what arrays must be on
+  bool hostAlsoPinned_ = true;
+  std::vector<Param> params_;
+  std::vector<int> tensors_; // indices of tensor params and outputs
+  std::vector<int64_t> sizes_;
+  std::vector<int> from_; // kUnknown, kGiven, kRanks, kTable or a param
+  std::vector<std::vector<int64_t>> tables_;
+  size_t totalDims_ = 0;
+  std::vector<int64_t> shape_, offset_; // this rank's blocks, once created
+  nb::object allocate_;
+  void *program_ = nullptr;
+
+  // Per call, reused.
+  bool busy_ = false;
+  std::vector<nb::ndarray<>> arrays_;
+  std::vector<char> viaView_; // a torch bool tensor taken as uint8
+  std::vector<nb::object> outputs_;
+  std::vector<ScalarValue> scalars_;
+  std::vector<void *> args_;
+  std::vector<int64_t> tryShape_, tryOffset_, trySizes_;
+  std::vector<int> tryFrom_;
+};
+
+void Program::load(const std::string &library) {
+  library_ = library;
+  void *h = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    raise(PyExc_ImportError, "cannot load the coconet program " + library +
+                                 ": " + (e ? e : "unknown error"));
+  }
+  // Never closed: the program's code must outlive every object made from it.
+  auto fn = reinterpret_cast<cc_py_program_fn>(dlsym(h, COCONET_PY_SYMBOL));
+  if (!fn)
+    raise(PyExc_ImportError,
+          library + " has no " COCONET_PY_SYMBOL
+                    "(): it is not a coconet program's "
+                    "library (python3 -m coconet build writes one)");
+  d_ = fn();
+  if (!d_)
+    raise(PyExc_ImportError,
+          library + ": " COCONET_PY_SYMBOL "() returned null");
+  if (d_->abi != COCONET_PY_ABI)
+    raise(PyExc_ImportError,
+          library + ": built for coconet Python ABI " +
+              std::to_string(d_->abi) + ", this coconet has " +
+              std::to_string(COCONET_PY_ABI) + ": rebuild it");
+  // The description is checked once, so that nothing below reads past it.
+  auto bad = [&](const std::string &what) {
+    raise(PyExc_ImportError, library + ": a malformed program description (" +
+                                 what + "): rebuild it with this coconet");
+  };
+  if (!d_->name || !d_->program || !d_->schedule || !d_->target || !d_->source)
+    bad("a name is null");
+  if (d_->num_sizes < 0 || d_->num_axes < 0 || d_->num_axes > d_->num_sizes ||
+      d_->num_params < 0 || d_->num_tables < 0)
+    bad("counts");
+  if (!d_->world || !d_->place || !d_->create || !d_->step || !d_->destroy)
+    bad("an entry point is null");
+  for (int s = 0; s < d_->num_sizes; ++s)
+    if (!d_->sizes[s])
+      bad("size name");
+  for (int i = 0; i < d_->num_params; ++i) {
+    const cc_py_param &p = d_->params[i];
+    if (!p.name || !p.type || !p.segments || p.kind < CC_PY_TENSOR ||
+        p.kind > CC_PY_OUTPUT || p.dtype < 0 || p.dtype >= kNumDTypes ||
+        p.rank < 0 || (p.kind == CC_PY_SCALAR && p.rank != 0))
+      bad("parameter " + std::to_string(i));
+    for (int k = 0; k < p.rank; ++k)
+      if (p.dims[k] < -1 || p.dims[k] >= d_->num_sizes)
+        bad("dims of " + std::string(p.name));
+    if (p.kind != CC_PY_SCALAR)
+      for (int a = 0; a < d_->num_axes; ++a)
+        if (p.layout[a] < CC_PY_REPLICATED || p.layout[a] >= p.rank)
+          bad("layout of " + std::string(p.name));
+  }
+  for (int t = 0; t < d_->num_tables; ++t)
+    if (!d_->tables[t].name || d_->tables[t].count < 0 ||
+        d_->tables[t].count >= d_->num_sizes)
+      bad("table " + std::to_string(t));
+
+  const std::string target = d_->target;
+  if (target == "cpu") {
+    deviceType_ = kDLCPU;
+    hostAlsoPinned_ = true;
+  } else if (target == "cuda") {
+    deviceType_ = kDLCUDA;
+    hostAlsoPinned_ = false;
+  } else if (target == "cuda-emulated") {
+    deviceType_ = kDLCPU;
+    hostAlsoPinned_ = false;
+  } else {
+    raise(PyExc_ImportError,
+          library + ": target '" + target + "' is not one this coconet knows");
+  }
+
+  for (int i = 0; i < d_->num_params; ++i) {
+    Param p;
+    p.p = &d_->params[i];
+    p.name = p.p->name;
+    if (p.tensor()) {
+      p.dl = dlpackOf(p.p->dtype);
+      p.dimOffset = totalDims_;
+      totalDims_ += static_cast<size_t>(p.p->rank);
+      p.dims = dimTexts(p.p->type);
+      if (static_cast<int>(p.dims.size()) != p.p->rank)
+        p.dims.clear();
+      tensors_.push_back(i);
+    } else {
+      p.scalar = scalarKind(p.p->dtype);
+    }
+    params_.push_back(std::move(p));
+  }
+  const size_t n = params_.size();
+  arrays_.resize(n);
+  viaView_.assign(n, 0);
+  outputs_.resize(n);
+  scalars_.resize(n);
+  args_.assign(n, nullptr);
+}
+
+int Program::sizeIndex(const std::string &name) const {
+  for (int s = 0; s < d_->num_sizes; ++s)
+    if (name == d_->sizes[s])
+      return s;
+  return -1;
+}
+
+std::string Program::sizeList() const {
+  if (d_->num_sizes == 0)
+    return "none";
+  std::string s;
+  for (int k = 0; k < d_->num_sizes; ++k)
+    s += (k ? ", " : "") + std::string(d_->sizes[k]);
+  return s;
+}
+
+/// An integer argument (sizes, tables): an int or anything with __index__,
+/// not a bool or a float.
+int64_t integer(nb::handle h, const std::string &what, const char *program) {
+  if (PyBool_Check(h.ptr()) || isNumpyBool(h.ptr()) || !PyIndex_Check(h.ptr()))
+    raise(PyExc_TypeError, std::string(program) + ": " + what +
+                               ": expected an integer, got " + typeName(h));
+  nb::object v = nb::steal(PyNumber_Index(h.ptr()));
+  if (!v.is_valid())
+    throw nb::python_error();
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow)
+    raise(PyExc_ValueError, std::string(program) + ": " + what + " = " +
+                                nb::str(v).c_str() + " does not fit 64 bits");
+  return x;
+}
+
+void Program::setSizes(nb::handle sizes, nb::handle tables) {
+  const int ns = d_->num_sizes;
+  sizes_.assign(static_cast<size_t>(ns), 0);
+  from_.assign(static_cast<size_t>(ns), kUnknown);
+  if (!sizes.is_none()) {
+    if (!PyDict_Check(sizes.ptr()))
+      fail(PyExc_TypeError,
+           "sizes: expected a dict {size name: int}, got " + typeName(sizes));
+    for (auto [k, v] : nb::borrow<nb::dict>(sizes)) {
+      if (!PyUnicode_Check(k.ptr()))
+        fail(PyExc_TypeError,
+             "sizes: a size's name is a str, got " + typeName(k));
+      const std::string name = nb::borrow<nb::str>(k).c_str();
+      const int s = sizeIndex(name);
+      if (s < 0)
+        fail(PyExc_ValueError, "sizes: '" + name + "' is not a size of " +
+                                   d_->name + "; its sizes are " + sizeList());
+      const int64_t x = integer(v, "size '" + name + "'", d_->name);
+      if (x <= 0)
+        fail(PyExc_ValueError, "size '" + name + "' = " + std::to_string(x) +
+                                   ": sizes must be positive");
+      sizes_[s] = x;
+      from_[s] = kGiven;
+    }
+  }
+  if (!tables.is_none() && !PyDict_Check(tables.ptr()))
+    fail(PyExc_TypeError,
+         "tables: expected a dict {table name: sequence of ints}, got " +
+             typeName(tables));
+  nb::dict tdict = tables.is_none() ? nb::dict() : nb::borrow<nb::dict>(tables);
+  for (auto [k, v] : tdict) {
+    (void)v;
+    bool known = false;
+    for (int t = 0; t < d_->num_tables; ++t)
+      known |=
+          PyUnicode_Check(k.ptr()) &&
+          std::string(nb::borrow<nb::str>(k).c_str()) == d_->tables[t].name;
+    if (!known) {
+      std::string names;
+      for (int t = 0; t < d_->num_tables; ++t)
+        names += (t ? ", " : "") + std::string(d_->tables[t].name);
+      fail(PyExc_ValueError, "tables: " + std::string(nb::repr(k).c_str()) +
+                                 " is not a table of " + d_->name +
+                                 "; its tables are " +
+                                 (names.empty() ? "none" : names));
+    }
+  }
+  tables_.assign(static_cast<size_t>(d_->num_tables), {});
+  for (int t = 0; t < d_->num_tables; ++t) {
+    const cc_py_table &tb = d_->tables[t];
+    const std::string tname = tb.name;
+    PyObject *v = PyDict_GetItemString(tdict.ptr(), tb.name);
+    if (!v)
+      fail(PyExc_ValueError,
+           "the table '" + tname + "' is required: tables={'" + tname +
+               "': [...]} (its " + d_->sizes[tb.count] +
+               " lengths, summing to " + (tb.length ? tb.length : "?") + ")");
+    nb::handle hv(v);
+    if (PyUnicode_Check(v) || PyBytes_Check(v) || !PySequence_Check(v))
+      fail(PyExc_TypeError, "table '" + tname +
+                                "': expected a sequence of ints, got " +
+                                typeName(hv));
+    const Py_ssize_t len = PySequence_Size(v);
+    if (len < 0)
+      throw nb::python_error();
+    std::vector<int64_t> &out = tables_[static_cast<size_t>(t)];
+    out.reserve(static_cast<size_t>(len));
+    for (Py_ssize_t e = 0; e < len; ++e) {
+      nb::object item = nb::steal(PySequence_GetItem(v, e));
+      if (!item.is_valid())
+        throw nb::python_error();
+      out.push_back(integer(
+          item, "table '" + tname + "'[" + std::to_string(e) + "]", d_->name));
+    }
+    const int c = tb.count;
+    if (from_[c] == kGiven && sizes_[c] != len)
+      fail(PyExc_ValueError, "the table '" + tname + "' has " +
+                                 std::to_string(len) +
+                                 " entries, but sizes gives " + d_->sizes[c] +
+                                 "=" + std::to_string(sizes_[c]));
+    if (len <= 0)
+      fail(PyExc_ValueError, "the table '" + tname + "' is empty: " +
+                                 d_->sizes[c] + " must be positive");
+    sizes_[c] = len;
+    from_[c] = kTable;
+  }
+}
+
+void Program::settleAxes() {
+  const int na = d_->num_axes;
+  if (na == 0)
+    return;
+  int missing = -1, nmissing = 0;
+  int64_t product = 1;
+  for (int a = 0; a < na; ++a) {
+    if (sizes_[a] == 0) {
+      missing = a;
+      ++nmissing;
+    } else {
+      product *= sizes_[a];
+    }
+  }
+  auto axes = [&] {
+    std::string s;
+    for (int a = 0; a < na; ++a)
+      s += (a ? ", " : "") + std::string(d_->sizes[a]) + "=" +
+           (sizes_[a] ? std::to_string(sizes_[a]) : "?");
+    return s;
+  };
+  if (nmissing > 1)
+    fail(PyExc_ValueError,
+         "the mesh has " + std::to_string(na) + " axes (" + axes() +
+             "): give the sizes of all of them but one, e.g. sizes={'" +
+             d_->sizes[missing] + "': ...}");
+  if (nmissing == 1) {
+    if (size_ % product != 0)
+      fail(PyExc_ValueError, "the mesh axes " + axes() + " do not divide the " +
+                                 std::to_string(size_) +
+                                 " ranks of the communicator");
+    sizes_[missing] = size_ / product;
+    from_[missing] = kRanks;
+    product *= sizes_[missing];
+  }
+  if (product != size_)
+    fail(PyExc_ValueError,
+         "the mesh axes " + axes() + " make " + std::to_string(product) +
+             " ranks; the communicator has " + std::to_string(size_));
+}
+
+Program::Program(const std::string &library, int64_t comm, nb::handle stream,
+                 nb::handle sizes, nb::handle tables, nb::object allocate)
+    : comm_(comm), allocate_(std::move(allocate)) {
+  load(library);
+  if (!stream.is_none()) {
+    void *p = PyLong_AsVoidPtr(stream.ptr());
+    if (!p && PyErr_Occurred())
+      throw nb::python_error();
+    stream_ = p;
+  }
+  char err[4096] = "";
+  int rc = 0;
+  {
+    nb::gil_scoped_release release;
+    rc = d_->world(comm_, &rank_, &size_, err, sizeof err);
+  }
+  if (rc)
+    fail(PyExc_RuntimeError, err);
+  if (deviceType_ == kDLCUDA && comm_ != 0 && comm_ != -1)
+    device_ = reinterpret_cast<const cc_py_nccl *>(static_cast<intptr_t>(comm_))
+                  ->device;
+  setSizes(sizes, tables);
+  settleAxes();
+  bool all = true;
+  for (int64_t s : sizes_)
+    all &= s > 0;
+  if (all)
+    placeAndCreate(sizes_, from_);
+}
+
+Program::~Program() {
+  if (program_)
+    d_->destroy(program_);
+}
+
+void Program::place(const std::vector<int64_t> &sizes,
+                    const std::vector<int> &from, std::vector<int64_t> &shape,
+                    std::vector<int64_t> &offset) const {
+  (void)from;
+  shape.assign(totalDims_ ? totalDims_ : 1, 0);
+  offset.assign(totalDims_ ? totalDims_ : 1, 0);
+  char err[4096] = "";
+  if (d_->place(sizes.data(), rank_, shape.data(), offset.data(), err,
+                sizeof err))
+    fail(PyExc_ValueError, err);
+}
+
+void Program::placeAndCreate(const std::vector<int64_t> &sizes,
+                             const std::vector<int> &from) {
+  std::vector<int64_t> shape, offset;
+  place(sizes, from, shape, offset);
+  std::vector<const int64_t *> tables;
+  for (const auto &t : tables_)
+    tables.push_back(t.data());
+  char err[4096] = "";
+  void *out = nullptr;
+  int rc = 0;
+  {
+    nb::gil_scoped_release release;
+    rc = d_->create(comm_, sizes.data(),
+                    tables.empty() ? nullptr : tables.data(), stream_, &out,
+                    err, sizeof err);
+  }
+  if (rc)
+    fail(PyExc_RuntimeError, err);
+  program_ = out;
+  sizes_ = sizes;
+  from_ = from;
+  shape_ = std::move(shape);
+  offset_ = std::move(offset);
+}
+
+void Program::create() {
+  if (program_)
+    return;
+  for (int s = 0; s < d_->num_sizes; ++s)
+    if (sizes_[s] == 0)
+      fail(PyExc_ValueError,
+           std::string("cannot create it before size '") + d_->sizes[s] +
+               "' is known: call it with arrays, or give sizes={'" +
+               d_->sizes[s] + "': ...}");
+  placeAndCreate(sizes_, from_);
+}
+
+// The sizes not yet known, read from the arrays taken (see the class's
+// comment in python_abi.h): shape[d] times the sizes of the axes that slice
+// dimension d.
+void Program::deduce(std::vector<int64_t> &sizes,
+                     std::vector<int> &from) const {
+  sizes = sizes_;
+  from = from_;
+  for (int i : tensors_) {
+    const nb::ndarray<> &a = arrays_[i];
+    const cc_py_param &p = *params_[i].p;
+    if (!a.is_valid() || static_cast<int>(a.ndim()) != p.rank)
+      continue;
+    for (int k = 0; k < p.rank; ++k) {
+      const int s = p.dims[k];
+      if (s < 0 || sizes[s] != 0)
+        continue;
+      int64_t extent = static_cast<int64_t>(a.shape(static_cast<size_t>(k)));
+      for (int ax = 0; ax < d_->num_axes; ++ax)
+        if (p.layout[ax] == k)
+          extent *= sizes[ax];
+      if (extent <= 0)
+        fail(PyExc_ValueError, "size '" + std::string(d_->sizes[s]) +
+                                   "' = " + std::to_string(extent) + " (from " +
+                                   q(i) + ", shape " +
+                                   tupleText(a.shape_ptr(), a.ndim()) +
+                                   "): sizes must be positive");
+      sizes[s] = extent;
+      from[s] = i;
+    }
+  }
+  for (int s = 0; s < d_->num_sizes; ++s)
+    if (sizes[s] == 0)
+      fail(PyExc_ValueError,
+           std::string("cannot tell size '") + d_->sizes[s] +
+               "' from the arrays: give it when creating the program: "
+               "sizes={'" +
+               d_->sizes[s] + "': ...}");
+}
+
+// Takes argument i (a tensor or an output) as an array: arrays_[i].
+void Program::take(int i, nb::handle h) {
+  const Param &p = params_[i];
+  viaView_[i] = 0;
+  if (p.p->written) {
+    if (nb::try_cast(h, arrays_[i], false))
+      return;
+    nb::ndarray<nb::ro> ro;
+    if (nb::try_cast(h, ro, false))
+      fail(PyExc_ValueError,
+           q(i) + " is updated in place, but the array is read-only");
+  } else {
+    nb::ndarray<nb::ro> ro;
+    if (nb::try_cast(h, ro, false)) {
+      arrays_[i] = nb::ndarray<>(ro);
+      return;
+    }
+  }
+  // PyTorch before 2.x exports no bool tensor through DLPack: its bytes are
+  // taken as uint8 (the same memory).
+  if (kDTypes[p.p->dtype].kind == 'B' && nb::hasattr(h, "dtype") &&
+      std::strcmp(nb::str(h.attr("dtype")).c_str(), "torch.bool") == 0) {
+    nb::object view =
+        h.attr("view")(nb::module_::import_("torch").attr("uint8"));
+    if (nb::try_cast(view, arrays_[i], false)) {
+      viaView_[i] = 1;
+      return;
+    }
+  }
+  // Why not: what the object's own __dlpack__ says, where it has one.
+  if (nb::hasattr(h, "__dlpack__")) {
+    std::string why;
+    try {
+      h.attr("__dlpack__")();
+    } catch (nb::python_error &e) {
+      why = nb::str(e.value()).c_str();
+    }
+    if (!why.empty())
+      fail(PyExc_TypeError, q(i) + ": its " + typeName(h) +
+                                " cannot be taken through DLPack: " + why);
+  }
+  fail(PyExc_TypeError,
+       q(i) +
+           ": expected an array (anything with __dlpack__ or the "
+           "buffer protocol: NumPy, PyTorch, ...), got " +
+           typeName(h));
+}
+
+// The checks of an array that need no sizes: element type, number of
+// dimensions, device, layout in memory.
+void Program::check(int i) const {
+  const Param &p = params_[i];
+  const nb::ndarray<> &a = arrays_[i];
+  const nb::dlpack::dtype dt = a.dtype();
+  const bool boolAsBytes =
+      viaView_[i] &&
+      dt == nb::dlpack::dtype{
+                static_cast<uint8_t>(nb::dlpack::dtype_code::UInt), 8, 1};
+  if (dt != p.dl && !boolAsBytes)
+    fail(PyExc_TypeError,
+         "parameter " + q(i) + ": expected " + kDTypes[p.p->dtype].name + " (" +
+             numpyName(p.p->dtype) + "), got " + dlpackName(dt));
+  if (static_cast<int>(a.ndim()) != p.p->rank)
+    fail(PyExc_ValueError,
+         q(i) + ": " + p.p->type + " has " + std::to_string(p.p->rank) +
+             (p.p->rank == 1 ? " dimension" : " dimensions") +
+             "; got an array of shape " + tupleText(a.shape_ptr(), a.ndim()));
+  const int dev = a.device_type();
+  bool deviceOk = dev == deviceType_ || (hostAlsoPinned_ && dev == kDLCUDAHost);
+  if (deviceOk && dev == kDLCUDA && device_ >= 0 && a.device_id() != device_)
+    deviceOk = false;
+  if (!deviceOk) {
+    std::string want;
+    if (deviceType_ == kDLCUDA)
+      want = "the cuda target takes arrays on " +
+             (device_ >= 0 ? deviceName(kDLCUDA, device_) +
+                                 " (the communicator's device)"
+                           : std::string("a CUDA device"));
+    else if (hostAlsoPinned_)
+      want = std::string("the ") + d_->target + " target takes host arrays";
+    else
+      want =
+          std::string("the ") + d_->target + " target takes host (cpu) arrays";
+    fail(PyExc_ValueError,
+         q(i) + " is on " + deviceName(dev, a.device_id()) + "; " + want);
+  }
+  const int64_t *strides = a.stride_ptr();
+  if (strides) {
+    int64_t expect = 1;
+    bool contiguous = true;
+    for (size_t k = a.ndim(); k-- > 0;) {
+      const int64_t extent = static_cast<int64_t>(a.shape(k));
+      if (extent > 1 && strides[k] != expect)
+        contiguous = false;
+      expect *= extent;
+    }
+    if (!contiguous)
+      fail(PyExc_ValueError, q(i) + " is not contiguous (strides " +
+                                 tupleText(strides, a.ndim()) +
+                                 "): pass a contiguous array (e.g. "
+                                 ".contiguous() / np.ascontiguousarray)");
+  }
+  const size_t bytes = static_cast<size_t>(kDTypes[p.p->dtype].bytes);
+  if (reinterpret_cast<uintptr_t>(a.data()) % bytes != 0 && a.size() > 0)
+    fail(PyExc_ValueError, q(i) + " is not aligned to its element size (" +
+                               std::to_string(bytes) +
+                               " bytes): pass an aligned copy");
+}
+
+// "N=1024 from 'g'" for each size named in `text`, those read from another
+// parameter than i saying which.
+std::string Program::sizeNote(const std::string &text, int i,
+                              const std::vector<int64_t> &sizes,
+                              const std::vector<int> &from) const {
+  std::string note;
+  std::vector<int> seen;
+  for (const std::string &id : identifiers(text)) {
+    const int s = sizeIndex(id);
+    if (s < 0 || std::find(seen.begin(), seen.end(), s) != seen.end())
+      continue;
+    seen.push_back(s);
+    note += (note.empty() ? "" : ", ") + id + "=" + std::to_string(sizes[s]);
+    if (from[s] >= 0 && from[s] != i)
+      note += " from " + q(from[s]);
+    else if (from[s] == kRanks)
+      note += " (the number of ranks)";
+    else if (from[s] == kTable)
+      note += " (the table's length)";
+  }
+  return note;
+}
+
+void Program::checkShape(int i, const int64_t *shape, const int64_t *offset,
+                         const std::vector<int64_t> &sizes,
+                         const std::vector<int> &from) const {
+  const Param &p = params_[i];
+  const nb::ndarray<> &a = arrays_[i];
+  const int r = p.p->rank;
+  bool same = true;
+  for (int k = 0; k < r; ++k)
+    same &= static_cast<int64_t>(a.shape(static_cast<size_t>(k))) == shape[k];
+  if (same)
+    return;
+  // What the block is, the sizes in effect and where they came from.
+  auto dimText = [&](int k) {
+    return p.dims.empty() ? "dimension " + std::to_string(k)
+                          : p.dims[static_cast<size_t>(k)];
+  };
+  auto global = [&](int k) {
+    int64_t g = shape[k];
+    for (int ax = 0; ax < d_->num_axes; ++ax)
+      if (p.p->layout[ax] == k)
+        g *= sizes[ax];
+    return g;
+  };
+  auto sliced = [&](int k) {
+    for (int ax = 0; ax < d_->num_axes; ++ax)
+      if (p.p->layout[ax] == k)
+        return true;
+    return false;
+  };
+  std::vector<std::string> ranges, notes;
+  for (int k = 0; k < r; ++k) {
+    const std::string text = dimText(k);
+    std::string named = text + "=" + std::to_string(global(k));
+    if (p.p->dims[k] >= 0) {
+      const int s = p.p->dims[k];
+      if (from[s] >= 0 && from[s] != i)
+        named += " from " + q(from[s]);
+      else if (from[s] == kRanks)
+        named += " (the number of ranks)";
+      else if (from[s] == kTable)
+        named += " (the table's length)";
+    } else {
+      const std::string inner = sizeNote(text, i, sizes, from);
+      if (!inner.empty())
+        named += " (" + inner + ")";
+    }
+    if (sliced(k))
+      ranges.push_back("[" + std::to_string(offset[k]) + ", " +
+                       std::to_string(offset[k] + shape[k]) + ") of " + named);
+    else if (static_cast<int64_t>(a.shape(static_cast<size_t>(k))) !=
+                 shape[k] ||
+             r == 1)
+      notes.push_back(named);
+  }
+  std::string m = q(i) + ": " + p.p->type + ": ";
+  if (!ranges.empty()) {
+    m += "this rank (" + std::to_string(rank_) + " of " +
+         std::to_string(size_) + ") holds elements ";
+    for (size_t k = 0; k < ranges.size(); ++k)
+      m += (k ? " and " : "") + ranges[k];
+    m += ", a block of shape " + tupleText(shape, static_cast<size_t>(r));
+  } else {
+    m += "expected shape " + tupleText(shape, static_cast<size_t>(r));
+  }
+  if (!notes.empty()) {
+    m += " (";
+    for (size_t k = 0; k < notes.size(); ++k)
+      m += (k ? ", " : "") + notes[k];
+    m += ")";
+  }
+  m += "; got shape " + tupleText(a.shape_ptr(), a.ndim());
+  fail(PyExc_ValueError, m);
+}
+
+void Program::scalar(int i, nb::handle h) {
+  const Param &p = params_[i];
+  PyObject *o = h.ptr();
+  ScalarValue &v = scalars_[i];
+  const char *dt = kDTypes[p.p->dtype].name;
+  const bool isBool = PyBool_Check(o) || isNumpyBool(o);
+  switch (p.scalar) {
+  case ScalarKind::Float:
+  case ScalarKind::Double: {
+    double x;
+    if (PyFloat_Check(o)) {
+      x = PyFloat_AS_DOUBLE(o);
+    } else if (isBool || PyUnicode_Check(o) || PyBytes_Check(o) ||
+               !Py_TYPE(o)->tp_as_number ||
+               (!Py_TYPE(o)->tp_as_number->nb_float &&
+                !Py_TYPE(o)->tp_as_number->nb_index)) {
+      fail(PyExc_TypeError,
+           q(i) + ": expected a number (" + dt + "), got " + typeName(h));
+    } else {
+      x = PyFloat_AsDouble(o);
+      if (x == -1.0 && PyErr_Occurred()) {
+        nb::python_error e;
+        fail(PyExc_TypeError, q(i) + ": expected a number (" + dt + "), got " +
+                                  typeName(h) + ": " +
+                                  nb::str(e.value()).c_str());
+      }
+    }
+    if (p.scalar == ScalarKind::Float)
+      v.f = static_cast<float>(x);
+    else
+      v.d = x;
+    return;
+  }
+  case ScalarKind::Bool:
+    if (!isBool)
+      fail(PyExc_TypeError, q(i) + ": expected a bool, got " + typeName(h));
+    v.b = PyObject_IsTrue(o) == 1;
+    return;
+  default:
+    break;
+  }
+  // Integers: int, or anything with __index__ (NumPy's and PyTorch's
+  // integers), not a bool or a float.
+  if (isBool || !PyIndex_Check(o))
+    fail(PyExc_TypeError,
+         q(i) + ": expected an integer (" + dt + "), got " + typeName(h));
+  nb::object n = nb::steal(PyLong_Check(o) ? nb::handle(o).inc_ref().ptr()
+                                           : PyNumber_Index(o));
+  if (!n.is_valid())
+    throw nb::python_error();
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(n.ptr(), &overflow);
+  bool fits = overflow == 0;
+  switch (p.scalar) {
+  case ScalarKind::I32:
+    fits = fits && x >= INT32_MIN && x <= INT32_MAX;
+    v.i32 = static_cast<int32_t>(x);
+    break;
+  case ScalarKind::I64:
+    v.i64 = x;
+    break;
+  default: // U64
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(n.ptr());
+      fits = !(u == static_cast<unsigned long long>(-1) && PyErr_Occurred());
+      PyErr_Clear();
+      v.u64 = u;
+    } else {
+      fits = fits && x >= 0;
+      v.u64 = static_cast<uint64_t>(x);
+    }
+  }
+  if (!fits)
+    fail(PyExc_ValueError,
+         q(i) + " = " + nb::str(n).c_str() + " does not fit " + dt);
+}
+
+nb::object Program::call(nb::args args) {
+  const size_t n = params_.size();
+  if (args.size() != n) {
+    std::string names;
+    for (size_t i = 0; i < n; ++i)
+      names += (i ? ", " : "") + params_[i].name;
+    raise(PyExc_TypeError, std::string(d_->name) + "() takes " +
+                               std::to_string(n) +
+                               (n == 1 ? " argument (" : " arguments (") +
+                               names + "), got " + std::to_string(args.size()));
+  }
+  if (busy_)
+    fail(PyExc_RuntimeError,
+         "called while it runs (from another thread, or from "
+         "its allocate function): a program runs one step at a time");
+  busy_ = true;
+  struct Reset {
+    Program &p;
+    ~Reset() {
+      for (int i : p.tensors_) {
+        p.arrays_[i] = nb::ndarray<>();
+        p.outputs_[i] = nb::object();
+      }
+      p.busy_ = false;
+    }
+  } reset{*this};
+
+  // Every argument taken and checked (all but the shapes); nothing runs
+  // until all are.
+  bool missingOutput = false;
+  PyObject *like = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    const int ii = static_cast<int>(i);
+    nb::handle h = args[i];
+    const int kind = params_[i].p->kind;
+    if (kind == CC_PY_SCALAR) {
+      scalar(ii, h);
+      args_[i] = &scalars_[i];
+      continue;
+    }
+    if (kind == CC_PY_OUTPUT && h.is_none()) {
+      missingOutput = true;
+      continue;
+    }
+    if (kind == CC_PY_TENSOR && !like)
+      like = h.ptr();
+    take(ii, h);
+    check(ii);
+  }
+
+  // The sizes, at the first call: those not given read from the arrays.
+  const int64_t *shape = shape_.data();
+  const int64_t *offset = offset_.data();
+  const std::vector<int64_t> *sizes = &sizes_;
+  const std::vector<int> *from = &from_;
+  if (!program_) {
+    deduce(trySizes_, tryFrom_);
+    place(trySizes_, tryFrom_, tryShape_, tryOffset_);
+    shape = tryShape_.data();
+    offset = tryOffset_.data();
+    sizes = &trySizes_;
+    from = &tryFrom_;
+  }
+  for (int i : tensors_)
+    if (arrays_[i].is_valid())
+      checkShape(i, shape + params_[i].dimOffset, offset + params_[i].dimOffset,
+                 *sizes, *from);
+
+  // Outputs passed as None: allocated like the first tensor argument.
+  if (missingOutput) {
+    if (!allocate_.is_valid() || allocate_.is_none())
+      allocate_ = nb::module_::import_("coconet.runtime").attr("allocate");
+    for (int i : tensors_) {
+      if (params_[i].p->kind != CC_PY_OUTPUT || !args[i].is_none())
+        continue;
+      const Param &p = params_[i];
+      nb::list dims;
+      for (int k = 0; k < p.p->rank; ++k)
+        dims.append(shape[p.dimOffset + static_cast<size_t>(k)]);
+      nb::object made = allocate_(nb::tuple(dims), numpyName(p.p->dtype),
+                                  nb::handle(like ? like : Py_None));
+      take(i, made);
+      check(i);
+      checkShape(i, shape + p.dimOffset, offset + p.dimOffset, *sizes, *from);
+      outputs_[i] = std::move(made);
+    }
+  }
+
+  // No written array shares memory with another argument.
+  for (size_t x = 0; x < tensors_.size(); ++x) {
+    const int i = tensors_[x];
+    const nb::ndarray<> &a = arrays_[i];
+    const size_t an = a.nbytes();
+    if (!an)
+      continue;
+    const auto a0 = reinterpret_cast<uintptr_t>(a.data());
+    for (size_t y = x + 1; y < tensors_.size(); ++y) {
+      const int j = tensors_[y];
+      if (!params_[i].p->written && !params_[j].p->written)
+        continue;
+      const nb::ndarray<> &b = arrays_[j];
+      const size_t bn = b.nbytes();
+      const auto b0 = reinterpret_cast<uintptr_t>(b.data());
+      if (!bn || a0 >= b0 + bn || b0 >= a0 + an)
+        continue;
+      const int w = params_[i].p->written ? i : j;
+      fail(PyExc_ValueError,
+           q(i) + " and " + q(j) + " share memory, and " + q(w) +
+               (params_[w].p->kind == CC_PY_OUTPUT ? " is written"
+                                                   : " is updated in place") +
+               ": pass distinct arrays");
+    }
+  }
+
+  if (!program_)
+    placeAndCreate(trySizes_, tryFrom_);
+
+  for (int i : tensors_)
+    args_[i] = arrays_[i].data();
+  char err[4096];
+  err[0] = '\0';
+  int rc = 0;
+  {
+    nb::gil_scoped_release release;
+    rc = d_->step(program_, args_.data(), err, sizeof err);
+  }
+  if (rc)
+    fail(PyExc_RuntimeError, err);
+
+  size_t nout = 0;
+  for (int i : tensors_)
+    nout += params_[i].p->kind == CC_PY_OUTPUT;
+  nb::object result = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(nout)));
+  if (!result.is_valid())
+    throw nb::python_error();
+  Py_ssize_t k = 0;
+  for (int i : tensors_) {
+    if (params_[i].p->kind != CC_PY_OUTPUT)
+      continue;
+    nb::handle out = outputs_[i].is_valid() ? nb::handle(outputs_[i])
+                                            : args[static_cast<size_t>(i)];
+    PyTuple_SET_ITEM(result.ptr(), k++, out.inc_ref().ptr());
+  }
+  return result;
+}
+
+nb::dict Program::sizes() const {
+  nb::dict out;
+  for (int s = 0; s < d_->num_sizes; ++s)
+    if (sizes_[s] > 0)
+      out[d_->sizes[s]] = sizes_[s];
+  return out;
+}
+
+nb::object Program::path() const {
+  if (!program_ || !d_->path)
+    return nb::none();
+  const char *p = d_->path(program_);
+  if (!p)
+    return nb::none();
+  return nb::str(p);
+}
+
+nb::dict Program::info() const {
+  nb::dict out;
+  out["name"] = d_->name;
+  out["program"] = d_->program;
+  out["schedule"] = d_->schedule;
+  out["target"] = d_->target;
+  out["source"] = d_->source;
+  out["library"] = library_;
+  nb::list sizes;
+  for (int s = 0; s < d_->num_sizes; ++s)
+    sizes.append(d_->sizes[s]);
+  out["sizes"] = sizes;
+  out["num_axes"] = d_->num_axes;
+  static const char *kinds[] = {"tensor", "scalar", "output"};
+  nb::list params;
+  for (const Param &pp : params_) {
+    const cc_py_param &p = *pp.p;
+    nb::dict d;
+    d["name"] = p.name;
+    d["kind"] = kinds[p.kind];
+    d["dtype"] = kDTypes[p.dtype].name;
+    d["numpy_dtype"] = numpyName(p.dtype);
+    d["rank"] = p.rank;
+    d["written"] = p.written != 0;
+    nb::list dims, layout;
+    for (int k = 0; k < p.rank; ++k) {
+      if (p.dims[k] >= 0)
+        dims.append(d_->sizes[p.dims[k]]);
+      else
+        dims.append(nb::none());
+    }
+    if (p.kind != CC_PY_SCALAR)
+      for (int a = 0; a < d_->num_axes; ++a) {
+        const int l = p.layout[a];
+        if (l == CC_PY_REPLICATED)
+          layout.append("replicated");
+        else if (l == CC_PY_LOCAL)
+          layout.append("local");
+        else
+          layout.append(l);
+      }
+    d["dims"] = dims;
+    d["layout"] = layout;
+    d["type"] = p.type;
+    d["segments"] = p.segments;
+    d["result"] = p.result ? p.result : "";
+    params.append(d);
+  }
+  out["params"] = params;
+  nb::list tables;
+  for (int t = 0; t < d_->num_tables; ++t) {
+    nb::dict d;
+    d["name"] = d_->tables[t].name;
+    d["count"] = d_->sizes[d_->tables[t].count];
+    d["length"] = d_->tables[t].length ? d_->tables[t].length : "";
+    tables.append(d);
+  }
+  out["tables"] = tables;
+  return out;
+}
+
+nb::tuple Program::block(const std::string &name) const {
+  int found = -1;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].name == name)
+      found = static_cast<int>(i);
+  if (found < 0 || !params_[found].tensor()) {
+    std::string names;
+    for (int i : tensors_)
+      names += (names.empty() ? "" : ", ") + params_[i].name;
+    fail(PyExc_ValueError, "block(): '" + name +
+                               "' is not a tensor parameter or output; "
+                               "those are " +
+                               (names.empty() ? "none" : names));
+  }
+  if (!program_)
+    fail(PyExc_ValueError,
+         "block(): not created yet (its sizes are not all known): "
+         "call it once, or give every size and create()");
+  const Param &p = params_[found];
+  nb::list off, shp;
+  for (int k = 0; k < p.p->rank; ++k) {
+    off.append(offset_[p.dimOffset + static_cast<size_t>(k)]);
+    shp.append(shape_[p.dimOffset + static_cast<size_t>(k)]);
+  }
+  return nb::make_tuple(nb::tuple(off), nb::tuple(shp));
+}
+
+std::string Program::repr() const {
+  return std::string("<coconet.Program ") + d_->name + ": rank " +
+         std::to_string(rank_) + " of " + std::to_string(size_) +
+         (program_ ? ", created" : ", not created yet") + ">";
+}
+
+} // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "coconet._core: loads and calls a coconetc-generated program's "
+            "library (coconet/python_abi.h)";
+  nb::set_leak_warnings(false);
+  m.attr("ABI") = COCONET_PY_ABI;
+  m.def(
+      "describe",
+      [](const std::string &library) {
+        Program p;
+        p.load(library);
+        return p.info();
+      },
+      "library"_a,
+      "The description of a program's library (Program.info) without a "
+      "communicator: nothing is created, MPI is not touched.");
+  nb::class_<Program>(m, "Program",
+                      "A coconetc-generated program, loaded from its library "
+                      "(_NAME.so) and called with arrays (DLPack).")
+      .def(nb::init<const std::string &, int64_t, nb::handle, nb::handle,
+                    nb::handle, nb::object>(),
+           "library"_a, "comm"_a = -1, "stream"_a = 0, "sizes"_a = nb::none(),
+           "tables"_a = nb::none(), "allocate"_a = nb::none())
+      .def("__call__", &Program::call)
+      .def(
+          "create", &Program::create,
+          "Creates the program now (collective over the communicator's ranks); "
+          "every size must be known.")
+      .def("block", &Program::block, "name"_a,
+           "(offset, shape) of this rank's block of a tensor parameter or "
+           "output.")
+      .def("__repr__", &Program::repr)
+      .def_prop_ro("rank", &Program::rank)
+      .def_prop_ro("world_size", &Program::worldSize)
+      .def_prop_ro("created", &Program::created)
+      .def_prop_ro("sizes", &Program::sizes)
+      .def_prop_ro("path", &Program::path)
+      .def_prop_ro("name", &Program::name)
+      .def_prop_ro("info", &Program::info);
+}

@@ -1,0 +1,232 @@
+"""Compile a .coco program into a Python module, in one command:
+
+    python3 -m coconet build FILE.coco [--program P] [--schedule S]
+                             [--target cpu] [-o DIR] [-I DIR ...]
+
+runs coconetc --emit=python (NAME.h, NAME.cpp, NAME_python.cpp, NAME.py,
+NAME.pyi into DIR; NAME is P, or P_S under schedule S), then compiles
+NAME.cpp and NAME_python.cpp into DIR/_NAME.so with the flags generated code
+is tested with, linked with this coconet's static runtime. `import NAME`
+with DIR on sys.path then gives the step (NAME.Step).
+"""
+
+import glob
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+from . import _config
+
+__all__ = ["BuildError", "build"]
+
+
+class BuildError(Exception):
+    """A step of the build failed: the message says which, what ran and
+    what it printed."""
+
+
+def _run(what, cmd):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
+    if proc.returncode != 0:
+        raise BuildError("%s failed (exit status %d):\n  %s\n%s" % (
+            what, proc.returncode, " ".join(shlex.quote(c) for c in cmd),
+            proc.stdout.rstrip()))
+    return proc.stdout
+
+
+def _stamps(out_dir):
+    return {p: os.stat(p).st_mtime_ns
+            for p in glob.glob(os.path.join(out_dir, "*_python.c*"))}
+
+
+def _cpu_flags():
+    with open(_config.CPU_FLAGS_FILE) as f:
+        return shlex.split(f.read())
+
+
+def _compile_cpu(out_dir, name):
+    sources = [os.path.join(out_dir, name + ".cpp"),
+               os.path.join(out_dir, name + "_python.cpp")]
+    libs = [os.path.join(_config.LIB_DIR, lib) for lib in _config.CPU_LIBS]
+    return ([_config.CXX, "-std=c++17", "-O2"] + _cpu_flags()
+            + ["-fPIC", "-shared", "-fvisibility=hidden"]
+            + _config.OPENMP_FLAGS + _config.MPI_COMPILE_FLAGS
+            + ["-I" + _config.INCLUDE_DIR, "-I" + out_dir] + sources
+            + libs + _config.OPENMP_FLAGS + _config.MPI_LINK_FLAGS
+            + ["-Wl,--no-undefined", "-Wl,--exclude-libs,ALL"])
+
+
+def _compile_cuda(out_dir, name, arch):
+    sources = [os.path.join(out_dir, name + ".cu"),
+               os.path.join(out_dir, name + "_python.cu")]
+    libs = [os.path.join(_config.LIB_DIR, lib) for lib in _config.CUDA_LIBS]
+    return ([_config.NVCC or "nvcc", "-std=c++17", "-O2", "-arch=sm_" + arch,
+             "-shared", "-Xcompiler", "-fPIC,-fvisibility=hidden",
+             "-I" + _config.INCLUDE_DIR, "-I" + out_dir] + _config.CUDA_COMPILE_FLAGS
+            + sources + libs + _config.CUDA_LINK_FLAGS)
+
+
+def build(source, program=None, schedule=None, target="cpu", out_dir=".",
+          include=(), verbose=False, cuda_arch="90"):
+    """Builds program `program` (under `schedule`) of `source` into a module
+    in `out_dir`; returns the paths of the NAME.py written (one per program
+    coconetc wrote: without `program`, every program of the file). Raises
+    BuildError naming the step that failed and what it printed."""
+    if target == "cpu" and not _config.HAS_CPU:
+        raise BuildError("this coconet was built without its CPU runtime "
+                         "(MPI and OpenMP): it cannot build for the cpu target")
+    if target == "cuda" and not _config.HAS_CUDA:
+        raise BuildError("this coconet was built without its CUDA runtime "
+                         "(nvcc, the CUDA toolkit and NCCL): it cannot build "
+                         "for the cuda target")
+    if target not in ("cpu", "cuda"):
+        raise BuildError("unknown target %r (cpu or cuda)" % (target,))
+    if not os.path.isfile(source):
+        raise BuildError("no such file: " + source)
+    os.makedirs(out_dir, exist_ok=True)
+    out_dir = os.path.abspath(out_dir)
+
+    cmd = [_config.COCONETC, "--emit=python", "--target=" + target]
+    if program:
+        cmd.append("--program=" + program)
+    if schedule:
+        cmd.append("--schedule=" + schedule)
+    for d in include:
+        cmd += ["-I", d]
+    cmd += ["-o", out_dir, source]
+    before = _stamps(out_dir)
+    if verbose:
+        print(" ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+    _run("coconetc", cmd)
+    after = _stamps(out_dir)
+    ext = "_python.cpp" if target == "cpu" else "_python.cu"
+    written = sorted(p for p, t in after.items()
+                     if p.endswith(ext) and before.get(p) != t)
+    names = [os.path.basename(p)[:-len(ext)] for p in written]
+    if not names and program:
+        names = [program + ("_" + schedule if schedule else "")]
+    if not names:
+        raise BuildError("coconetc wrote no *%s into %s" % (ext, out_dir))
+
+    modules = []
+    for name in names:
+        lib = os.path.join(out_dir, "_" + name + ".so")
+        if target == "cpu":
+            cmd = _compile_cpu(out_dir, name)
+        else:
+            cmd = _compile_cuda(out_dir, name, cuda_arch)
+        # Written beside and renamed: a process that loaded the old library
+        # keeps it intact.
+        fd, tmp = tempfile.mkstemp(prefix="._" + name + ".", suffix=".so",
+                                   dir=out_dir)
+        os.close(fd)
+        try:
+            cmd += ["-o", tmp]
+            if verbose:
+                print(" ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+            _run("compiling " + name, cmd)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, lib)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        modules.append(os.path.join(out_dir, name + ".py"))
+    return modules
+
+
+USAGE = """\
+usage: python3 -m coconet build FILE.coco [--program P] [--schedule S]
+                                [--target cpu|cuda] [-o DIR] [-I DIR ...] [-v]
+
+Compiles program P of FILE.coco (every program of it without --program),
+under schedule S, into a Python module in DIR (default: the current
+directory): coconetc --emit=python writes NAME.py, NAME.pyi and the C++ (NAME
+is P, or P_S), which is compiled into DIR/_NAME.so. Then, with DIR on
+sys.path:
+
+    import NAME
+    step = NAME.Step()      # collective over MPI_COMM_WORLD's ranks
+    step(...)               # the program's parameters, in order
+
+  --program P      the program to build (default: all of FILE's)
+  --schedule S     the schedule to apply (default: none, unscheduled)
+  --target T       cpu (default: C++, OpenMP and MPI) or cuda (CUDA, NCCL)
+  --cuda-arch N    the cuda target's GPU architecture, sm_N (default 90)
+  -o DIR           where to write the module (created if missing)
+  -I DIR           a directory coconetc searches for imports (repeatable)
+  -v               print the commands run
+"""
+
+
+def main(argv):
+    """`python3 -m coconet build ...` (argv: what follows `build`, or with
+    it): returns the exit status."""
+    argv = list(argv)
+    if argv[:1] == ["build"]:
+        argv = argv[1:]
+    opts = {"program": None, "schedule": None, "target": "cpu", "out": ".",
+            "cuda_arch": "90"}
+    include, files, verbose = [], [], False
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            print(USAGE, end="")
+            return 0
+        if a == "-v":
+            verbose = True
+            i += 1
+            continue
+        key = None
+        for flag, k in (("--program", "program"), ("--schedule", "schedule"),
+                        ("--target", "target"), ("-o", "out"),
+                        ("--cuda-arch", "cuda_arch"), ("-I", "include")):
+            if a == flag:
+                if i + 1 >= len(argv):
+                    print("coconet build: %s needs a value\n\n%s" % (a, USAGE),
+                          end="", file=sys.stderr)
+                    return 2
+                key, value, i = k, argv[i + 1], i + 2
+                break
+            if a.startswith(flag + "=") or (flag in ("-o", "-I") and a.startswith(flag)
+                                            and len(a) > len(flag)):
+                value = a[len(flag) + 1:] if a.startswith(flag + "=") else a[len(flag):]
+                key, i = k, i + 1
+                break
+        if key == "include":
+            include.append(value)
+        elif key:
+            opts[key] = value
+        elif a.startswith("-") and a != "-":
+            print("coconet build: unknown option %s\n\n%s" % (a, USAGE), end="",
+                  file=sys.stderr)
+            return 2
+        else:
+            files.append(a)
+            i += 1
+    if len(files) != 1:
+        print("coconet build: expected one FILE.coco, got %d\n\n%s"
+              % (len(files), USAGE), end="", file=sys.stderr)
+        return 2
+    if opts["target"] not in ("cpu", "cuda"):
+        print("coconet build: --target is cpu or cuda, not %s" % opts["target"],
+              file=sys.stderr)
+        return 2
+    try:
+        modules = build(files[0], program=opts["program"], schedule=opts["schedule"],
+                        target=opts["target"], out_dir=opts["out"], include=include,
+                        verbose=verbose, cuda_arch=opts["cuda_arch"])
+    except BuildError as e:
+        print("coconet build: %s" % e, file=sys.stderr)
+        return 1
+    for m in modules:
+        name = os.path.splitext(os.path.basename(m))[0]
+        where = os.path.dirname(m)
+        if not os.path.relpath(where).startswith(".."):
+            where = os.path.relpath(where)
+        print("built %s (import %s with %s on sys.path)"
+              % (os.path.join(where, name + ".py"), name, where))
+    return 0

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""One rank of run_modules.py (under mpirun): for every module of the
+manifest and every framework (numpy, torch), this rank's block of every
+input is passed to the module's Step, and its block of every result is
+compared with the simulator's, bit for bit. Also checks that the arrays a
+step updates are the caller's own memory (zero copy) and that an output
+passed in is written and returned. Rank 0 prints one line per module and
+framework and the failures of every rank; exit status 1 on any failure.
+"""
+
+import importlib.util
+import json
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+import coconet
+
+
+def load(directory, name):
+    spec = importlib.util.spec_from_file_location(
+        name, f"{directory}/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def block_of(array, param, offset, shape, rank):
+    """This rank's block of a global array, or of a tensor local on some
+    axis, whose blocks are stacked by rank."""
+    if any(state == "local" for state in param["layout"]):
+        array = array[rank]
+    index = tuple(slice(o, o + n) for o, n in zip(offset, shape))
+    return np.ascontiguousarray(array[index])
+
+
+def same(a, b):
+    """Bit for bit, NaNs equal."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.tobytes() == b.tobytes():
+        return True
+    if a.dtype.kind == "f":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return False
+
+
+def check(entry, framework, torch, rank):
+    """Runs one module once; returns a list of failures."""
+    module = load(entry["dir"], entry["name"])
+    # A step created with every size, for the blocks; the step under test
+    # reads them from the arrays (numpy) or is given them (torch).
+    sized = module.Step(sizes=entry["sizes"], tables=entry["tables"])
+    info = sized.program.info
+    axes = info["sizes"][:info["num_axes"]]
+    if framework == "numpy":
+        # What the arrays cannot give: the axes of a mesh of several
+        # (one axis is the number of ranks).
+        given = {a: entry["sizes"][a] for a in axes} if len(axes) > 1 else {}
+        step = module.Step(tables=entry["tables"], sizes=given or None)
+    else:
+        step = module.Step(sizes=entry["sizes"], tables=entry["tables"])
+    args, kwargs, blocks, wrapped = [], {}, {}, {}
+    for p in info["params"]:
+        if p["kind"] == "scalar":
+            text = entry["scalars"][p["name"]]
+            value = {"true": True, "false": False}.get(text)
+            if value is None:
+                value = float(text) if p["numpy_dtype"].startswith(
+                    "float") else int(text)
+            args.append(value)
+            continue
+        offset, shape = sized.block(p["name"])
+        blocks[p["name"]] = (offset, shape)
+        if p["kind"] == "output":
+            # Every other output is passed in, the others allocated.
+            if len(kwargs) % 2 == 0:
+                x = np.full(shape, 0, dtype=p["numpy_dtype"])
+                x = torch.from_numpy(x) if framework == "torch" else x
+                wrapped[p["name"]] = x
+                kwargs[p["name"]] = x
+            else:
+                kwargs[p["name"]] = None
+            continue
+        x = np.load(f"{entry['inputs']}/{p['name']}.npy")
+        x = block_of(x, p, offset, shape, rank)
+        if framework == "torch":
+            x = torch.from_numpy(x)
+        wrapped[p["name"]] = x
+        args.append(x)
+
+    def address(x):
+        return x.data_ptr() if framework == "torch" else x.ctypes.data
+
+    before = {n: address(x) for n, x in wrapped.items()}
+    result = step(*args, **kwargs)
+    outputs = [p for p in info["params"] if p["kind"] == "output"]
+    if len(outputs) == 1:
+        result = (result,)
+    returned = dict(zip([p["name"] for p in outputs], result or ()))
+    failures = []
+    for p in info["params"]:
+        if p["kind"] == "scalar" or not p["written"]:
+            continue
+        if p["kind"] == "output":
+            x = returned[p["name"]]
+            if p["name"] in wrapped and x is not wrapped[p["name"]]:
+                failures.append(f"output '{p['name']}': the array passed "
+                                f"in was not the one returned")
+        else:
+            x = wrapped[p["name"]]
+            if address(x) != before[p["name"]]:
+                failures.append(f"'{p['name']}' moved")
+        got = x.numpy() if framework == "torch" else np.asarray(x)
+        expected = np.load(f"{entry['expected']}/{p['result']}.npy")
+        offset, shape = blocks[p["name"]]
+        want = block_of(expected, p, offset, shape, rank)
+        if not same(got, want):
+            diff = np.argwhere(got != want)
+            failures.append(
+                f"'{p['name']}' (result {p['result']}) differs from the "
+                f"simulator at {len(diff)} of {got.size} elements, first "
+                f"{tuple(diff[0]) if len(diff) else '?'}: "
+                f"{got[tuple(diff[0])] if len(diff) else ''} vs "
+                f"{want[tuple(diff[0])] if len(diff) else ''}")
+    return failures
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    with open(sys.argv[1]) as f:
+        manifest = json.load(f)
+    torch = None
+    frameworks = list(manifest["frameworks"])
+    if "torch" in frameworks:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            frameworks.remove("torch")
+            if rank == 0:
+                print("skipped torch: not installed")
+    bad = 0
+    for entry in manifest["modules"]:
+        for framework in frameworks:
+            try:
+                failures = check(entry, framework, torch, rank)
+            except Exception as e:  # a refusal, a failed step
+                failures = [f"{type(e).__name__}: {e}"]
+            everyone = comm.gather(failures, root=0)
+            if rank == 0:
+                what = f"{entry['name']} on {size} ranks, {framework}"
+                flat = [f"rank {r}: {f}" for r, fs in enumerate(everyone)
+                        for f in fs]
+                print(f"{'FAILED' if flat else 'ok'}: {what}")
+                for f in flat:
+                    print(f"  {f}")
+                bad += bool(flat)
+    bad = comm.bcast(bad, root=0)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

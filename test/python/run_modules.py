@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Every program and schedule of the given .coco files as a Python module
+(coconetc --emit=python, built as `python3 -m coconet build` builds it),
+called from Python with NumPy arrays and with PyTorch tensors on each rank
+count, against the simulator bit for bit (docs/python.md, docs/testing.md).
+
+For each module and rank count this script draws the global inputs
+(seeded: values whose sums of a few terms are exact, f16 ones rounded
+first, segment tables with empty segments), writes them as .npy, runs
+`coconetc sim --input ... --output-dir` for the expected results, and
+then runs modules_rank.py under `mpirun -np R` once per rank count: every
+rank imports every module, passes its own block of every input, and
+compares its block of every result with the simulator's.
+
+  run_modules.py --coconetc BIN --python-dir BUILD/python --work DIR
+                 [--ranks 1,2,4] [--frameworks numpy,torch] [--jobs 2]
+                 FILE.coco...
+
+Exit status 0 when every module matched; 1 otherwise, with the failures.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, cwd=None, env=None):
+    p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return p.returncode == 0, p.stdout
+
+
+def cases(coconetc, path):
+    """(program, schedule or None) of a file, unscheduled first."""
+    ok, out = run([coconetc, "--color=never", path])
+    if not ok:
+        raise RuntimeError(out)
+    result = []
+    for line in out.splitlines():
+        m = re.match(r"program (\w+)", line)
+        if m:
+            result.append((m.group(1), None))
+        m = re.match(r"schedule (\w+) for (\w+)", line)
+        if m:
+            result.append((m.group(2), m.group(1)))
+    return result
+
+
+def build(args, path, program, schedule, out_dir):
+    """coconetc --emit=python and `python3 -m coconet build`'s compile;
+    returns (ok, output, module name)."""
+    os.makedirs(out_dir, exist_ok=True)
+    select = ["--program", program] + (["--schedule", schedule]
+                                       if schedule else [])
+    cmd = [args.python, "-m", "coconet", "build", path, "--target", "cpu",
+           "-o", out_dir] + select
+    env = dict(os.environ, PYTHONPATH=args.python_dir)
+    ok, out = run(cmd, env=env)
+    name = program + (f"_{schedule}" if schedule else "")
+    return ok, out, name
+
+
+def eval_dim(text, sizes):
+    value = 1
+    for factor in text.split("*"):
+        factor = factor.strip()
+        value *= int(factor) if factor.isdigit() else sizes[factor]
+    return value
+
+
+def global_shape(type_text, sizes):
+    m = re.match(r"\w+\[([^\]]*)\]", type_text)
+    if not m or not m.group(1).strip():
+        return ()
+    return tuple(eval_dim(d, sizes) for d in m.group(1).split(","))
+
+
+def draw(rng, dtype, shape):
+    """Values whose sums of a few terms are exact in any order: 24-bit
+    fractions in [-1, 1) (f16: rounded to it), small integers, bools."""
+    if dtype in ("float16", "float32", "float64"):
+        x = rng.integers(-(1 << 23), 1 << 23, size=shape) / float(1 << 23)
+        return x.astype(dtype)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype == "uint64":
+        return rng.integers(0, 1000, size=shape).astype(np.uint64)
+    return rng.integers(-1000, 1000, size=shape).astype(dtype)
+
+
+SCALARS = {"float16": "0.5", "float32": "0.001", "float64": "0.25",
+           "int32": "3", "int64": "7", "uint64": "12345", "bool": "true"}
+# Names whose value must keep a program's math finite (Adam's betas, eps).
+NAMED = {"beta1": "0.9", "beta2": "0.999", "eps": "1e-08", "lr": "0.001",
+         "step": "3", "p": "0.125", "wd": "0.01"}
+
+
+def axis_sizes(ranks, axes):
+    """One factorisation of `ranks` over `axes` axes, the most even."""
+    best = None
+    for combo in factorisations(ranks, axes):
+        if best is None or min(combo) >= min(best):
+            best = combo
+    return best
+
+
+def factorisations(ranks, axes):
+    if axes == 1:
+        return [(ranks,)]
+    return [(d,) + rest for d in range(1, ranks + 1) if ranks % d == 0
+            for rest in factorisations(ranks // d, axes - 1)]
+
+
+def local_group(layout, axis_sizes, rank):
+    """The row-major index of `rank`'s coordinates on the axes where the
+    layout is local (ranks are row-major over the axes)."""
+    coords = []
+    for size in reversed(axis_sizes):
+        coords.append(rank % size)
+        rank //= size
+    coords.reverse()
+    group = 0
+    for a, state in enumerate(layout):
+        if state == "local":
+            group = group * axis_sizes[a] + coords[a]
+    return group
+
+
+def prepare(args, module, ranks, info, seed):
+    """Draws the inputs of one module for `ranks` ranks, runs the
+    simulator; returns the manifest entry, or a failure text."""
+    rng = np.random.default_rng(seed)
+    work = os.path.join(args.work, f"ranks{ranks}", module["key"])
+    shutil.rmtree(work, ignore_errors=True)
+    inputs, expected = os.path.join(work, "inputs"), os.path.join(work,
+                                                                  "expected")
+    os.makedirs(inputs)
+    axes = info["num_axes"]
+    sizes = dict(zip(info["sizes"][:axes], axis_sizes(ranks, axes)))
+    counts = {t["count"] for t in info["tables"]}
+    for s in info["sizes"][axes:]:
+        sizes[s] = 5 if s in counts else 4 * ranks
+    sim = [args.coconetc, "--color=never", "sim", module["path"],
+           "--output-dir", expected] + module["select"]
+    sim += ["--size", ",".join(f"{k}={v}" for k, v in sizes.items())]
+    tables = {}
+    for t in info["tables"]:
+        total = eval_dim(t["length"], sizes)
+        cuts = sorted(rng.integers(0, total + 1, size=sizes[t["count"]] - 1))
+        lengths = np.diff([0] + list(cuts) + [total]).astype(int).tolist()
+        tables[t["name"]] = lengths
+        file = os.path.join(inputs, f"{t['name']}.table")
+        with open(file, "w") as f:
+            f.write(" ".join(map(str, lengths)) + "\n")
+        sim += ["--segments", f"{t['name']}={file}"]
+    scalars = {}
+    for p in info["params"]:
+        if p["kind"] == "scalar":
+            value = NAMED.get(p["name"], SCALARS[p["numpy_dtype"]])
+            scalars[p["name"]] = value
+            sim += ["--set", f"{p['name']}={value}"]
+        elif p["kind"] == "tensor":
+            shape = global_shape(p["type"], sizes)
+            layout = p["layout"]
+            # Local on some axis: one block per rank, stacked (as the
+            # simulator reads and the drivers write them); ranks whose
+            # coordinates differ only on the other axes hold the same.
+            if any(state == "local" for state in layout):
+                axis = [sizes[a] for a in info["sizes"][:axes]]
+                groups = [local_group(layout, axis, r) for r in range(ranks)]
+                blocks = draw(rng, p["numpy_dtype"],
+                              (max(groups) + 1,) + shape)
+                x = np.stack([blocks[g] for g in groups])
+            else:
+                x = draw(rng, p["numpy_dtype"], shape)
+            file = os.path.join(inputs, p["name"] + ".npy")
+            np.save(file, x)
+            sim += ["--input", f"{p['name']}={file}"]
+    ok, out = run(sim)
+    if not ok:
+        return None, f"{module['name']} on {ranks} ranks: the simulator " \
+                     f"failed:\n{' '.join(sim)}\n{out}"
+    return {"name": module["name"], "dir": module["dir"], "sizes": sizes,
+            "tables": tables, "scalars": scalars, "inputs": inputs,
+            "expected": expected}, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--coconetc", required=True)
+    ap.add_argument("--python-dir", required=True,
+                    help="the directory holding the coconet package")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--ranks", default="1,2,4")
+    ap.add_argument("--frameworks", default="numpy,torch")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("files", nargs="+")
+    args = ap.parse_args()
+    args.coconetc = os.path.abspath(args.coconetc)
+    args.work = os.path.abspath(args.work)
+    os.makedirs(args.work, exist_ok=True)
+    sys.path.insert(0, args.python_dir)
+    import coconet  # noqa: E402  (the package under test)
+
+    failures = []
+    modules = []
+    jobs = []
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for index, path in enumerate(args.files):
+            path = os.path.abspath(path)
+            # Files of one name (samples/adam.coco, samples/python/
+            # adam.coco) get directories of their own.
+            stem = f"{index}-{os.path.splitext(os.path.basename(path))[0]}"
+            for program, schedule in cases(args.coconetc, path):
+                name = program + (f"_{schedule}" if schedule else "")
+                out_dir = os.path.join(args.work, "modules", stem, name)
+                select = ["--program", program] + (
+                    ["--schedule", schedule] if schedule else [])
+                jobs.append((pool.submit(build, args, path, program,
+                                         schedule, out_dir),
+                             {"name": name, "dir": out_dir, "path": path,
+                              "select": select,
+                              "key": os.path.join(stem, name)}))
+        for future, module in jobs:
+            ok, out, _ = future.result()
+            if not ok:
+                failures.append(f"{module['name']}: build failed:\n{out}")
+                print(f"FAILED: {module['name']}: build")
+                continue
+            module["info"] = coconet.describe(
+                os.path.join(module["dir"], f"_{module['name']}.so"))
+            modules.append(module)
+    print(f"built {len(modules)} modules")
+
+    for ranks in [int(r) for r in args.ranks.split(",")]:
+        manifest = []
+        for i, module in enumerate(modules):
+            entry, failure = prepare(args, module, ranks, module["info"],
+                                     args.seed + i)
+            if failure:
+                failures.append(failure)
+                print(f"FAILED: {module['name']} on {ranks} ranks: simulator")
+            else:
+                manifest.append(entry)
+        file = os.path.join(args.work, f"manifest-{ranks}.json")
+        with open(file, "w") as f:
+            json.dump({"modules": manifest,
+                       "frameworks": args.frameworks.split(",")}, f)
+        env = dict(os.environ, PYTHONPATH=args.python_dir,
+                   OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+        cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), args.python,
+               os.path.join(HERE, "modules_rank.py"), file]
+        ok, out = run(cmd, env=env)
+        print(out, end="")
+        if not ok:
+            failures.append(f"on {ranks} ranks:\n{out}")
+    if failures:
+        print(f"\n{len(failures)} failure(s):")
+        for f in failures:
+            print(f)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
