@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace coconet::codegen {
@@ -70,8 +71,9 @@ bool reservedInPython(llvm::StringRef name) {
       "while",
       "with",
       "yield",
-      // The generated module's own names inside __call__.
+      // What the generated module's __call__ uses itself.
       "self",
+      "id",
   };
   return llvm::is_contained(words, name);
 }
@@ -204,6 +206,9 @@ std::string resultOf(const Plan &plan, const Entry &e) {
 std::string emitShim(const Plan &plan, const EmitOptions &options,
                      llvm::ArrayRef<Entry> all) {
   const Target &t = Target::get(options.target);
+  // The CUDA target's program is an Instance (coconet/cuda/python.h): the
+  // program, its device and this rank's block bytes.
+  const bool cuda = options.target == TargetKind::Cuda;
   const std::vector<std::string> sizes = plan.allSizeNames();
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -226,6 +231,8 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
   w.line("namespace cc_target = " + t.info.runtimeNamespace.str() +
          "::python;");
   w.line("using cc_Program = coconet::generated::" + plan.name + ";");
+  if (cuda)
+    w.line("using cc_Instance = cc_target::Instance<cc_Program>;");
   w.line();
   std::string sizeList;
   for (const std::string &s : sizes)
@@ -338,8 +345,15 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
          t.info.pythonStreamArg.str() + ", &cc_program),");
   w.line("        cc_err, cc_cap))");
   w.line("  return cc_rc;");
-  w.line("*cc_out = cc_program.release();");
-  w.line("return 0;");
+  if (cuda) {
+    w.line("return cc_target::instance(std::move(cc_program), cc_comm, "
+           "cc_world->rank(), cc_s, cc_place,");
+    w.line("                           cc_params, " +
+           std::to_string(all.size()) + ", cc_out, cc_err, cc_cap);");
+  } else {
+    w.line("*cc_out = cc_program.release();");
+    w.line("return 0;");
+  }
   w.close().line();
 
   // The step: each argument cast back to the API's type.
@@ -360,23 +374,40 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
             t.storageType(e.type.dtype) + " *>(" + a + ")";
     args += (args.empty() ? "" : ",\n        ") + arg;
   }
-  w.line("return cc_rt::python::report(");
-  w.line("    (*static_cast<cc_Program *>(cc_p))(" + args + "),");
-  w.line("    cc_err, cc_cap);");
+  if (cuda) {
+    w.line("const cc_Instance &cc_i = *static_cast<const cc_Instance "
+           "*>(cc_p);");
+    w.line("return cc_target::step(cc_i, cc_a, cc_err, cc_cap, [&] {");
+    w.line("  return (*cc_i.program)(" + args + ");");
+    w.line("});");
+  } else {
+    w.line("return cc_rt::python::report(");
+    w.line("    (*static_cast<cc_Program *>(cc_p))(" + args + "),");
+    w.line("    cc_err, cc_cap);");
+  }
   w.close().line();
-  w.line(
-      "void cc_destroy(void *cc_p) { delete static_cast<cc_Program *>(cc_p); "
-      "}");
-  if (hasPath(plan))
-    w.line("const char *cc_path(void *cc_p) { return static_cast<cc_Program "
-           "*>(cc_p)->path(); }");
+  if (cuda) {
+    w.line("void cc_destroy(void *cc_p) { delete static_cast<cc_Instance "
+           "*>(cc_p); }");
+    if (hasPath(plan))
+      w.line("const char *cc_path(void *cc_p) { return static_cast<cc_Instance "
+             "*>(cc_p)->program->path(); }");
+  } else {
+    w.line("void cc_destroy(void *cc_p) { delete static_cast<cc_Program "
+           "*>(cc_p); }");
+    if (hasPath(plan))
+      w.line("const char *cc_path(void *cc_p) { return static_cast<cc_Program "
+             "*>(cc_p)->path(); }");
+  }
   w.line();
   w.open("const cc_py_program cc_description =");
   w.line("COCONET_PY_ABI,");
   w.line(quoted(plan.name) + ",");
   w.line(quoted(plan.programName) + ",");
   w.line(quoted(plan.schedule) + ",");
-  w.line(quoted(t.info.pythonTarget) + ",");
+  // The CUDA target's says whether it was built for the emulation.
+  w.line(cuda ? std::string("cc_target::kTarget,")
+              : quoted(t.info.pythonTarget) + ",");
   w.line(quoted(options.sourceName) + ",");
   w.line(std::to_string(sizes.size()) + ", cc_sizeNames, " +
          std::to_string(plan.mesh.size()) + ",");
@@ -385,6 +416,13 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
          (plan.tables.empty() ? "nullptr" : "cc_tables") + ",");
   w.line("cc_target::world, cc_place, cc_create, cc_step, cc_destroy, " +
          std::string(hasPath(plan) ? "cc_path" : "nullptr") + ",");
+  if (cuda)
+    w.line("cc_target::deviceCount, cc_target::uniqueId, "
+           "cc_target::initWorld,");
+  if (cuda)
+    w.line("cc_target::destroyWorld, cc_target::synchronize,");
+  else
+    w.line("nullptr, nullptr, nullptr, nullptr, nullptr,");
   w.close(";");
   w.line();
   w.line("} // namespace");
@@ -486,7 +524,7 @@ std::string emitModule(const Plan &plan, const EmitOptions &options,
   w.line();
   w.line("    import " + plan.name);
   w.line("    step = " + plan.name + ".Step()" +
-         (cuda ? "  # Step(comm, stream=...): docs/python.md"
+         (cuda ? "  # NCCL over MPI_COMM_WORLD; Step(comm, stream=...)"
                : "  # MPI_COMM_WORLD; or Step(comm), an mpi4py communicator"));
   w.line("    step(" + names + ")");
   w.line();
@@ -518,7 +556,6 @@ std::string emitModule(const Plan &plan, const EmitOptions &options,
   w.line("\"\"\"");
   w.line();
   w.line("import os as _os");
-  w.line("import weakref as _weakref");
   w.line();
   w.line("import coconet as _coconet");
   w.line();
@@ -533,20 +570,26 @@ std::string emitModule(const Plan &plan, const EmitOptions &options,
   w.line("#: What a step returns.");
   w.line("OUTPUTS = " + pyTuple(outputs));
   w.line();
-  w.line("_STEPS = _weakref.WeakValueDictionary()");
-  w.line("_TORCH_OPS = {}");
-  w.line();
   w.line();
   w.line("class Step:");
   w.in();
   w.line("\"\"\"" + title);
   w.line();
-  w.line(cuda ? "comm: the world (docs/python.md); stream: the CUDA stream "
-                "steps are enqueued on,"
-              : "comm: the world, an mpi4py communicator (None: "
-                "MPI_COMM_WORLD).");
-  if (cuda)
-    w.line("an integer handle (torch.cuda.current_stream().cuda_stream).");
+  if (cuda) {
+    w.line("comm: the world: a coconet.NcclCommunicator (kept as long as "
+           "the step), an mpi4py");
+    w.line("communicator (an NCCL communicator is made over its ranks), or "
+           "None: the process's");
+    w.line("NCCL communicator over MPI_COMM_WORLD, made at the first such "
+           "Step.");
+    w.line("stream: the CUDA stream steps are enqueued on: an integer handle");
+    w.line("(torch.cuda.current_stream().cuda_stream) or an object with "
+           ".cuda_stream (0: the");
+    w.line("legacy default stream). A step never waits for the device: "
+           "synchronize() does.");
+  } else {
+    w.line("comm: the world, an mpi4py communicator (None: MPI_COMM_WORLD).");
+  }
   w.line("sizes: values of size names (optional: read from the first call's "
          "arrays).");
   if (!plan.tables.empty())
@@ -559,15 +602,26 @@ std::string emitModule(const Plan &plan, const EmitOptions &options,
   w.line(std::string("def __init__(self, comm=None, *, ") +
          (cuda ? "stream=0, " : "") + "sizes=None, tables=None):");
   w.in();
-  w.line("self._program = _coconet.Program(");
-  w.line(std::string("    _LIBRARY, ") +
-         (cuda ? "_coconet.nccl_handle(comm), _coconet.stream_handle(stream)"
-               : "_coconet.mpi_handle(comm), 0") +
-         ",");
-  w.line("    dict(sizes or {}), dict(tables or {}), _coconet.allocate)");
-  w.line("self._comm = comm  # kept alive as long as the step");
-  w.line("_STEPS[id(self)] = self");
-  w.line("self._op = _torch_op()");
+  if (cuda) {
+    w.line("self._comm = _coconet.nccl_communicator(comm, _LIBRARY)");
+    w.line("# The program keeps the communicator and the stream until it is "
+           "destroyed.");
+    w.line("self._program = _coconet.Program(");
+    w.line("    _LIBRARY, _coconet.nccl_handle(self._comm), "
+           "_coconet.stream_handle(stream),");
+    w.line("    dict(sizes or {}), dict(tables or {}), _coconet.allocate,");
+    w.line("    (self._comm, stream))");
+  } else {
+    w.line("self._program = _coconet.Program(");
+    w.line("    _LIBRARY, _coconet.mpi_handle(comm), 0,");
+    w.line("    dict(sizes or {}), dict(tables or {}), _coconet.allocate)");
+    w.line("self._comm = comm  # kept alive as long as the step");
+  }
+  w.line("# The torch op a call with torch tensors goes through (torch >= "
+         "2.4), and the");
+  w.line("# Tensor type that tells; the op finds the step by its id.");
+  w.line("self._op, self._tensor = _torch_op()");
+  w.line("_coconet.STEPS[id(self)] = self");
   w.out();
   w.line();
   w.line("def __call__(self, " + callParams(all, false) + "):");
@@ -579,11 +633,24 @@ std::string emitModule(const Plan &plan, const EmitOptions &options,
     doc += outputs.size() == 1 ? "; returns the output"
                                : "; returns the outputs, a tuple";
   w.line(doc + ".\"\"\"");
-  if (outputs.empty()) {
-    w.line("if self._op is not None:");
-    w.line("    self._op(id(self), " + argList + ")");
+  const Entry *firstTensor = nullptr;
+  for (const Entry &e : all)
+    if (!e.scalar && !firstTensor)
+      firstTensor = &e;
+  if (outputs.empty() && firstTensor) {
+    // The op's schema has plain Python scalars.
+    std::string opArgs;
+    for (const Entry &e : all)
+      opArgs += ", " + (e.scalar ? std::string(pythonScalar(e.type.dtype)) +
+                                       "(" + e.name + ")"
+                                 : e.name);
+    w.line("if self._op is not None and isinstance(" + firstTensor->name +
+           ", self._tensor):");
+    w.line("    self._op(id(self)" + opArgs + ")");
     w.line("else:");
     w.line("    self._program(" + argList + ")");
+  } else if (outputs.empty()) {
+    w.line("self._program(" + argList + ")");
   } else {
     w.line("return self._program(" + argList + ")" +
            (outputs.size() == 1 ? "[0]" : ""));
@@ -606,6 +673,19 @@ std::string emitModule(const Plan &plan, const EmitOptions &options,
   w.line("    \"\"\"(offset, shape) of this rank's block of tensor `name` in "
          "the global tensor.\"\"\"");
   w.line("    return self._program.block(name)");
+  if (cuda) {
+    w.line();
+    w.line("@property");
+    w.line("def communicator(self):");
+    w.line("    \"\"\"The world: a coconet.NcclCommunicator (or the handle "
+           "given).\"\"\"");
+    w.line("    return self._comm");
+    w.line();
+    w.line("def synchronize(self):");
+    w.line("    \"\"\"Waits until every step enqueued on the stream has run "
+           "(cudaStreamSynchronize).\"\"\"");
+    w.line("    self._program.synchronize()");
+  }
   w.out();
   w.line();
   w.line();
@@ -614,33 +694,52 @@ std::string emitModule(const Plan &plan, const EmitOptions &options,
   // given, not allocated by it.
   w.line("def _torch_op():");
   w.in();
-  w.line("\"\"\"The step as a PyTorch custom op where torch >= 2.4 is "
-         "imported, else None.\"\"\"");
-  if (!outputs.empty()) {
-    w.line("return None  # a step that returns arrays is called directly");
+  w.line("\"\"\"(the step as a PyTorch custom op, torch.Tensor) where torch "
+         ">= 2.4 is imported,");
+  w.line("else (None, None). One op per program and signature in a process "
+         "(coconet.TORCH_OPS).\"\"\"");
+  if (!outputs.empty() || !firstTensor) {
+    w.line("return None, None  # a step that returns arrays is called "
+           "directly");
   } else {
     w.line("torch = _coconet.imported_torch()");
     w.line("if torch is None or not hasattr(torch.library, \"custom_op\"):");
-    w.line("    return None");
-    w.line("if \"op\" in _TORCH_OPS:");
-    w.line("    return _TORCH_OPS[\"op\"]");
-    w.line();
-    std::string sig = "handle: int";
+    w.line("    return None, None");
+    // The step's id: a name no parameter has.
+    llvm::StringSet<> names;
+    for (const Entry &e : all)
+      names.insert(e.name);
+    std::string handle = "handle";
+    while (names.contains(handle))
+      handle += "_";
+    std::string sig = handle + ": int";
     for (const Entry &e : all)
       sig +=
           ", " + e.name + ": " +
           (e.scalar ? std::string(pythonScalar(e.type.dtype)) : "torch.Tensor");
-    w.line("@torch.library.custom_op(\"coconet::" + plan.name +
-           "\", mutates_args=UPDATES)");
+    // One op per name and signature in a process: a module loaded again
+    // finds its op; two programs of one name (from two files) get two.
+    uint32_t hash = 2166136261u;
+    for (char c : sig + "|" + llvm::join(updates, ","))
+      hash = (hash ^ static_cast<uint8_t>(c)) * 16777619u;
+    std::string hex;
+    llvm::raw_string_ostream(hex) << llvm::format_hex_no_prefix(hash, 8);
+    const std::string opName = "coconet::" + plan.name + "_" + hex;
+    w.line("op = _coconet.TORCH_OPS.get(" + quoted(opName) + ")");
+    w.line("if op is None:");
+    w.in();
+    w.line("@torch.library.custom_op(" + quoted(opName) +
+           ", mutates_args=UPDATES)");
     w.line("def op(" + sig + ") -> None:");
-    w.line("    _STEPS[handle]._program(" + argList + ")");
+    w.line("    _coconet.STEPS[" + handle + "]._program(" + argList + ")");
     w.line();
     w.line("@op.register_fake");
     w.line("def _(" + sig + ") -> None:");
     w.line("    return None");
     w.line();
-    w.line("_TORCH_OPS[\"op\"] = op");
-    w.line("return op");
+    w.line("_coconet.TORCH_OPS[" + quoted(opName) + "] = op");
+    w.out();
+    w.line("return op, torch.Tensor");
   }
   w.out();
   return text;
@@ -665,7 +764,7 @@ std::string emitStub(const Plan &plan, const EmitOptions &options,
   w.line("class Step:");
   w.in();
   w.line(std::string("def __init__(self, comm: Any = None, *, ") +
-         (cuda ? "stream: int = 0, " : "") +
+         (cuda ? "stream: Any = 0, " : "") +
          "sizes: Optional[Mapping[str, int]] = None,");
   w.line("             tables: Optional[Mapping[str, Sequence[int]]] = None) "
          "-> None: ...");
@@ -685,6 +784,11 @@ std::string emitStub(const Plan &plan, const EmitOptions &options,
   }
   w.line("def block(self, name: str) -> tuple[tuple[int, ...], tuple[int, "
          "...]]: ...");
+  if (cuda) {
+    w.line("@property");
+    w.line("def communicator(self) -> Any: ...");
+    w.line("def synchronize(self) -> None: ...");
+  }
   w.out();
   return text;
 }

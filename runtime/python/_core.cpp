@@ -176,10 +176,31 @@ std::string typeName(nb::handle h) {
   return nb::borrow<nb::str>(nb::type_name(h.type())).c_str();
 }
 
+// Python's limited API (Py_LIMITED_API: one extension for every CPython
+// from 3.12, as test/gpu/python_bench.py builds it) hides the type objects'
+// fields and the unchecked macros; the full API's are faster.
+
 bool isNumpyBool(PyObject *o) {
+#if defined(Py_LIMITED_API)
+  const std::string n = typeName(nb::handle(o));
+  return n == "numpy.bool_" || n == "numpy.bool";
+#else
   const char *n = Py_TYPE(o)->tp_name;
   return std::strcmp(n, "numpy.bool_") == 0 ||
          std::strcmp(n, "numpy.bool") == 0;
+#endif
+}
+
+/// Whether `o`'s type converts to a float (nb_float) or an integer
+/// (nb_index).
+bool numberLike(PyObject *o) {
+#if defined(Py_LIMITED_API)
+  PyTypeObject *t = Py_TYPE(o);
+  return PyType_GetSlot(t, Py_nb_float) || PyType_GetSlot(t, Py_nb_index);
+#else
+  const PyNumberMethods *n = Py_TYPE(o)->tp_as_number;
+  return n && (n->nb_float || n->nb_index);
+#endif
 }
 
 /// The identifiers of `text` ("4*H + K" → H, K).
@@ -257,13 +278,17 @@ public:
   /// Loads `library` and checks its description.
   void load(const std::string &library);
   Program(const std::string &library, int64_t comm, nb::handle stream,
-          nb::handle sizes, nb::handle tables, nb::object allocate);
+          nb::handle sizes, nb::handle tables, nb::object allocate,
+          nb::object keep);
   ~Program();
   Program(const Program &) = delete;
   Program &operator=(const Program &) = delete;
 
   nb::object call(nb::args args);
   void create();
+  void synchronize();
+  /// The description, once loaded.
+  const cc_py_program &description() const { return *d_; }
   bool created() const { return program_ != nullptr; }
   int rank() const { return rank_; }
   int worldSize() const { return size_; }
@@ -275,8 +300,11 @@ public:
   std::string repr() const;
 
 private:
+  /// Raises `type` with `m` after the program's name (once: the runtime's
+  /// own messages may start with it).
   [[noreturn]] void fail(PyObject *type, const std::string &m) const {
-    raise(type, std::string(d_->name) + ": " + m);
+    const std::string prefix = std::string(d_->name) + ": ";
+    raise(type, m.compare(0, prefix.size(), prefix) == 0 ? m : prefix + m);
   }
   std::string q(int i) const { return "'" + params_[i].name + "'"; }
   void setSizes(nb::handle sizes, nb::handle tables);
@@ -314,6 +342,9 @@ private:
   size_t totalDims_ = 0;
   std::vector<int64_t> shape_, offset_; // this rank's blocks, once created
   nb::object allocate_;
+  // What the caller's handles (comm, stream) belong to: released after the
+  // program is destroyed (a member: destroyed after ~Program's body).
+  nb::object keep_;
   void *program_ = nullptr;
 
   // Per call, reused.
@@ -363,6 +394,11 @@ void Program::load(const std::string &library) {
     bad("counts");
   if (!d_->world || !d_->place || !d_->create || !d_->step || !d_->destroy)
     bad("an entry point is null");
+  const bool cuda = std::strcmp(d_->target, "cuda") == 0 ||
+                    std::strcmp(d_->target, "cuda-emulated") == 0;
+  if (cuda && (!d_->device_count || !d_->nccl_unique_id || !d_->nccl_init ||
+               !d_->nccl_destroy || !d_->synchronize))
+    bad("a CUDA runtime entry point is null");
   for (int s = 0; s < d_->num_sizes; ++s)
     if (!d_->sizes[s])
       bad("size name");
@@ -588,8 +624,9 @@ void Program::settleAxes() {
 }
 
 Program::Program(const std::string &library, int64_t comm, nb::handle stream,
-                 nb::handle sizes, nb::handle tables, nb::object allocate)
-    : comm_(comm), allocate_(std::move(allocate)) {
+                 nb::handle sizes, nb::handle tables, nb::object allocate,
+                 nb::object keep)
+    : comm_(comm), allocate_(std::move(allocate)), keep_(std::move(keep)) {
   load(library);
   if (!stream.is_none()) {
     void *p = PyLong_AsVoidPtr(stream.ptr());
@@ -669,6 +706,19 @@ void Program::create() {
                "' is known: call it with arrays, or give sizes={'" +
                d_->sizes[s] + "': ...}");
   placeAndCreate(sizes_, from_);
+}
+
+void Program::synchronize() {
+  if (!d_->synchronize) // the CPU target: a step has run when it returns
+    return;
+  char err[4096] = "";
+  int rc = 0;
+  {
+    nb::gil_scoped_release release;
+    rc = d_->synchronize(stream_, err, sizeof err);
+  }
+  if (rc)
+    fail(PyExc_RuntimeError, err);
 }
 
 // The sizes not yet known, read from the arrays taken (see the class's
@@ -927,11 +977,13 @@ void Program::scalar(int i, nb::handle h) {
   case ScalarKind::Double: {
     double x;
     if (PyFloat_Check(o)) {
+#if defined(Py_LIMITED_API)
+      x = PyFloat_AsDouble(o);
+#else
       x = PyFloat_AS_DOUBLE(o);
+#endif
     } else if (isBool || PyUnicode_Check(o) || PyBytes_Check(o) ||
-               !Py_TYPE(o)->tp_as_number ||
-               (!Py_TYPE(o)->tp_as_number->nb_float &&
-                !Py_TYPE(o)->tp_as_number->nb_index)) {
+               !numberLike(o)) {
       fail(PyExc_TypeError,
            q(i) + ": expected a number (" + dt + "), got " + typeName(h));
     } else {
@@ -1134,7 +1186,11 @@ nb::object Program::call(nb::args args) {
       continue;
     nb::handle out = outputs_[i].is_valid() ? nb::handle(outputs_[i])
                                             : args[static_cast<size_t>(i)];
+#if defined(Py_LIMITED_API)
+    PyTuple_SetItem(result.ptr(), k++, out.inc_ref().ptr());
+#else
     PyTuple_SET_ITEM(result.ptr(), k++, out.inc_ref().ptr());
+#endif
   }
   return result;
 }
@@ -1250,6 +1306,69 @@ std::string Program::repr() const {
          (program_ ? ", created" : ", not created yet") + ">";
 }
 
+/// The description of `library`, which must be a CUDA target's (the
+/// runtime entry points of python_abi.h).
+const cc_py_program &cudaLibrary(Program &p, const std::string &library,
+                                 const char *what) {
+  p.load(library);
+  const cc_py_program &d = p.description();
+  if (!d.nccl_init)
+    raise(PyExc_ValueError, std::string(what) + ": " + library + " is a " +
+                                d.target +
+                                " target program's library: NCCL and CUDA "
+                                "streams are the cuda target's");
+  return d;
+}
+
+int deviceCount(const std::string &library) {
+  Program p;
+  const cc_py_program &d = cudaLibrary(p, library, "device_count");
+  char err[4096] = "";
+  int count = 0;
+  if (d.device_count(&count, err, sizeof err))
+    raise(PyExc_RuntimeError, err);
+  return count;
+}
+
+nb::bytes ncclUniqueId(const std::string &library) {
+  Program p;
+  const cc_py_program &d = cudaLibrary(p, library, "nccl_unique_id");
+  char id[CC_PY_NCCL_ID_BYTES];
+  char err[4096] = "";
+  if (d.nccl_unique_id(id, err, sizeof err))
+    raise(PyExc_RuntimeError, err);
+  return nb::bytes(id, sizeof id);
+}
+
+uintptr_t ncclInit(const std::string &library, nb::bytes id, int rank, int size,
+                   int device) {
+  Program p;
+  const cc_py_program &d = cudaLibrary(p, library, "nccl_init");
+  if (id.size() != CC_PY_NCCL_ID_BYTES)
+    raise(PyExc_ValueError, "nccl_init: an NCCL unique id is " +
+                                std::to_string(CC_PY_NCCL_ID_BYTES) +
+                                " bytes, got " + std::to_string(id.size()));
+  std::string bytes(id.c_str(), id.size());
+  char err[4096] = "";
+  cc_py_nccl *world = nullptr;
+  int rc = 0;
+  {
+    nb::gil_scoped_release release; // collective: the other ranks may be
+                                    // Python threads of this process
+    rc = d.nccl_init(bytes.data(), rank, size, device, &world, err, sizeof err);
+  }
+  if (rc)
+    raise(PyExc_RuntimeError, err);
+  return reinterpret_cast<uintptr_t>(world);
+}
+
+void ncclDestroy(const std::string &library, uintptr_t world) {
+  Program p;
+  const cc_py_program &d = cudaLibrary(p, library, "nccl_destroy");
+  nb::gil_scoped_release release;
+  d.nccl_destroy(reinterpret_cast<cc_py_nccl *>(world));
+}
+
 } // namespace
 
 NB_MODULE(_core, m) {
@@ -1267,18 +1386,37 @@ NB_MODULE(_core, m) {
       "library"_a,
       "The description of a program's library (Program.info) without a "
       "communicator: nothing is created, MPI is not touched.");
+  // The CUDA target's runtime, through a program's library (python_abi.h):
+  // what coconet.NcclCommunicator is made of.
+  m.def("device_count", &deviceCount, "library"_a,
+        "The number of CUDA devices this process sees (cudaGetDeviceCount), "
+        "through a cuda target program's library.");
+  m.def("nccl_unique_id", &ncclUniqueId, "library"_a,
+        "A new NCCL unique id (ncclGetUniqueId): 128 bytes for every rank "
+        "of the communicator-to-be.");
+  m.def("nccl_init", &ncclInit, "library"_a, "unique_id"_a, "rank"_a, "size"_a,
+        "device"_a,
+        "ncclCommInitRank on `device`, collective over the `size` ranks "
+        "given `unique_id`: the address of a new cc_py_nccl (the handle "
+        "Program takes as comm), for nccl_destroy.");
+  m.def("nccl_destroy", &ncclDestroy, "library"_a, "world"_a,
+        "Destroys a communicator nccl_init made (ncclCommDestroy).");
   nb::class_<Program>(m, "Program",
                       "A coconetc-generated program, loaded from its library "
                       "(_NAME.so) and called with arrays (DLPack).")
       .def(nb::init<const std::string &, int64_t, nb::handle, nb::handle,
-                    nb::handle, nb::object>(),
+                    nb::handle, nb::object, nb::object>(),
            "library"_a, "comm"_a = -1, "stream"_a = 0, "sizes"_a = nb::none(),
-           "tables"_a = nb::none(), "allocate"_a = nb::none())
+           "tables"_a = nb::none(), "allocate"_a = nb::none(),
+           "keep"_a = nb::none())
       .def("__call__", &Program::call)
       .def(
           "create", &Program::create,
           "Creates the program now (collective over the communicator's ranks); "
           "every size must be known.")
+      .def("synchronize", &Program::synchronize,
+           "Waits until every step enqueued on the program's stream has run "
+           "(cudaStreamSynchronize); nothing on the CPU target.")
       .def("block", &Program::block, "name"_a,
            "(offset, shape) of this rank's block of a tensor parameter or "
            "output.")

@@ -8,7 +8,9 @@
 #      a program imported from the standard library, built with CMake and
 #      run on 1 and 2 MPI ranks; its driver run on 2 ranks and checked
 #      against the simulator bit for bit;
-#   4. test/make-rule/ built with the installed make rule (coconet.mk).
+#   4. the same step as a Python module (coconet_add_python_module) run
+#      with the installed coconet package on 1 and 2 ranks;
+#   5. test/make-rule/ built with the installed make rule (coconet.mk).
 # Skips (77) without mpirun.
 set -euo pipefail
 src=${1:?source dir}; build=${2:?coconetc build dir}; work=${3:?work dir}
@@ -65,7 +67,22 @@ mpirun --oversubscribe -np 2 "$app/momentum_driver" "${run[@]}" --output-dir "$w
 "$coconetc" sim --program sgd_momentum --schedule momentum_rs_c_ag --ranks=2 "${run[@]}" \
   --check-outputs "$work/results" "$src/test/install/app/train.coco" | tail -1
 
-# 4. The Makefile rule, installed.
+# 4. The Python module of the same step (coconet_add_python_module), with
+#    the installed coconet package, where it was built.
+if [[ -d $prefix/$libdir/coconet/python/coconet ]]; then
+  python=$(sed -n 's/^COCONET_PYTHON_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt")
+  [[ -f $app/momentum_py/sgd_momentum_momentum_rs_c_ag.py ]] \
+    || fail "coconet_add_python_module did not write the module"
+  for np in 1 2; do
+    out=$(PYTHONPATH=$prefix/$libdir/coconet/python:$app/momentum_py \
+          mpirun --oversubscribe -np "$np" "$python" "$src/test/install/app/train.py")
+    echo "$out"
+    grep -qx "train.py on $np ranks: w\[0\] = [0-9.]* (expected [0-9.]*)" <<<"$out" \
+      || fail "train.py on $np ranks"
+  done
+fi
+
+# 5. The Makefile rule, installed.
 # (The make-rule test builds its CUDA rules; the CPU ones check the paths.)
 MAKE_RULE_CUDA=0 "$src/test/make-rule/run.sh" "$src" "$work/make" "$coconetc" \
   COCONET_MK="$prefix/share/coconet/make/coconet.mk"

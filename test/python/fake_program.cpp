@@ -140,9 +140,10 @@ void destroy(void *program) {
 const char *path(void *) { return "the fake's path"; }
 
 cc_py_program description = {
-    COCONET_PY_ABI, "fake_prog", "fake", "prog",  "cpu", "fake.coco", 3,
-    sizeNames,      1,           7,      params,  0,     nullptr,     world,
-    place,          create,      step,   destroy, path,
+    COCONET_PY_ABI, "fake_prog", "fake",  "prog",  "cpu", "fake.coco", 3,
+    sizeNames,      1,           7,       params,  0,     nullptr,     world,
+    place,          create,      step,    destroy, path,  nullptr,     nullptr,
+    nullptr,        nullptr,     nullptr,
 };
 
 } // namespace

@@ -6,6 +6,15 @@ compared with the simulator's, bit for bit. Also checks that the arrays a
 step updates are the caller's own memory (zero copy) and that an output
 passed in is written and returned. Rank 0 prints one line per module and
 framework and the failures of every rank; exit status 1 on any failure.
+
+The cuda-emu target's modules (run_modules.py --target cuda-emu) run on
+NCCL communicators that coconet.NcclCommunicator makes (the emulated
+NCCL): the steps that give the blocks on the process's default one (Step()
+given no communicator: bootstrapped over MPI_COMM_WORLD), the steps under
+test on one made from a unique id that this script shares with mpi4py
+(every other module), or on one made over MPI for the module alone and
+destroyed after it. Each step is waited for (Step.synchronize) before its
+results are read.
 """
 
 import importlib.util
@@ -46,21 +55,26 @@ def same(a, b):
     return False
 
 
-def check(entry, framework, torch, rank):
-    """Runs one module once; returns a list of failures."""
+def check(entry, framework, torch, rank, comm=None, emulated=False):
+    """Runs one module once (on `comm`, where given); returns a list of
+    failures."""
     module = load(entry["dir"], entry["name"])
     # A step created with every size, for the blocks; the step under test
     # reads them from the arrays (numpy) or is given them (torch).
     sized = module.Step(sizes=entry["sizes"], tables=entry["tables"])
     info = sized.program.info
+    if emulated and info["target"] != "cuda-emulated":
+        return [f"the library's target is {info['target']!r}, not "
+                f"'cuda-emulated'"]
     axes = info["sizes"][:info["num_axes"]]
+    on = {"comm": comm} if comm is not None else {}
     if framework == "numpy":
         # What the arrays cannot give: the axes of a mesh of several
         # (one axis is the number of ranks).
         given = {a: entry["sizes"][a] for a in axes} if len(axes) > 1 else {}
-        step = module.Step(tables=entry["tables"], sizes=given or None)
+        step = module.Step(tables=entry["tables"], sizes=given or None, **on)
     else:
-        step = module.Step(sizes=entry["sizes"], tables=entry["tables"])
+        step = module.Step(sizes=entry["sizes"], tables=entry["tables"], **on)
     args, kwargs, blocks, wrapped = [], {}, {}, {}
     for p in info["params"]:
         if p["kind"] == "scalar":
@@ -95,6 +109,8 @@ def check(entry, framework, torch, rank):
 
     before = {n: address(x) for n, x in wrapped.items()}
     result = step(*args, **kwargs)
+    if emulated:
+        step.synchronize()  # the step only enqueued its work
     outputs = [p for p in info["params"] if p["kind"] == "output"]
     if len(outputs) == 1:
         result = (result,)
@@ -141,13 +157,33 @@ def main():
             frameworks.remove("torch")
             if rank == 0:
                 print("skipped torch: not installed")
+    emulated = manifest.get("target") == "cuda-emu"
+    shared = None
+    if emulated and manifest["modules"]:
+        # A communicator from a unique id handed out by the caller (here
+        # with mpi4py; torch.distributed would do as well), made through
+        # the first module's library and used by every module.
+        first = load(manifest["modules"][0]["dir"],
+                     manifest["modules"][0]["name"])
+        uid = coconet.nccl_unique_id(first) if rank == 0 else None
+        shared = coconet.NcclCommunicator(first, unique_id=comm.bcast(uid),
+                                          rank=rank, size=size)
     bad = 0
-    for entry in manifest["modules"]:
+    for index, entry in enumerate(manifest["modules"]):
         for framework in frameworks:
+            world = None
+            if emulated:
+                # Every other module: the shared one; else one made over
+                # MPI_COMM_WORLD for this module alone, destroyed with its
+                # steps.
+                world = shared if index % 2 == 0 else coconet.NcclCommunicator(
+                    entry["dir"] + "/_" + entry["name"] + ".so", comm)
             try:
-                failures = check(entry, framework, torch, rank)
+                failures = check(entry, framework, torch, rank, world,
+                                 emulated)
             except Exception as e:  # a refusal, a failed step
                 failures = [f"{type(e).__name__}: {e}"]
+            world = None
             everyone = comm.gather(failures, root=0)
             if rank == 0:
                 what = f"{entry['name']} on {size} ranks, {framework}"

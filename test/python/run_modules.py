@@ -16,6 +16,23 @@ compares its block of every result with the simulator's.
                  [--ranks 1,2,4] [--frameworks numpy,torch] [--jobs 2]
                  FILE.coco...
 
+--target cuda-emu: the CUDA target's modules instead, built for the CPU
+emulation of CUDA (test/emu/README.md; a testing aid, so built here and
+not by `python3 -m coconet build`): coconetc --emit=python --target=cuda,
+then the generated NAME.cu and NAME_python.cu compiled by g++ with the
+emulation's prelude into _NAME.so, whose description says "cuda-emulated"
+(host arrays stand in for device memory). The emulated CUDA runtime, NCCL
+and cuBLAS are one shared library for the process (WORK/emu/
+libcoconet_emu.so, as libcudart and libnccl are), the CUDA runtime library
+linked into each module as `coconet build` links it. Every rank makes its
+NCCL communicators with coconet.NcclCommunicator (over MPI, and from a
+unique id it shares itself), runs each step and waits for its stream
+(Step.synchronize) before comparing. Options: --emu-lib (the build's
+test/emu, with libcoconet_emu.a and libcoconet_rt_cuda_emu.a, built
+position-independent), --runtime-lib and --runtime-include (default: the
+coconet package's), --emu-include, --cuda-include, as run_codegen.py
+takes them.
+
 Exit status 0 when every module matched; 1 otherwise, with the failures.
 """
 
@@ -55,17 +72,74 @@ def cases(coconetc, path):
     return result
 
 
+def mpi_flags():
+    """mpicxx's compile and link flags."""
+    def show(what):
+        return subprocess.run(["mpicxx", "--showme:" + what], text=True,
+                              stdout=subprocess.PIPE, check=True).stdout.split()
+    return show("compile"), show("link")
+
+
+def emu_runtime(args):
+    """The emulated CUDA runtime, NCCL and cuBLAS as one shared library
+    (WORK/emu/libcoconet_emu.so), built once: every module of a process
+    then shares one emulated device, its streams and its communicators, as
+    a process shares libcudart and libnccl. Returns (ok, output)."""
+    out_dir = os.path.join(args.work, "emu")
+    os.makedirs(out_dir, exist_ok=True)
+    lib = os.path.join(out_dir, "libcoconet_emu.so")
+    cmd = (["g++", "-shared", "-fPIC", "-o", lib, "-Wl,--whole-archive",
+            os.path.join(args.emu_lib, "libcoconet_emu.a"),
+            "-Wl,--no-whole-archive",
+            os.path.join(args.runtime_lib, "libcoconet_rt_cpu.a"),
+            os.path.join(args.runtime_lib, "libcoconet_rt.a"),
+            "-lboost_context", "-fopenmp", "-pthread"] + args.mpi[1]
+           + ["-Wl,--no-undefined"])
+    args.emu_so = lib
+    ok, out = run(cmd)
+    return ok, " ".join(cmd) + "\n" + out
+
+
+def emu_compile(args, out_dir, name):
+    """g++ on NAME.cu and NAME_python.cu with the emulation's prelude, as
+    run_codegen.py's emu_command compiles a program, into a module library
+    as `coconet build` links one: hidden symbols, the CUDA runtime library
+    (built for the emulation) static, the emulation shared."""
+    return (["g++", "-std=c++17", "-O1", "-fPIC", "-shared",
+             "-fvisibility=hidden", "-x", "c++", "-include",
+             "coconet/emu/prelude.h", "-ffp-contract=off", "-Wno-attributes",
+             "-Wno-unknown-pragmas", "-DCOCONET_WITH_MPI",
+             "-I" + args.emu_include, "-I" + args.runtime_include,
+             "-I" + args.cuda_include, "-I" + out_dir] + args.mpi[0]
+            + [os.path.join(out_dir, name + ".cu"),
+               os.path.join(out_dir, name + "_python.cu"), "-x", "none",
+               os.path.join(args.emu_lib, "libcoconet_rt_cuda_emu.a"),
+               os.path.join(args.runtime_lib, "libcoconet_rt.a"),
+               args.emu_so, "-Wl,-rpath," + os.path.dirname(args.emu_so),
+               "-fopenmp", "-pthread"] + args.mpi[1]
+            + ["-Wl,--no-undefined", "-Wl,--exclude-libs,ALL",
+               "-o", os.path.join(out_dir, "_" + name + ".so")])
+
+
 def build(args, path, program, schedule, out_dir):
-    """coconetc --emit=python and `python3 -m coconet build`'s compile;
-    returns (ok, output, module name)."""
+    """coconetc --emit=python and `python3 -m coconet build`'s compile (or,
+    for cuda-emu, the emulation's); returns (ok, output, module name)."""
     os.makedirs(out_dir, exist_ok=True)
     select = ["--program", program] + (["--schedule", schedule]
                                        if schedule else [])
+    name = program + (f"_{schedule}" if schedule else "")
+    if args.target == "cuda-emu":
+        ok, out = run([args.coconetc, "--emit=python", "--target=cuda",
+                       "-o", out_dir] + select + [path])
+        if ok:
+            cmd = emu_compile(args, out_dir, name)
+            ok, out = run(cmd)
+            out = " ".join(cmd) + "\n" + out
+        return ok, out, name
     cmd = [args.python, "-m", "coconet", "build", path, "--target", "cpu",
            "-o", out_dir] + select
     env = dict(os.environ, PYTHONPATH=args.python_dir)
     ok, out = run(cmd, env=env)
-    name = program + (f"_{schedule}" if schedule else "")
     return ok, out, name
 
 
@@ -205,6 +279,19 @@ def main():
     ap.add_argument("--frameworks", default="numpy,torch")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--target", choices=["cpu", "cuda-emu"], default="cpu")
+    ap.add_argument("--emu-lib", default="",
+                    help="cuda-emu: the directory of libcoconet_emu.a and "
+                         "libcoconet_rt_cuda_emu.a (BUILD/test/emu)")
+    ap.add_argument("--emu-include",
+                    default=os.path.join(HERE, "..", "emu", "include"))
+    ap.add_argument("--runtime-lib", default="",
+                    help="cuda-emu: the runtime's libraries (default: the "
+                         "coconet package's)")
+    ap.add_argument("--runtime-include", default="",
+                    help="cuda-emu: the runtime's headers (default: the "
+                         "coconet package's)")
+    ap.add_argument("--cuda-include", default="/usr/local/cuda/include")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     args.coconetc = os.path.abspath(args.coconetc)
@@ -216,6 +303,18 @@ def main():
     failures = []
     modules = []
     jobs = []
+    if args.target == "cuda-emu":
+        from coconet import _config
+
+        if not args.emu_lib:
+            ap.error("--target cuda-emu needs --emu-lib")
+        args.runtime_lib = args.runtime_lib or _config.LIB_DIR
+        args.runtime_include = args.runtime_include or _config.INCLUDE_DIR
+        args.mpi = mpi_flags()
+        ok, out = emu_runtime(args)
+        if not ok:
+            print(f"FAILED: the emulation's shared library:\n{out}")
+            return 1
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for index, path in enumerate(args.files):
             path = os.path.abspath(path)
@@ -255,7 +354,7 @@ def main():
                 manifest.append(entry)
         file = os.path.join(args.work, f"manifest-{ranks}.json")
         with open(file, "w") as f:
-            json.dump({"modules": manifest,
+            json.dump({"modules": manifest, "target": args.target,
                        "frameworks": args.frameworks.split(",")}, f)
         env = dict(os.environ, PYTHONPATH=args.python_dir,
                    OMPI_ALLOW_RUN_AS_ROOT="1",

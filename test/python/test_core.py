@@ -418,6 +418,49 @@ def one_rank_the_axis_is_the_world():
     assert (a["m"] == 13).all()
 
 
+@check
+def cuda_runtime_entry_points_are_the_cuda_targets():
+    # The CPU target's description has no CUDA runtime: the NCCL and device
+    # functions refuse its library by name; synchronize() does nothing (a
+    # CPU step has run when it returns).
+    for fn, args in ((coconet._core.nccl_unique_id, ()),
+                     (coconet._core.device_count, ()),
+                     (coconet._core.nccl_init, (b"x" * 128, 0, 1, 0)),
+                     (coconet._core.nccl_destroy, (0,))):
+        raises(ValueError, lambda: fn(LIB, *args), LIB, "cpu target",
+               "the cuda target's")
+    raises(ValueError, lambda: coconet.NcclCommunicator(LIB, unique_id=b"x" * 128,
+                                                        rank=0, size=1, device=0),
+           "cpu target")
+    raises(TypeError, lambda: coconet.NcclCommunicator(LIB, unique_id=b"x"),
+           "rank and size")
+    raises(TypeError, lambda: coconet.NcclCommunicator(42), "int")
+    p = created_program()
+    p.synchronize()
+
+
+@check
+def keep_lives_as_long_as_the_program():
+    # What the handles belong to (a Step's communicator and stream) is
+    # released only after the program is destroyed.
+    import gc
+    import weakref
+
+    class World:
+        pass
+
+    world = World()
+    gone = weakref.ref(world)
+    destroys = FAKE.fake_destroys()
+    p = program(sizes={"N": 8, "H": 2}, keep=(world, 0))
+    del world
+    gc.collect()
+    assert gone() is not None
+    del p
+    gc.collect()
+    assert gone() is None and FAKE.fake_destroys() == destroys + 1
+
+
 # --- The happy path -----------------------------------------------------------------------
 
 

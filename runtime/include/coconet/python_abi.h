@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below or the meaning of a field changes. */
-#define COCONET_PY_ABI 1
+#define COCONET_PY_ABI 2
 
 /* What an entry of cc_py_program::params is. */
 enum {
@@ -77,13 +77,27 @@ typedef struct cc_py_table {
   const char *length; /* the length its lengths sum to ("N") */
 } cc_py_table;
 
+/* The CUDA target's world, what `comm` points to there: an NCCL
+ * communicator and the CUDA device it is on. Made by the caller (the
+ * communicator is not destroyed by a program), or by nccl_init below. */
+typedef struct cc_py_nccl {
+  void *comm; /* ncclComm_t */
+  int device;
+} cc_py_nccl;
+
+/* The bytes of an NCCL unique id (NCCL_UNIQUE_ID_BYTES). */
+#define CC_PY_NCCL_ID_BYTES 128
+
 typedef struct cc_py_program {
   int abi;              /* COCONET_PY_ABI */
   const char *name;     /* the class: "adam_rs_c_ag" */
   const char *program;  /* "adam" */
   const char *schedule; /* "rs_c_ag", or "" unscheduled */
-  const char *target;   /* "cpu" or "cuda" */
-  const char *source;   /* the .coco file's name */
+  /* "cpu", "cuda", or "cuda-emulated": the CUDA target's code built for
+   * the CPU emulation of CUDA (test/emu, a testing aid), whose arrays are
+   * host memory. */
+  const char *target;
+  const char *source; /* the .coco file's name */
   /* Every size the program is created with: the mesh axes' sizes first
    * (num_axes of them), then the others, as the C++ Sizes struct. */
   int num_sizes;
@@ -100,7 +114,7 @@ typedef struct cc_py_program {
    * target an MPI communicator as its Fortran handle (MPI_Comm_c2f;
    * mpi4py's Comm.py2f()), or -1 for MPI_COMM_WORLD, MPI being initialised
    * (MPI_THREAD_SERIALIZED) and finalised at exit by the library when no
-   * one else has; on the CUDA target a cc_py_nccl (below). */
+   * one else has; on the CUDA target a pointer to a cc_py_nccl (above). */
 
   /* This process's rank and the number of ranks of `comm`. */
   int (*world)(int64_t comm, int *rank, int *size, char *err, size_t cap);
@@ -117,22 +131,41 @@ typedef struct cc_py_program {
   int (*create)(int64_t comm, const int64_t *sizes,
                 const int64_t *const *tables, void *stream, void **out,
                 char *err, size_t cap);
-  /* One step: args[i] for params[i]: a tensor's or output's data pointer,
-   * or a pointer to a scalar's value as the C++ API takes it (float for
-   * f16/bf16/f32, double, int32_t, int64_t, uint64_t, bool). */
+  /* One step: args[i] for params[i]: a tensor's or output's data pointer
+   * (on the CUDA target device memory of the world's device, enqueued on
+   * create()'s stream; host memory under "cuda-emulated"), or a pointer to
+   * a scalar's value as the C++ API takes it (float for f16/bf16/f32,
+   * double, int32_t, int64_t, uint64_t, bool). */
   int (*step)(void *program, void *const *args, char *err, size_t cap);
   void (*destroy)(void *program);
   /* How fused collectives and overlaps run (Program::path()), or null
    * where the program has none. */
   const char *(*path)(void *program);
-} cc_py_program;
 
-/* The CUDA target's world: an NCCL communicator the caller owns (not
- * destroyed here) and the device it is on. */
-typedef struct cc_py_nccl {
-  void *comm; /* ncclComm_t */
-  int device;
-} cc_py_nccl;
+  /* The CUDA target's runtime, null on the CPU target: what Python needs
+   * to make the cc_py_nccl `comm` points to and to wait for a stream,
+   * through the CUDA runtime and NCCL this library links (so no compiled
+   * extension of Python's links them; coconet.NcclCommunicator). */
+
+  /* The number of CUDA devices this process sees (cudaGetDeviceCount). */
+  int (*device_count)(int *count, char *err, size_t cap);
+  /* ncclGetUniqueId: `id` gets CC_PY_NCCL_ID_BYTES bytes, which every rank
+   * of the communicator-to-be must be given (by MPI_Bcast, a store...). */
+  int (*nccl_unique_id)(char *id, char *err, size_t cap);
+  /* ncclCommInitRank(size, id, rank) on `device` (made current first):
+   * collective over the `size` ranks given the same id. `*world` gets a new
+   * cc_py_nccl (the communicator and `device`), to be destroyed by
+   * nccl_destroy once no program created on it remains. */
+  int (*nccl_init)(const char *id, int rank, int size, int device,
+                   cc_py_nccl **world, char *err, size_t cap);
+  /* Destroys a world nccl_init made (ncclCommDestroy) and frees it; a null
+   * world: nothing. */
+  void (*nccl_destroy)(cc_py_nccl *world);
+  /* Waits until everything enqueued on `stream` (as create() takes it;
+   * null: the legacy default stream) has run: cudaStreamSynchronize. A step
+   * never waits itself. */
+  int (*synchronize)(void *stream, char *err, size_t cap);
+} cc_py_program;
 
 /* The one symbol a program's library exports (the library is built with
  * -fvisibility=hidden; everything else stays inside it). */

@@ -12,6 +12,11 @@ protocol), zero-copy. This package holds what every such module shares:
 * :func:`allocate`, :func:`mpi_handle`, :func:`nccl_handle`,
   :func:`stream_handle` (``coconet.runtime``): the default allocation of
   outputs passed as None, and the handles of communicators and streams;
+* :class:`NcclCommunicator` (``coconet.runtime``): the cuda target's NCCL
+  communicator, made over MPI (mpi4py) or from a unique id the caller
+  shares (:func:`nccl_unique_id`), through a program's library (no other
+  compiled extension); :func:`default_communicator` is the process's over
+  MPI_COMM_WORLD, what a Step given no communicator runs on;
 * ``coconet.build`` (``coconet.build.build()``, ``python3 -m coconet
   build``): runs coconetc and compiles the library.
 """
@@ -20,9 +25,19 @@ from . import build  # the module: coconet.build.build(), coconet.build.main()
 from ._config import VERSION as __version__
 from ._core import ABI, Program, describe
 from .build import BuildError
-from .runtime import (NcclWorld, allocate, imported_torch, mpi_handle, nccl_handle,
+from .runtime import (NcclCommunicator, allocate, default_communicator, imported_torch,
+                      mpi_handle, nccl_communicator, nccl_handle, nccl_unique_id,
                       stream_handle)
 
-__all__ = ["ABI", "BuildError", "NcclWorld", "Program", "allocate", "describe", "build",
-           "imported_torch", "mpi_handle", "nccl_handle", "stream_handle",
+import weakref as _weakref
+
+#: Every live Step of the generated modules by id(), for their torch ops.
+STEPS = _weakref.WeakValueDictionary()
+#: The torch custom ops of the generated modules ("coconet::NAME"): one per
+#: program name in a process, however often its module is loaded.
+TORCH_OPS = {}
+
+__all__ = ["STEPS", "TORCH_OPS", "ABI", "BuildError", "NcclCommunicator", "Program", "allocate",
+           "default_communicator", "describe", "build", "imported_torch", "mpi_handle",
+           "nccl_communicator", "nccl_handle", "nccl_unique_id", "stream_handle",
            "__version__"]

@@ -1,12 +1,16 @@
-"""Helpers the generated modules use: allocating outputs, naming communicators.
+"""Helpers the generated modules use: allocating outputs, naming communicators,
+making the cuda target's NCCL communicators.
 
 Nothing here imports PyTorch, CuPy or mpi4py until it is given (or asked for)
 one of theirs.
 """
 
+import atexit
+import os
 import sys
 
-__all__ = ["allocate", "imported_torch", "mpi_handle", "nccl_handle", "NcclWorld",
+__all__ = ["NcclCommunicator", "allocate", "default_communicator", "imported_torch",
+           "mpi_handle", "nccl_communicator", "nccl_handle", "nccl_unique_id",
            "stream_handle"]
 
 
@@ -75,35 +79,216 @@ def imported_torch():
     return sys.modules.get("torch")
 
 
-class NcclWorld:
-    """The CUDA target's world: an NCCL communicator (its ncclComm_t as an
-    int) and the CUDA device it is on. The communicator stays the caller's:
-    it must outlive every step made with it and is not destroyed here."""
+def _library_of(x):
+    """The path of a program's library: given as such, or the library of a
+    generated module (NAME), of a Step, or of a coconet.Program."""
+    if isinstance(x, (str, bytes)) or hasattr(x, "__fspath__"):
+        return os.fsdecode(os.fspath(x))
+    library = getattr(x, "_LIBRARY", None)  # a generated module
+    if isinstance(library, str):
+        return library
+    program = getattr(x, "program", x)  # a Step, or a Program
+    info = getattr(program, "info", None)
+    if isinstance(info, dict) and isinstance(info.get("library"), str):
+        return info["library"]
+    raise TypeError("expected a cuda target program: its module (import NAME), "
+                    "a Step, a coconet.Program or the path of its library "
+                    "(_NAME.so); got " + type(x).__name__)
 
-    def __init__(self, comm, device):
+
+def nccl_unique_id(library):
+    """A new NCCL unique id (ncclGetUniqueId, through the NCCL of `library`:
+    a cuda target program's module, Step or library): 128 bytes, to give to
+    every rank's NcclCommunicator(unique_id=...)."""
+    from . import _core
+
+    return _core.nccl_unique_id(_library_of(library))
+
+
+_exiting = []
+atexit.register(_exiting.append, True)
+
+
+class NcclCommunicator:
+    """An NCCL communicator for the cuda target's steps (Step(comm=...)),
+    made here and owned: destroyed when it is garbage collected, which is
+    after every step made with it (a step keeps its communicator).
+
+    NcclCommunicator(library, comm=None, *, device=None, unique_id=None,
+                     rank=None, size=None)
+
+    library: a cuda target program (its module, a Step, a coconet.Program
+    or the path of its library): the NCCL and CUDA runtime it links make
+    the communicator. One communicator serves every program of the process.
+
+    Made over MPI (mpi4py) when no unique_id is given: comm is an mpi4py
+    communicator (None: MPI.COMM_WORLD); its rank 0 makes the NCCL unique id
+    and broadcasts it; the NCCL ranks are comm's. Or, with unique_id (the
+    bytes of nccl_unique_id(), made on one rank and handed to every rank by
+    the caller, e.g. with torch.distributed.broadcast_object_list), rank and
+    size: no MPI. Collective over the ranks either way.
+
+    device: the CUDA device (made current), by default the node-local rank
+    (MPI's shared-memory split; LOCAL_RANK where a launcher such as torchrun
+    sets it and MPI is not used; else rank) modulo the devices seen.
+
+    handle: what coconet.Program takes as comm (a cc_py_nccl's address).
+    """
+
+    def __init__(self, library, comm=None, *, device=None, unique_id=None,
+                 rank=None, size=None):
+        from . import _core
+
+        self._world = 0
+        self._destroy = None
+        self.library = _library_of(library)
+        if unique_id is None:
+            if rank is not None or size is not None:
+                raise TypeError("NcclCommunicator: rank and size come with "
+                                "unique_id (without it, from the MPI communicator)")
+            unique_id, rank, size, device = self._over_mpi(comm, device)
+        else:
+            if comm is not None:
+                raise TypeError("NcclCommunicator: give an MPI communicator or "
+                                "unique_id, rank and size, not both")
+            if rank is None or size is None:
+                raise TypeError("NcclCommunicator: unique_id needs rank and size")
+            unique_id = bytes(unique_id)
+            rank, size = int(rank), int(size)
+            if device is None:
+                local = os.environ.get("LOCAL_RANK")
+                local = int(local) if local and local.isdigit() else rank
+                device = local % self._devices()
+        self._world = _core.nccl_init(self.library, unique_id, rank, size,
+                                      int(device))
+        self._destroy = _core.nccl_destroy
+        self.rank, self.size, self.device = rank, size, int(device)
+        #: The address of the cc_py_nccl: what coconet.Program takes as comm.
+        self.handle = self._world
+
+    def _devices(self):
+        from . import _core
+
+        count = _core.device_count(self.library)
+        if count < 1:
+            raise RuntimeError("NcclCommunicator: this process sees no CUDA device")
+        return count
+
+    def _over_mpi(self, comm, device):
+        """(unique id, rank, size, device), rank 0 making the id: every
+        rank fails together where one fails."""
+        from mpi4py import MPI
+
+        from . import _core
+
+        if comm is None:
+            comm = MPI.COMM_WORLD
+        rank, size = comm.Get_rank(), comm.Get_size()
+        made, why = None, None
+        if device is None:
+            local = comm.Split_type(MPI.COMM_TYPE_SHARED, key=rank)
+            try:
+                local_rank = local.Get_rank()
+            finally:
+                local.Free()
+        try:
+            if device is None:
+                device = local_rank % self._devices()
+            if rank == 0:
+                made = _core.nccl_unique_id(self.library)
+        except Exception as e:  # shared below, so that no rank waits
+            why = "%s: %s" % (type(e).__name__, e)
+        whys = comm.allgather(why)
+        made = comm.bcast(made, root=0)
+        failed = [(r, w) for r, w in enumerate(whys) if w]
+        if failed:
+            raise RuntimeError("NcclCommunicator: " + "; ".join(
+                "rank %d: %s" % rw for rw in failed))
+        return made, rank, size, device
+
+    @classmethod
+    def wrap(cls, comm, device):
+        """A communicator the caller made and owns (ncclComm_t as an int),
+        on CUDA device `device`: not destroyed here; it must outlive every
+        step made with it."""
         import ctypes
 
         class _CcPyNccl(ctypes.Structure):  # coconet/python_abi.h
             _fields_ = [("comm", ctypes.c_void_p), ("device", ctypes.c_int)]
 
-        self.comm = int(comm)
+        self = cls.__new__(cls)
+        self._world, self._destroy, self.library = 0, None, None
+        self._struct = _CcPyNccl(int(comm), int(device))
+        self.rank = self.size = None
         self.device = int(device)
-        self._struct = _CcPyNccl(self.comm, self.device)
-        #: The address of the cc_py_nccl, what coconet.Program takes.
         self.handle = ctypes.addressof(self._struct)
+        return self
+
+    @property
+    def owned(self):
+        """Whether the communicator is destroyed here (made, not wrapped)."""
+        return bool(self._world)
+
+    def __repr__(self):
+        if not self._world:
+            return "<coconet.NcclCommunicator (wrapped) on cuda:%d>" % self.device
+        return ("<coconet.NcclCommunicator rank %d of %d on cuda:%d>"
+                % (self.rank, self.size, self.device))
+
+    def __del__(self):
+        world, self._world = getattr(self, "_world", 0), 0
+        # At interpreter exit CUDA and MPI may be gone: left to the process's end.
+        if world and self._destroy is not None and not _exiting:
+            self._destroy(self.library, world)
+
+
+_default = []
+
+
+def default_communicator(library):
+    """The process's NCCL communicator over MPI_COMM_WORLD (what a cuda
+    target Step made with comm=None runs on): made at the first call, with
+    `library`, and kept until the process ends."""
+    if not _default:
+        _default.append(NcclCommunicator(library))
+    return _default[0]
+
+
+def nccl_communicator(comm, library):
+    """The cuda target's world for a Step of `library`: an NcclCommunicator
+    as it is; an mpi4py communicator: a new NcclCommunicator over its ranks
+    (MPI.COMM_WORLD: the process's, default_communicator); None: the
+    process's; an int as it is (the address of a cc_py_nccl the caller
+    keeps)."""
+    if comm is None:
+        return default_communicator(library)
+    if isinstance(comm, NcclCommunicator):
+        return comm
+    if isinstance(comm, int) and not isinstance(comm, bool):
+        return comm
+    if _instance_of(comm, "mpi4py.MPI", "Comm"):
+        from mpi4py import MPI
+
+        if comm == MPI.COMM_WORLD:
+            return default_communicator(library)
+        return NcclCommunicator(library, comm)
+    raise TypeError("the cuda target's world is an NCCL communicator: "
+                    "a coconet.NcclCommunicator, an mpi4py communicator (one is "
+                    "made over its ranks), None (MPI_COMM_WORLD's) or the "
+                    "address of a cc_py_nccl; got " + type(comm).__name__)
 
 
 def nccl_handle(comm):
-    """The CUDA target's `comm` as the int coconet.Program takes: a
-    NcclWorld's handle, or an int as it is (the address of a cc_py_nccl)."""
-    if isinstance(comm, NcclWorld):
+    """The cuda target's world as the int coconet.Program takes: an
+    NcclCommunicator's handle, or an int as it is (the address of a
+    cc_py_nccl)."""
+    if isinstance(comm, NcclCommunicator):
         return comm.handle
     if isinstance(comm, int) and not isinstance(comm, bool):
         return comm
-    raise TypeError("the cuda target's world is an NCCL communicator: "
-                    "coconet.NcclWorld(comm, device) (comm: the ncclComm_t as "
-                    "an int) or the address of a cc_py_nccl; got "
-                    + type(comm).__name__)
+    raise TypeError("the cuda target's world is an NCCL communicator: a "
+                    "coconet.NcclCommunicator or the address of a cc_py_nccl; "
+                    "got " + type(comm).__name__)
 
 
 def stream_handle(stream):
