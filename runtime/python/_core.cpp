@@ -628,6 +628,14 @@ Program::Program(const std::string &library, int64_t comm, nb::handle stream,
                  nb::object keep)
     : comm_(comm), allocate_(std::move(allocate)), keep_(std::move(keep)) {
   load(library);
+  // The CUDA target's world is a cc_py_nccl * (coconet.NcclCommunicator's
+  // handle): never MPI's -1 or null.
+  if (std::string(d_->target) != "cpu" && (comm_ == -1 || comm_ == 0))
+    fail(PyExc_ValueError,
+         "the " + std::string(d_->target) +
+             " target runs on an NCCL communicator: pass "
+             "coconet.NcclCommunicator(...).handle (the generated Step "
+             "makes one)");
   if (!stream.is_none()) {
     void *p = PyLong_AsVoidPtr(stream.ptr());
     if (!p && PyErr_Occurred())

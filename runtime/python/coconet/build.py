@@ -139,7 +139,8 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
 
 USAGE = """\
 usage: python3 -m coconet build FILE.coco [--program P] [--schedule S]
-                                [--target cpu|cuda] [-o DIR] [-I DIR ...] [-v]
+                                [--target cpu|cuda] [--cuda-arch N] [-o DIR]
+                                [-I DIR ...] [-v]
 
 Compiles program P of FILE.coco (every program of it without --program),
 under schedule S, into a Python module in DIR (default: the current
