@@ -34,7 +34,7 @@ src=$root/samples/python/adam.coco
 mpicxx -std=c++17 -fopenmp $(cat "$build/cpu-flags.txt") -I"$root/runtime/include" \
   "$work/driver/adam.cpp" "$work/driver/adam_main.cpp" -o "$work/driver/adam" \
   "$build/runtime/libcoconet_rt_mpi.a" "$build/runtime/libcoconet_rt_cpu.a" "$build/runtime/libcoconet_rt.a"
-echo "coconet module call overhead: samples/python/adam.coco (unscheduled), CPU target, $(nproc) cores"
+echo "coconet module call overhead: samples/python/adam.coco (unscheduled), CPU target, $(getconf _NPROCESSORS_ONLN) cores"
 printf '%-6s %-10s %12s %12s %12s %12s\n' ranks "N/rank" "C++ us" "NumPy us" "torch us" "overhead us"
 for r in ${ranks//,/ }; do
   py=$(mpirun --oversubscribe -np "$r" "$python" "$root/tools/bench/python_overhead.py" \
