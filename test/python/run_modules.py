@@ -48,28 +48,10 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def run(cmd, cwd=None, env=None):
-    p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    return p.returncode == 0, p.stdout
-
-
-def cases(coconetc, path):
-    """(program, schedule or None) of a file, unscheduled first."""
-    ok, out = run([coconetc, "--color=never", path])
-    if not ok:
-        raise RuntimeError(out)
-    result = []
-    for line in out.splitlines():
-        m = re.match(r"program (\w+)", line)
-        if m:
-            result.append((m.group(1), None))
-        m = re.match(r"schedule (\w+) for (\w+)", line)
-        if m:
-            result.append((m.group(2), m.group(1)))
-    return result
+# The code generators' test driver: its way of running a command, listing a
+# file's programs and schedules, and factoring a rank count over a mesh.
+sys.path.insert(0, os.path.join(HERE, "..", "codegen"))
+from run_codegen import cases, factorisations, run  # noqa: E402
 
 
 def mpi_flags():
@@ -185,13 +167,6 @@ def axis_sizes(ranks, axes):
         if best is None or min(combo) >= min(best):
             best = combo
     return best
-
-
-def factorisations(ranks, axes):
-    if axes == 1:
-        return [(ranks,)]
-    return [(d,) + rest for d in range(1, ranks + 1) if ranks % d == 0
-            for rest in factorisations(ranks // d, axes - 1)]
 
 
 def local_group(layout, axis_sizes, rank):
