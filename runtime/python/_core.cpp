@@ -312,8 +312,8 @@ private:
   void deduce(std::vector<int64_t> &sizes, std::vector<int> &from) const;
   void placeAndCreate(const std::vector<int64_t> &sizes,
                       const std::vector<int> &from);
-  void place(const std::vector<int64_t> &sizes, const std::vector<int> &from,
-             std::vector<int64_t> &shape, std::vector<int64_t> &offset) const;
+  void place(const std::vector<int64_t> &sizes, std::vector<int64_t> &shape,
+             std::vector<int64_t> &offset) const;
   void take(int i, nb::handle h);
   void check(int i) const;
   void checkShape(int i, const int64_t *shape, const int64_t *offset,
@@ -668,9 +668,8 @@ Program::~Program() {
 }
 
 void Program::place(const std::vector<int64_t> &sizes,
-                    const std::vector<int> &from, std::vector<int64_t> &shape,
+                    std::vector<int64_t> &shape,
                     std::vector<int64_t> &offset) const {
-  (void)from;
   shape.assign(totalDims_ ? totalDims_ : 1, 0);
   offset.assign(totalDims_ ? totalDims_ : 1, 0);
   char err[4096] = "";
@@ -682,7 +681,7 @@ void Program::place(const std::vector<int64_t> &sizes,
 void Program::placeAndCreate(const std::vector<int64_t> &sizes,
                              const std::vector<int> &from) {
   std::vector<int64_t> shape, offset;
-  place(sizes, from, shape, offset);
+  place(sizes, shape, offset);
   std::vector<const int64_t *> tables;
   for (const auto &t : tables_)
     tables.push_back(t.data());
@@ -1110,7 +1109,7 @@ nb::object Program::call(nb::args args) {
   const std::vector<int> *from = &from_;
   if (!program_) {
     deduce(trySizes_, tryFrom_);
-    place(trySizes_, tryFrom_, tryShape_, tryOffset_);
+    place(trySizes_, tryShape_, tryOffset_);
     shape = tryShape_.data();
     offset = tryOffset_.data();
     sizes = &trySizes_;
