@@ -40,8 +40,10 @@ ALLOWED = {
     "analysis": {"ir", "diag"},
     "lower": {"ir", "diag"},
     "codegen": {"lower", "ir", "support"},
+    "tune": {"passes", "analysis", "ir", "diag"},
     "driver": {"diag", "ast", "parse", "ir", "sema", "sim", "passes",
-               "verify", "emit", "analysis", "lower", "codegen", "support"},
+               "verify", "emit", "analysis", "lower", "codegen", "tune",
+               "support"},
 }
 
 # (files the rule applies to, what they may include from a library, why).

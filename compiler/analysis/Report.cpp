@@ -249,6 +249,10 @@ LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
   addMemory(members, launch);
   bool communicates = false, computes = false, multiplies = false;
   for (const Stage *m : members) {
+    launch.members.push_back(m);
+    if (ir::isCommunication(m->kind) && !m->operands.empty())
+      launch.transfers.push_back(
+          {m, bytes(m->kind == StageKind::AllGather ? *m : *m->operands[0])});
     communicates |= ir::isCommunication(m->kind);
     computes |= !ir::isCommunication(m->kind);
     multiplies |= m->kind == StageKind::MatMul;
@@ -503,12 +507,15 @@ std::vector<LaunchCost> analyzeLaunches(const ir::Program &program,
 
 void printReport(const ir::Program &program, llvm::StringRef scheduleName,
                  const ir::DimEnv &sizes, llvm::raw_ostream &os,
-                 bool sequential) {
+                 bool sequential, llvm::ArrayRef<std::string> times,
+                 llvm::StringRef totalTime) {
   std::vector<LaunchCost> launches = analyzeLaunches(program, sequential);
   printHeader(program, scheduleName, sizes, os);
   LaunchCost total;
   for (unsigned i = 0; i < launches.size(); ++i) {
     printLaunch(launches[i], i + 1, sizes, os);
+    if (i < times.size() && !times[i].empty())
+      os << "       time   " << times[i] << '\n';
     total.read += launches[i].read;
     total.write += launches[i].write;
     total.sent += launches[i].sent;
@@ -521,6 +528,8 @@ void printReport(const ir::Program &program, llvm::StringRef scheduleName,
              {"net", total.sent, true},
              {"flops", total.flops, false}},
             sizes, os);
+  if (!totalTime.empty())
+    os << "       time   " << totalTime << '\n';
 }
 
 } // namespace coconet::analysis

@@ -45,6 +45,12 @@ struct LaunchCost {
   /// reducing collective's input copied in; the gathered output copied out,
   /// and in first when the kernel reads the parameter it updates).
   Polynomial staging;
+  /// The stages of the launch, in program order.
+  llvm::SmallVector<const ir::Stage *, 8> members;
+  /// Per communication member, the bytes one rank holds of what it moves
+  /// (the input; the output of an allgather): the n of the network
+  /// formulas, from which a tuner prices each algorithm.
+  llvm::SmallVector<std::pair<const ir::Stage *, Polynomial>, 2> transfers;
 };
 
 /// The launches of one step of `program`, in program order; with
@@ -56,9 +62,14 @@ std::vector<LaunchCost> analyzeLaunches(const ir::Program &program,
 /// Prints the report of `program` under `scheduleName` ("unscheduled" when
 /// none). `sizes` may bind some or all size names (mesh sizes included);
 /// formulas whose names are all bound are then also printed as numbers.
+/// With `times` (one line per launch, then the step's in `totalTime`), each
+/// launch and the total also print a predicted `time` row (a tuner's cost
+/// model computes them; this library only counts).
 void printReport(const ir::Program &program, llvm::StringRef scheduleName,
                  const ir::DimEnv &sizes, llvm::raw_ostream &os,
-                 bool sequential = false);
+                 bool sequential = false,
+                 llvm::ArrayRef<std::string> times = {},
+                 llvm::StringRef totalTime = {});
 
 } // namespace coconet::analysis
 

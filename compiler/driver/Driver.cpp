@@ -47,7 +47,11 @@ namespace cl = llvm::cl;
 namespace coconet::driver {
 
 llvm::cl::OptionCategory &simCategory();
-bool simOptionGiven(std::string &which);
+llvm::cl::OptionCategory &tuneCategory();
+bool simOptionGiven(std::string &which,
+                    llvm::ArrayRef<llvm::StringRef> allowed = {});
+bool tuneOptionGiven(std::string &which,
+                     llvm::ArrayRef<llvm::StringRef> allowed = {});
 
 static cl::OptionCategory &category() {
   static cl::OptionCategory cat("coconetc options");
@@ -192,6 +196,8 @@ static cl::opt<std::string> outputFile("o",
                                        cl::cat(category()));
 
 static const char *programPath = "coconetc"; // argv[0]
+
+const std::string &outputPath() { return outputFile; }
 
 /// --stdlib-dir, else $COCONET_STDLIB, else COCONET_STDLIB_DIR: relative to
 /// the executable's directory (installed: PREFIX/share/coconet/stdlib; in
@@ -379,7 +385,17 @@ static int runEmit() {
       return 2;
   }
   const ir::Schedule *schedule = nullptr;
-  if (scheduleRequested()) {
+  // --schedule=auto (unless the file has a schedule of that name): the
+  // tuner's choice for the one program.
+  std::optional<ir::Schedule> tuned;
+  if (scheduleName == "auto" && !c->module->findSchedule("auto")) {
+    if (!only && !(only = selectProgram(*c->module, "", true)))
+      return 2;
+    tuned = autoSchedule(*c, *only);
+    if (!tuned)
+      return c->diags->hadError() ? 1 : 2;
+    schedule = &*tuned;
+  } else if (scheduleRequested()) {
     schedule = selectSchedule(*c->module, only);
     if (!schedule)
       return 2;
@@ -387,6 +403,10 @@ static int runEmit() {
   ir::DimEnv sizes;
   if (emit == EmitKind::Report && !reportSizes(only, sizes))
     return 2;
+  std::optional<tune::Machine> machine;
+  if (emit == EmitKind::Report && machineGiven() &&
+      !(machine = loadMachine(*c)))
+    return c->diags->hadError() ? 1 : 2;
 
   // Every (program, schedule) pair to show; null: unscheduled.
   struct Job {
@@ -450,12 +470,17 @@ static int runEmit() {
     case EmitKind::Dot:
       emit::printDot(*scheduled, title, os);
       break;
-    case EmitKind::Report:
+    case EmitKind::Report: {
+      std::vector<std::string> times;
+      std::string total;
+      if (machine)
+        times = predictedTimes(*scheduled, *machine, sizes, sequential, total);
       analysis::printReport(*scheduled,
                             job.schedule ? llvm::StringRef(job.schedule->name)
                                          : llvm::StringRef("unscheduled"),
-                            sizes, os, sequential);
+                            sizes, os, sequential, times, total);
       break;
+    }
     case EmitKind::Plan:
     case EmitKind::Code:
     case EmitKind::Driver:
@@ -519,16 +544,17 @@ int runDriver(int argc, char **argv) {
   programPath = argv[0];
   cl::SetVersionPrinter(printVersion);
   (void)colorMode(); // registers --color
-  cl::HideUnrelatedOptions({&category(), &simCategory()});
-  // `sim` selects the simulator. It may follow options that take no
-  // separate value (`coconetc --color=never sim x.coco`).
+  cl::HideUnrelatedOptions({&category(), &simCategory(), &tuneCategory()});
+  // `sim` selects the simulator, `tune` the tuner. Either may follow
+  // options that take no separate value (`coconetc --color=never sim
+  // x.coco`).
   llvm::SmallVector<char *, 16> args(argv, argv + argc);
-  bool sim = false;
+  bool sim = false, tune = false;
   for (size_t i = 1; i < args.size(); ++i) {
     llvm::StringRef a = args[i];
-    if (a == "sim") {
+    if (a == "sim" || a == "tune") {
       args.erase(args.begin() + i);
-      sim = true;
+      (a == "sim" ? sim : tune) = true;
       break;
     }
     if (!a.starts_with("-") || a == "-I" || a == "-o" || a == "--")
@@ -545,7 +571,11 @@ int runDriver(int argc, char **argv) {
       "  coconetc [options] FILE.coco      check FILE and print its "
       "typed IR\n"
       "  coconetc sim [options] FILE.coco  run a program on the "
-      "reference simulator (the 'coconetc sim options' below)\n\n"
+      "reference simulator (the 'coconetc sim options' below)\n"
+      "  coconetc tune [options] FILE.coco rank the program's legal "
+      "schedules by\n"
+      "                                    predicted time on --machine and "
+      "write the fastest\n\n"
       "  --schedule=NAME applies a schedule of FILE to its program in "
       "both forms.\n",
       &parseErrorStream);
@@ -563,12 +593,38 @@ int runDriver(int argc, char **argv) {
                         "'; the passes are " + passes::passNameList());
       return 2;
     }
-  if (sim)
-    return runSim(inputFile, programName);
   std::string which;
-  if (simOptionGiven(which) &&
-      !(emit == EmitKind::Report && (which == "size" || which == "ranks"))) {
+  if (sim) {
+    if (tuneOptionGiven(which)) {
+      reportDriverError("--" + which + " is an option of 'coconetc tune'");
+      return 2;
+    }
+    return runSim(inputFile, programName);
+  }
+  const bool sized = emit == EmitKind::Report || scheduleName == "auto";
+  static const llvm::StringRef kSizes[] = {"size", "ranks"};
+  if (simOptionGiven(which, tune || sized
+                                ? llvm::ArrayRef<llvm::StringRef>(kSizes)
+                                : llvm::ArrayRef<llvm::StringRef>())) {
     reportDriverError("--" + which + " is an option of 'coconetc sim'");
+    return 2;
+  }
+  if (tune)
+    return runTune(inputFile, programName);
+  static const llvm::StringRef kMachine[] = {"machine", "shard", "chunks"};
+  llvm::ArrayRef<llvm::StringRef> allowed;
+  if (scheduleName == "auto")
+    allowed = kMachine;
+  else if (emit == EmitKind::Report)
+    allowed = llvm::ArrayRef(kMachine).take_front(1);
+  if (tuneOptionGiven(which, allowed)) {
+    reportDriverError("--" + which + " is an option of 'coconetc tune'" +
+                      (which == "machine"
+                           ? std::string(" (and of --emit=report and "
+                                         "--schedule=auto)")
+                       : which == "shard" || which == "chunks"
+                           ? std::string(" (and of --schedule=auto)")
+                           : std::string()));
     return 2;
   }
   return runEmit();

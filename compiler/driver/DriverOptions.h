@@ -9,11 +9,14 @@
 
 #include "diag/Diagnostic.h"
 #include "ir/Program.h"
+#include "tune/Machine.h"
 
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace coconet::driver {
 
@@ -50,6 +53,30 @@ bool reportSizes(const ir::Program *program, ir::DimEnv &sizes);
 
 /// The simulator subcommand's entry (SimCommand.cpp).
 int runSim(const std::string &path, const std::string &programName);
+
+/// -o: the output file (or directory), "-" for stdout.
+const std::string &outputPath();
+
+// TuneCommand.cpp.
+/// The tuner subcommand's entry.
+int runTune(const std::string &path, const std::string &programName);
+/// Was --machine given?
+bool machineGiven();
+/// The machine file --machine names (a path or an installed name); none
+/// after reporting why.
+std::optional<tune::Machine> loadMachine(Compilation &c);
+/// The tuner's fastest schedule of `program` (named "auto") for
+/// --schedule=auto, at the sizes of --size/--ranks on --machine; none after
+/// reporting why.
+std::optional<ir::Schedule> autoSchedule(Compilation &c,
+                                         const ir::Program &program);
+/// The predicted time of each launch of `scheduled` (in the order of
+/// analysis::analyzeLaunches) for --emit=report, and in `total` the step's
+/// (or why there is none).
+std::vector<std::string> predictedTimes(const ir::Program &scheduled,
+                                        const tune::Machine &machine,
+                                        const ir::DimEnv &sizes,
+                                        bool sequential, std::string &total);
 
 } // namespace coconet::driver
 

@@ -109,11 +109,13 @@ static NonNegativeOption checkUlps(
     "type's precision (default 0: bitwise)",
     0, simCategory());
 
-bool simOptionGiven(std::string &which) {
+bool simOptionGiven(std::string &which,
+                    llvm::ArrayRef<llvm::StringRef> allowed) {
   for (const auto &entry : cl::getRegisteredOptions()) {
     const cl::Option *o = entry.second;
     if (o->getNumOccurrences() &&
-        llvm::is_contained(o->Categories, &simCategory())) {
+        llvm::is_contained(o->Categories, &simCategory()) &&
+        !llvm::is_contained(allowed, o->ArgStr)) {
       which = o->ArgStr.str();
       return true;
     }

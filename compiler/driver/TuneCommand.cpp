@@ -1,0 +1,448 @@
+//===- TuneCommand.cpp - `coconetc tune` and the machine options ----------===//
+//
+// `coconetc tune FILE --machine M --size ... --ranks R` enumerates the
+// program's legal schedules, predicts each on the machine, prints them
+// ranked and writes the fastest as schedule text. --machine also gives
+// --emit=report its predicted times, and --schedule=auto is the tuner's
+// choice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/DriverOptions.h"
+#include "driver/RangedOption.h"
+
+#include "analysis/Report.h"
+#include "diag/TerminalText.h"
+#include "passes/PassManager.h"
+#include "tune/CostModel.h"
+#include "tune/Tuner.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#ifndef COCONET_MACHINES_DIR
+#define COCONET_MACHINES_DIR ""
+#endif
+
+namespace cl = llvm::cl;
+
+namespace coconet::driver {
+
+cl::OptionCategory &tuneCategory() {
+  static cl::OptionCategory cat("coconetc tune options (and --machine for "
+                                "--emit=report and --schedule=auto)");
+  return cat;
+}
+
+static cl::opt<std::string> machineOption(
+    "machine",
+    cl::desc("The machine file of the cost model: a path, or the name of an "
+             "installed one (cpu-2x1, h100-sxm-8, ...; docs/tuner.md)"),
+    cl::value_desc("file|name"), cl::cat(tuneCategory()));
+
+static NumberOption<int64_t> top("top",
+                                 "Rows of the ranked table (0: every "
+                                 "schedule); default 10",
+                                 0, INT64_MAX, 10, tuneCategory());
+
+static cl::list<int64_t>
+    chunkCounts("chunks",
+                cl::desc("Part counts tried for each overlap (default "
+                         "2,4,8)"),
+                cl::value_desc("K,K"), cl::CommaSeparated,
+                cl::cat(tuneCategory()));
+
+static cl::list<std::string> shardable(
+    "shard",
+    cl::desc("Parameters the tuner may store sharded (each rank keeps its "
+             "slice: the caller's interface changes); 'all' for any. "
+             "Default: none"),
+    cl::value_desc("name,name|all"), cl::CommaSeparated,
+    cl::cat(tuneCategory()));
+
+static cl::opt<std::string>
+    tunedName("name",
+              cl::desc("The name of the schedule tune writes (default "
+                       "'tuned')"),
+              cl::value_desc("name"), cl::init("tuned"),
+              cl::cat(tuneCategory()));
+
+bool machineGiven() { return machineOption.getNumOccurrences() > 0; }
+
+bool tuneOptionGiven(std::string &which,
+                     llvm::ArrayRef<llvm::StringRef> allowed) {
+  for (const auto &entry : cl::getRegisteredOptions()) {
+    const cl::Option *o = entry.second;
+    if (o->getNumOccurrences() &&
+        llvm::is_contained(o->Categories, &tuneCategory()) &&
+        !llvm::is_contained(allowed, o->ArgStr)) {
+      which = o->ArgStr.str();
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The installed machine files: COCONET_MACHINES_DIR relative to the
+/// executable's directory.
+static std::string machinesDir() {
+  llvm::SmallString<256> dir(COCONET_MACHINES_DIR);
+  if (llvm::sys::path::is_relative(dir)) {
+    static int anchor;
+    llvm::SmallString<256> exe(
+        llvm::sys::fs::getMainExecutable("coconetc", &anchor));
+    llvm::sys::path::remove_filename(exe);
+    llvm::sys::path::append(exe, dir);
+    llvm::sys::path::remove_dots(exe, /*remove_dot_dot=*/true);
+    dir = exe;
+  }
+  return std::string(dir);
+}
+
+std::optional<tune::Machine> loadMachine(Compilation &c) {
+  std::string path = machineOption;
+  if (path.empty()) {
+    reportToolError("no machine: give --machine FILE or the name of an "
+                    "installed one (in " +
+                    machinesDir() + ")");
+    return std::nullopt;
+  }
+  if (!llvm::sys::fs::exists(path) && path.find('/') == std::string::npos) {
+    llvm::SmallString<256> installed(machinesDir());
+    llvm::sys::path::append(installed, path + ".machine");
+    if (!llvm::sys::fs::exists(installed)) {
+      std::error_code ec;
+      std::vector<std::string> found;
+      for (llvm::sys::fs::directory_iterator it(machinesDir(), ec), end;
+           it != end && !ec; it.increment(ec))
+        if (llvm::sys::path::extension(it->path()) == ".machine")
+          found.push_back(llvm::sys::path::stem(it->path()).str());
+      llvm::sort(found);
+      std::string names = llvm::join(found, ", ");
+      reportToolError("no machine file '" + path +
+                      "' and no installed "
+                      "machine of that name (installed: " +
+                      (names.empty() ? std::string("none") : names) + ")");
+      return std::nullopt;
+    }
+    path = std::string(installed);
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    reportToolError("cannot read machine file '" + path +
+                    "': " + buffer.getError().message());
+    return std::nullopt;
+  }
+  return tune::parseMachine(std::move(*buffer), c.sourceMgr, *c.diags);
+}
+
+/// Every size name of `program` bound (P from --ranks), or report which
+/// are not.
+static bool allSizesBound(const ir::Program &program, ir::DimEnv &sizes,
+                          llvm::StringRef why) {
+  if (!reportSizes(&program, sizes))
+    return false;
+  llvm::SmallVector<std::string, 4> missing;
+  for (const std::string &name : program.sizeNames)
+    if (!sizes.count(name))
+      missing.push_back(name);
+  for (const auto &axis : program.mesh.axes)
+    if (!sizes.count(axis.size) && !llvm::is_contained(missing, axis.size))
+      missing.push_back(axis.size);
+  if (missing.empty())
+    return true;
+  reportToolError((why + " needs every size of '" + program.name +
+                   "' bound; not bound: " + llvm::join(missing, ", ") +
+                   " (--size NAME=VALUE; --ranks for P)")
+                      .str());
+  return false;
+}
+
+/// --shard names parameters of `program` (or is 'all').
+static bool checkShardable(const ir::Program &program) {
+  for (const std::string &name : shardable) {
+    if (name == "all")
+      continue;
+    const ir::Stage *s = program.findStage(name);
+    if (s && s->isParam())
+      continue;
+    std::string params;
+    for (const ir::Stage *p : program.getParams())
+      params += (params.empty() ? "" : ", ") + p->name;
+    reportToolError("--shard: '" + name + "' is not a parameter of '" +
+                    program.name + "' (its parameters: " + params + ")");
+    return false;
+  }
+  return true;
+}
+
+static tune::SpaceOptions spaceOptions(const ir::Schedule *base,
+                                       const ir::DimEnv &sizes) {
+  tune::SpaceOptions options;
+  options.base = base;
+  options.sizes = sizes;
+  if (!chunkCounts.empty())
+    options.chunks.assign(chunkCounts.begin(), chunkCounts.end());
+  for (const std::string &name : shardable)
+    if (name == "all")
+      options.shardAll = true;
+    else
+      options.shardable.push_back(name);
+  return options;
+}
+
+static std::string bytesText(double v) {
+  static const char *const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  unsigned unit = 0;
+  while (v >= 1024 && unit < 4) {
+    v /= 1024;
+    ++unit;
+  }
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.3g", v) << ' ' << kUnits[unit];
+  return s;
+}
+
+static std::string sizesText(const ir::Program &program,
+                             const ir::DimEnv &sizes) {
+  llvm::SmallVector<std::string, 4> bound;
+  for (const auto &[name, value] : sizes)
+    bound.push_back(name + " = " + std::to_string(value));
+  (void)program;
+  return llvm::join(bound, ", ");
+}
+
+/// Why no schedule was ranked.
+static std::string noSchedule(const ir::Program &program,
+                              const tune::TuneResult &result) {
+  if (result.unpriced)
+    return "the machine prices none of the " + std::to_string(result.unpriced) +
+           " legal schedules of '" + program.name +
+           "': " + result.unpricedReason;
+  return "no schedule of '" + program.name + "' fits these sizes";
+}
+
+int runTune(const std::string &path, const std::string &programName) {
+  auto c = compile(path);
+  if (!c->module)
+    return 1;
+  const ir::Program *program = nullptr;
+  if (!programName.empty() || !scheduleRequested()) {
+    program = selectProgram(*c->module, programName, true);
+    if (!program)
+      return 2;
+  }
+  const ir::Schedule *base = nullptr;
+  if (scheduleRequested()) {
+    base = selectSchedule(*c->module, program);
+    if (!base)
+      return 2;
+  }
+  for (int64_t k : chunkCounts)
+    if (k < 2) {
+      reportToolError("--chunks: a part count must be at least 2, got " +
+                      std::to_string(k));
+      return 2;
+    }
+  ir::DimEnv sizes;
+  if (!allSizesBound(*program, sizes, "coconetc tune") ||
+      !checkShardable(*program))
+    return 2;
+  std::optional<tune::Machine> machine = loadMachine(*c);
+  if (!machine)
+    return c->diags->hadError() ? 1 : 2;
+
+  llvm::errs() << "coconetc tune: enumerating the schedules of '"
+               << program->name << "'...\n";
+  auto result = tune::tuneProgram(*c->module, *program,
+                                  spaceOptions(base, sizes), *machine);
+  if (!result) {
+    reportToolError(llvm::toString(result.takeError()));
+    return 1;
+  }
+  const tune::SpaceStats &st = result->stats;
+  llvm::errs() << "coconetc tune: " << result->ranked.size()
+               << " schedules priced\n";
+  if (result->ranked.empty()) {
+    reportToolError(noSchedule(*program, *result));
+    return 1;
+  }
+
+  // The file's own schedules, recognised by the program they make.
+  std::map<std::string, std::string> known; // printed IR -> names
+  for (const ir::Schedule &s : c->module->schedules) {
+    if (s.program != program->name)
+      continue;
+    llvm::raw_null_ostream silent;
+    llvm::SourceMgr sm;
+    DiagnosticEngine quiet(sm, silent);
+    auto scheduled = passes::scheduleProgram(*c->module, *program, &s, quiet,
+                                             passes::PassOptions{});
+    if (!scheduled)
+      continue;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    ir::printProgram(*scheduled, os);
+    std::string &names = known[text];
+    names += (names.empty() ? "" : ", ") + s.name;
+  }
+
+  llvm::raw_ostream &os = llvm::outs();
+  os << "tune " << program->name
+     << (base ? " (after schedule " + base->name + ")" : std::string())
+     << " on machine " << machine->name << " (" << machine->path
+     << "): " << sizesText(*program, sizes) << '\n';
+  os << "space: " << result->ranked.size() << " legal schedules (" << st.tried
+     << " directives tried: " << st.refused << " refused, " << st.misfit
+     << " unfit for these sizes, " << st.duplicates << " duplicates"
+     << (result->unpriced
+             ? "; " + std::to_string(result->unpriced) +
+                   " not priced by the machine, e.g. " + result->unpricedReason
+             : std::string())
+     << (st.truncated ? "; STOPPED at the limit" : "") << ") in "
+     << llvm::format("%.3f", result->enumerateSeconds) << " s; priced in "
+     << llvm::format("%.3f", result->predictSeconds) << " s\n";
+  const double best = result->ranked.front().time.seconds;
+  size_t rows = *top == 0 ? result->ranked.size()
+                          : std::min<size_t>(*top, result->ranked.size());
+  os << llvm::format(
+      "%4s  %-10s %6s  %-9s  %-9s %8s  %-26s %s\n",
+      static_cast<const char *>("rank"), static_cast<const char *>("predicted"),
+      static_cast<const char *>("x best"), static_cast<const char *>("memory"),
+      static_cast<const char *>("net"), static_cast<const char *>("launches"),
+      static_cast<const char *>("collectives"),
+      static_cast<const char *>("schedule"));
+  for (size_t i = 0; i < rows; ++i) {
+    const tune::Ranked &r = result->ranked[i];
+    std::string text;
+    llvm::raw_string_ostream ir(text);
+    ir::printProgram(*r.candidate.program, ir);
+    auto it = known.find(text);
+    std::string summary = r.candidate.summary;
+    if (it != known.end())
+      summary += "  [= " + it->second + "]";
+    os << llvm::format("%4zu  %-10s %6.2f  %-9s  %-9s %8zu  %-26s %s\n", i + 1,
+                       tune::formatSeconds(r.time.seconds).c_str(),
+                       r.time.seconds / best, bytesText(r.memoryBytes).c_str(),
+                       bytesText(r.networkBytes).c_str(), r.launches.size(),
+                       (r.algorithms.empty() ? "-" : r.algorithms).c_str(),
+                       summary.c_str());
+  }
+  if (rows < result->ranked.size())
+    os << "  ... " << result->ranked.size() - rows
+       << " more (--top 0 shows them all)\n";
+
+  const tune::Ranked &winner = result->ranked.front();
+  std::string schedule = tune::scheduleText(tunedName, *program, base,
+                                            winner.candidate.directives);
+  const std::string &out = outputPath();
+  if (out == "-") {
+    os << "\nthe fastest, as schedule text:\n" << schedule;
+    return 0;
+  }
+  std::error_code ec;
+  llvm::ToolOutputFile file(out, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    reportToolError("cannot write '" + out + "': " + ec.message());
+    return 2;
+  }
+  file.os() << "// coconetc tune: the fastest of " << result->ranked.size()
+            << " schedules of " << program->name << " on machine "
+            << machine->name << ", predicted " << tune::formatSeconds(best)
+            << " per step at " << sizesText(*program, sizes) << ".\n"
+            << schedule;
+  file.keep();
+  os << "\nthe fastest written to " << out << " (schedule " << tunedName
+     << ")\n";
+  return 0;
+}
+
+std::optional<ir::Schedule> autoSchedule(Compilation &c,
+                                         const ir::Program &program) {
+  ir::DimEnv sizes;
+  if (!allSizesBound(program, sizes, "--schedule=auto") ||
+      !checkShardable(program))
+    return std::nullopt;
+  std::optional<tune::Machine> machine = loadMachine(c);
+  if (!machine)
+    return std::nullopt;
+  auto result = tune::tuneProgram(*c.module, program,
+                                  spaceOptions(nullptr, sizes), *machine);
+  if (!result) {
+    reportToolError(llvm::toString(result.takeError()));
+    return std::nullopt;
+  }
+  if (result->ranked.empty()) {
+    reportToolError("--schedule=auto: " + noSchedule(program, *result));
+    return std::nullopt;
+  }
+  const tune::Ranked &best = result->ranked.front();
+  double unscheduled = best.time.seconds;
+  for (const tune::Ranked &r : result->ranked)
+    if (r.candidate.directives.empty())
+      unscheduled = r.time.seconds;
+  llvm::errs() << "coconetc: --schedule=auto for '" << program.name
+               << "' on machine " << machine->name << ": "
+               << best.candidate.summary << " (predicted "
+               << tune::formatSeconds(best.time.seconds)
+               << " per step; unscheduled " << tune::formatSeconds(unscheduled)
+               << "; " << result->ranked.size() << " schedules compared)\n";
+  return tune::makeSchedule("auto", program, nullptr,
+                            best.candidate.directives);
+}
+
+std::vector<std::string> predictedTimes(const ir::Program &scheduled,
+                                        const tune::Machine &machine,
+                                        const ir::DimEnv &sizes,
+                                        bool sequential, std::string &total) {
+  std::vector<analysis::LaunchCost> launches =
+      analysis::analyzeLaunches(scheduled, sequential);
+  auto step = tune::predictStep(scheduled, launches, machine, sizes);
+  std::vector<std::string> lines(launches.size());
+  if (!step) {
+    total = "not predicted: " + llvm::toString(step.takeError());
+    return lines;
+  }
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const tune::LaunchTime &t = step->launches[i];
+    std::string s = tune::formatSeconds(t.seconds);
+    llvm::SmallVector<std::string, 4> parts;
+    if (t.memorySeconds > 0)
+      parts.push_back("memory " + tune::formatSeconds(t.memorySeconds));
+    if (t.computeSeconds > 0)
+      parts.push_back("compute " + tune::formatSeconds(t.computeSeconds));
+    for (const tune::CollectiveTime &ct : t.collectives) {
+      std::string c = ct.stage->name + ": " +
+                      tune::algorithmName(ct.algorithm).str() + " " +
+                      tune::formatSeconds(ct.seconds) + " over " +
+                      std::to_string(ct.members) + " ranks (" +
+                      tune::levelName(ct.level).str() + ")";
+      if (!ct.alternatives.empty())
+        c += "; " + ct.alternatives;
+      parts.push_back(c);
+    }
+    if (!parts.empty())
+      s += " (" + llvm::join(parts, ", ") + ")";
+    if (t.overlapWith >= 0)
+      s += t.overlapped > 0
+               ? "; overlapped with launch " +
+                     std::to_string(t.overlapWith + 1) + " in " +
+                     std::to_string(t.chunks) + " parts: the pair " +
+                     tune::formatSeconds(t.overlapped)
+               : "; counted with launch " + std::to_string(t.overlapWith + 1);
+    lines[i] = s;
+  }
+  total = tune::formatSeconds(step->seconds) + " per step on machine " +
+          machine.name;
+  return lines;
+}
+
+} // namespace coconet::driver

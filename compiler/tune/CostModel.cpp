@@ -1,0 +1,322 @@
+//===- CostModel.cpp - predicted time of one step on a machine ------------===//
+//
+// See CostModel.h for the model; docs/tuner.md for where each term comes
+// from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tune/CostModel.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace coconet::tune {
+
+std::optional<AlgorithmShape> algorithmShape(Collective collective,
+                                             Algorithm algorithm,
+                                             int64_t members, double bytes) {
+  const double p = static_cast<double>(members), n = bytes;
+  if (members <= 1)
+    return AlgorithmShape{0, 0};
+  const double ring = (p - 1) / p * n;
+  const double logP = std::ceil(std::log2(p));
+  switch (algorithm) {
+  // The library's own choice is priced as a ring: what NCCL picks for
+  // large messages, and what the CPU runtime's alltoall-based collectives
+  // move.
+  case Algorithm::Library:
+  case Algorithm::Ring:
+    switch (collective) {
+    case Collective::AllReduce:
+      return AlgorithmShape{2 * (p - 1), 2 * ring};
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+      return AlgorithmShape{p - 1, ring};
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      return AlgorithmShape{p - 1, n};
+    case Collective::SendRecv:
+      return AlgorithmShape{1, n};
+    }
+    break;
+  case Algorithm::Tree:
+    switch (collective) {
+    case Collective::AllReduce:
+      return AlgorithmShape{2 * logP, 2 * n};
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      return AlgorithmShape{logP, n};
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+    case Collective::SendRecv:
+      return std::nullopt;
+    }
+    break;
+  case Algorithm::OneShot:
+    // Every member reads every other member's whole input at once.
+    switch (collective) {
+    case Collective::AllReduce:
+      return AlgorithmShape{1, (p - 1) * n};
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+      return AlgorithmShape{1, ring};
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::SendRecv:
+      return std::nullopt;
+    }
+    break;
+  case Algorithm::TwoShot:
+    // A one-shot reducescatter, then a one-shot allgather.
+    if (collective == Collective::AllReduce)
+      return AlgorithmShape{2, 2 * ring};
+    return std::nullopt;
+  case Algorithm::Direct:
+    switch (collective) {
+    case Collective::AllReduce:
+      return AlgorithmShape{2, 2 * ring};
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+      return AlgorithmShape{1, ring};
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::SendRecv:
+      return std::nullopt;
+    }
+    break;
+  }
+  return std::nullopt;
+}
+
+double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape) {
+  return cost.latency * shape.steps + shape.volume / cost.bandwidth;
+}
+
+namespace {
+
+int64_t axisSize(const ir::Program &program, unsigned axis,
+                 const ir::DimEnv &sizes) {
+  auto it = sizes.find(program.mesh.axes[axis].size);
+  return it == sizes.end() ? 1 : it->second;
+}
+
+llvm::Error problem(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+class Predictor {
+public:
+  Predictor(const ir::Program &program, const Machine &machine,
+            const ir::DimEnv &sizes)
+      : program(program), machine(machine), sizes(sizes) {}
+
+  llvm::Expected<LaunchTime> launch(const analysis::LaunchCost &cost);
+
+private:
+  llvm::Expected<double> value(const analysis::Polynomial &p,
+                               llvm::StringRef what) const;
+  /// The collective's cheapest priced algorithm on each of its axes.
+  llvm::Error collective(const ir::Stage &stage, double bytes, bool fused,
+                         LaunchTime &out) const;
+
+  const ir::Program &program;
+  const Machine &machine;
+  const ir::DimEnv &sizes;
+};
+
+llvm::Expected<double> Predictor::value(const analysis::Polynomial &p,
+                                        llvm::StringRef what) const {
+  if (std::optional<double> v = p.evaluate(sizes))
+    return *v;
+  return problem("cannot predict a time: the " + what + " (" + p.str() +
+                 ") has a size that is not bound; give every size with "
+                 "--size (and --ranks)");
+}
+
+llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
+                                  bool fused, LaunchTime &out) const {
+  std::optional<Collective> kind = collectiveOf(stage.kind);
+  if (!kind)
+    return llvm::Error::success();
+  for (unsigned axis = 0; axis < program.mesh.size(); ++axis) {
+    if (stage.axis >= 0 && static_cast<unsigned>(stage.axis) != axis)
+      continue;
+    CollectiveTime t;
+    t.stage = &stage;
+    t.collective = *kind;
+    t.axis = axis;
+    t.members = axisSize(program, axis, sizes);
+    t.level = axisLevel(program, axis, sizes, machine);
+    t.bytes = bytes;
+    struct Priced {
+      Algorithm algorithm;
+      double seconds, fixed;
+    };
+    llvm::SmallVector<Priced, 6> priced;
+    for (Algorithm a : allAlgorithms()) {
+      if ((a == Algorithm::Direct) != fused)
+        continue;
+      const LinkCost *cost = machine.find(*kind, a, t.level);
+      std::optional<AlgorithmShape> shape =
+          algorithmShape(*kind, a, t.members, bytes);
+      if (cost && shape)
+        priced.push_back(
+            {a, algorithmSeconds(*cost, *shape), cost->latency * shape->steps});
+    }
+    // The cheapest; the first listed on a tie.
+    llvm::stable_sort(priced, [](const Priced &x, const Priced &y) {
+      return x.seconds < y.seconds;
+    });
+    if (priced.empty())
+      return problem(
+          "machine '" + machine.name + "' (" + machine.path + ") prices no " +
+          (fused ? "'direct' algorithm (a fused collective "
+                   "kernel's own)"
+                 : "algorithm") +
+          " for " + collectiveName(*kind) + " on the " + levelName(t.level) +
+          " level; add a line 'collective " + collectiveName(*kind) +
+          " ALGORITHM " + levelName(t.level) + " latency ... bandwidth ...'");
+    t.algorithm = priced.front().algorithm;
+    t.seconds = priced.front().seconds;
+    llvm::SmallVector<std::string, 4> others;
+    for (const Priced &o : llvm::drop_begin(priced))
+      others.push_back(algorithmName(o.algorithm).str() + " " +
+                       formatSeconds(o.seconds));
+    t.alternatives = llvm::join(others, ", ");
+    out.networkSeconds += t.seconds;
+    out.fixed += priced.front().fixed;
+    out.collectives.push_back(std::move(t));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
+  using Kind = analysis::LaunchCost::Kind;
+  LaunchTime t;
+  auto read = value(cost.read, "bytes read");
+  auto write = value(cost.write, "bytes written");
+  if (!read)
+    return read.takeError();
+  if (!write)
+    return write.takeError();
+  double memory = *read + *write;
+  if (cost.kind == Kind::FusedCollective) {
+    auto staging = value(cost.staging, "bytes of the staging copies");
+    if (!staging)
+      return staging.takeError();
+    memory += *staging;
+  }
+  for (const auto &[stage, bytes] : cost.transfers) {
+    auto n = value(bytes, "bytes of " + stage->name);
+    if (!n)
+      return n.takeError();
+    if (llvm::Error e =
+            collective(*stage, *n, cost.kind == Kind::FusedCollective, t))
+      return e;
+  }
+  if (cost.kind == Kind::Collective) {
+    // A collective reads its input and writes its output as part of what
+    // the algorithm's bandwidth already measures.
+    t.seconds = t.networkSeconds;
+    return t;
+  }
+  t.memorySeconds = memory / machine.memoryBandwidth;
+  if (cost.kind == Kind::Matmul) {
+    auto flops = value(cost.flops, "FLOPs");
+    if (!flops)
+      return flops.takeError();
+    const ir::Stage *mm = nullptr;
+    for (const ir::Stage *m : cost.members)
+      if (m->kind == ir::StageKind::MatMul)
+        mm = m;
+    ir::DType dtype = mm ? mm->type.dtype : ir::DType::F32;
+    auto rate = machine.matmulRate.find(dtype);
+    if (rate == machine.matmulRate.end())
+      return problem("machine '" + machine.name + "' (" + machine.path +
+                     ") has no matmul rate for " + ir::dtypeName(dtype) +
+                     "; add a line 'matmul " + ir::dtypeName(dtype) +
+                     " RATE GFLOP/s'");
+    t.computeSeconds = *flops / rate->second;
+  }
+  double body = std::max(t.memorySeconds, t.computeSeconds);
+  if (cost.kind == Kind::FusedCollective) {
+    double transfer = t.networkSeconds - t.fixed;
+    body = machine.fusedOverlaps ? std::max(body, transfer) : body + transfer;
+  }
+  t.fixed += machine.kernelLaunch;
+  t.seconds = t.fixed + body;
+  return t;
+}
+
+} // namespace
+
+Level axisLevel(const ir::Program &program, unsigned axis,
+                const ir::DimEnv &sizes, const Machine &machine) {
+  int64_t span = 1;
+  for (unsigned a = axis; a < program.mesh.size(); ++a)
+    span *= axisSize(program, a, sizes);
+  return span <= machine.ranksPerNode ? Level::Node : Level::Network;
+}
+
+llvm::Expected<StepTime>
+predictStep(const ir::Program &program,
+            llvm::ArrayRef<analysis::LaunchCost> launches,
+            const Machine &machine, const ir::DimEnv &sizes) {
+  StepTime step;
+  Predictor predictor(program, machine, sizes);
+  for (const analysis::LaunchCost &cost : launches) {
+    auto t = predictor.launch(cost);
+    if (!t)
+      return t.takeError();
+    step.launches.push_back(std::move(*t));
+  }
+  auto launchOf = [&](const ir::Stage *s) -> int {
+    for (size_t i = 0; i < launches.size(); ++i)
+      if (llvm::is_contained(launches[i].members, s))
+        return static_cast<int>(i);
+    return -1;
+  };
+  for (const ir::Overlap &o : program.overlaps) {
+    int p = launchOf(o.producer), c = launchOf(o.consumer);
+    if (p < 0 || c < 0 || p == c)
+      continue;
+    LaunchTime &first = step.launches[std::min(p, c)];
+    LaunchTime &second = step.launches[std::max(p, c)];
+    const LaunchTime &producer = step.launches[p];
+    const LaunchTime &consumer = step.launches[c];
+    const double k = static_cast<double>(o.chunks);
+    const double m = producer.fixed + (producer.seconds - producer.fixed) / k;
+    const double n = consumer.fixed + (consumer.seconds - consumer.fixed) / k;
+    const double pair = machine.overlapConcurrent
+                            ? m + n + (k - 1) * std::max(m, n)
+                            : k * (m + n);
+    first.overlapWith = std::max(p, c);
+    second.overlapWith = std::min(p, c);
+    first.chunks = second.chunks = o.chunks;
+    first.overlapped = pair;
+    second.overlapped = 0;
+  }
+  for (const LaunchTime &t : step.launches)
+    step.seconds += t.overlapped >= 0 ? t.overlapped : t.seconds;
+  return step;
+}
+
+std::string formatSeconds(double seconds) {
+  static const char *const kUnits[] = {"s", "ms", "us", "ns"};
+  unsigned unit = 0;
+  double v = seconds;
+  while (unit < 3 && v != 0 && std::fabs(v) < 1) {
+    v *= 1000;
+    ++unit;
+  }
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.3g", v) << ' ' << kUnits[unit];
+  return s;
+}
+
+} // namespace coconet::tune

@@ -1,0 +1,111 @@
+//===- CostModel.h - predicted time of one step on a machine ----*- C++ -*-===//
+//
+// Turns the report's counts (analysis::LaunchCost: bytes read, written and
+// moved, FLOPs) into seconds on a Machine:
+//
+//   kernel             launch + (read + write) / memory bandwidth
+//   matmul             launch + max(memory time, FLOPs / matmul rate)
+//   collective         latency * steps(P) + volume(P, n) / bandwidth, for
+//                      the algorithm with the least time among those the
+//                      machine prices for that collective and level
+//   fused collective   launch + its memory time (staging copies included)
+//                      and its collectives by the `direct` algorithm,
+//                      added (a CPU's shared memory) or the larger
+//                      (`fused-collective overlapped`, a GPU)
+//   overlap in K parts each part of the producer and the collective costs
+//                      its fixed part (launch, latencies) plus 1/K of the
+//                      rest; concurrent: first producer part + last
+//                      collective part + (K - 1) * the larger part;
+//                      alternating: K * (both parts)
+//
+// A collective over every axis of a two-axis mesh costs the sum of its
+// terms on each axis, each on the level its ranks are on. Launches run one
+// after the other. docs/tuner.md has the derivations and the limits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_TUNE_COSTMODEL_H
+#define COCONET_TUNE_COSTMODEL_H
+
+#include "analysis/Report.h"
+#include "tune/Machine.h"
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace coconet::tune {
+
+/// How many latency-bound steps an algorithm takes and how many bytes each
+/// member moves, for P members each holding n bytes.
+struct AlgorithmShape {
+  double steps = 0;
+  double volume = 0;
+};
+/// The shape of `algorithm` for `collective`, or none when the algorithm
+/// does not implement it (a tree reducescatter).
+std::optional<AlgorithmShape> algorithmShape(Collective collective,
+                                             Algorithm algorithm,
+                                             int64_t members, double bytes);
+/// latency * steps + volume / bandwidth.
+double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape);
+
+/// The level the ranks of mesh axis `axis` are on: a node when the axis's
+/// ranks (numbered row-major, the last axis fastest) lie within
+/// ranks-per-node consecutive ranks.
+Level axisLevel(const ir::Program &program, unsigned axis,
+                const ir::DimEnv &sizes, const Machine &machine);
+
+/// One collective's priced algorithm, on one mesh axis.
+struct CollectiveTime {
+  const ir::Stage *stage = nullptr;
+  Collective collective = Collective::AllReduce;
+  Algorithm algorithm = Algorithm::Library;
+  Level level = Level::Node;
+  unsigned axis = 0;
+  int64_t members = 1;
+  double bytes = 0;
+  double seconds = 0;
+  /// Why this algorithm: the others' times ("ring 12.1 us, tree 15 us").
+  std::string alternatives;
+};
+
+struct LaunchTime {
+  /// The whole launch; `fixed` of it does not shrink when the launch is cut
+  /// into parts (launch latency, collective latencies).
+  double seconds = 0;
+  double fixed = 0;
+  double memorySeconds = 0;
+  double computeSeconds = 0;
+  double networkSeconds = 0;
+  std::vector<CollectiveTime> collectives;
+  /// An overlap pair: the index of the other launch and the part count;
+  /// the pair's time is on the first of the two (the other shows 0 in
+  /// `overlapped`).
+  int overlapWith = -1;
+  int64_t chunks = 1;
+  double overlapped = -1;
+};
+
+struct StepTime {
+  std::vector<LaunchTime> launches;
+  double seconds = 0;
+};
+
+/// The predicted time of one step of `program` (launches as
+/// analyzeLaunches() returns them for it) on `machine`, with every size
+/// name bound in `sizes`; an error names an unbound size or a price the
+/// machine does not state.
+llvm::Expected<StepTime>
+predictStep(const ir::Program &program,
+            llvm::ArrayRef<analysis::LaunchCost> launches,
+            const Machine &machine, const ir::DimEnv &sizes);
+
+/// "12.3 us", "4.56 ms", "1.2 s" (three significant digits).
+std::string formatSeconds(double seconds);
+
+} // namespace coconet::tune
+
+#endif // COCONET_TUNE_COSTMODEL_H

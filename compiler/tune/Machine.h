@@ -1,0 +1,107 @@
+//===- Machine.h - a machine description for the cost model -----*- C++ -*-===//
+//
+// A machine file (tools/machines/*.machine, docs/tuner.md) states what one
+// step's launches cost on one system: memory bandwidth and launch latency
+// per rank, matmul rate per element type, and for every collective
+// algorithm the machine has, a latency per step and a bandwidth per link
+// level. Each line is `KEY WORDS... VALUE UNIT`, `#` starts a comment; a
+// value is refused with its line and column when it is missing, malformed,
+// in the wrong unit, or given twice.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_TUNE_MACHINE_H
+#define COCONET_TUNE_MACHINE_H
+
+#include "diag/Diagnostic.h"
+#include "ir/Program.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace llvm {
+class MemoryBuffer;
+class SourceMgr;
+} // namespace llvm
+
+namespace coconet::tune {
+
+/// How a collective moves its data. `Library` is the communication
+/// library's own choice (NCCL's tuner; on the CPU target the runtime's exact
+/// collectives on MPI); `Direct` is a fused collective kernel's own loads
+/// and stores over shared memory or NVLink.
+enum class Algorithm { Library, Ring, Tree, OneShot, TwoShot, Direct };
+llvm::StringRef algorithmName(Algorithm a);
+std::optional<Algorithm> parseAlgorithm(llvm::StringRef name);
+llvm::ArrayRef<Algorithm> allAlgorithms();
+
+/// Where the members of a collective are: one node (shared memory, NVLink)
+/// or several (the network).
+enum class Level { Node, Network };
+llvm::StringRef levelName(Level l);
+
+/// The collectives a machine file prices.
+enum class Collective {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  Reduce,
+  SendRecv
+};
+llvm::StringRef collectiveName(Collective c);
+std::optional<Collective> collectiveOf(ir::StageKind kind);
+
+/// One algorithm of one collective on one level:
+/// time = latency * steps(P) + volume(P, n) / bandwidth (CostModel.h).
+struct LinkCost {
+  double latency = 0;   ///< seconds per step
+  double bandwidth = 0; ///< bytes per second
+};
+
+struct Machine {
+  std::string name;
+  /// "cpu" or "cuda": the target the constants were measured or stated for.
+  std::string target;
+  /// Ranks that share a node; axes whose ranks lie within one node use the
+  /// node level (ranks are numbered row-major, the last axis fastest).
+  int64_t ranksPerNode = 1;
+  /// Threads each rank uses (CPU target; 1 for a GPU).
+  int64_t threadsPerRank = 1;
+  double kernelLaunch = 0;    ///< seconds per launch
+  double memoryBandwidth = 0; ///< bytes per second, per rank
+  /// FLOP per second of a matmul, per element type.
+  std::map<ir::DType, double> matmulRate;
+  /// Does a fused collective kernel's communication overlap its memory
+  /// traffic (a GPU: max of the two) or share the memory with it (a CPU's
+  /// shared-memory team: their sum)?
+  bool fusedOverlaps = false;
+  /// Does an overlapped matmul run while its collective moves data (the
+  /// GPU's copy engines and NVLink), or do they take turns on the cores?
+  bool overlapConcurrent = true;
+  std::map<std::tuple<Collective, Algorithm, Level>, LinkCost> collectives;
+  /// Where each value was stated: the machine file's name (for messages).
+  std::string path;
+
+  const LinkCost *find(Collective c, Algorithm a, Level l) const;
+};
+
+/// Parses the machine file in `buffer` (added to `sourceMgr`); reports each
+/// problem at its line and returns null after any.
+std::optional<Machine> parseMachine(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                                    llvm::SourceMgr &sourceMgr,
+                                    DiagnosticEngine &diags);
+
+/// Writes `machine` in the file format, one value per line, with `header`
+/// (comment lines) first: parseMachine reads back the same machine.
+void printMachine(const Machine &machine, llvm::StringRef header,
+                  llvm::raw_ostream &os);
+
+} // namespace coconet::tune
+
+#endif // COCONET_TUNE_MACHINE_H

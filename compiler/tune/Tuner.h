@@ -1,0 +1,60 @@
+//===- Tuner.h - rank a program's schedules by predicted time ---*- C++ -*-===//
+//
+// The schedule space (ScheduleSpace.h) priced by the cost model
+// (CostModel.h): what `coconetc tune` prints and `--schedule=auto` picks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_TUNE_TUNER_H
+#define COCONET_TUNE_TUNER_H
+
+#include "analysis/Report.h"
+#include "tune/CostModel.h"
+#include "tune/Machine.h"
+#include "tune/ScheduleSpace.h"
+
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace coconet::tune {
+
+struct Ranked {
+  Candidate candidate;
+  std::vector<analysis::LaunchCost> launches;
+  StepTime time;
+  double memoryBytes = 0; ///< read + write (+ staging) per rank
+  double networkBytes = 0;
+  /// "rs direct, ag direct" / "gs library": each collective's algorithm.
+  std::string algorithms;
+};
+
+struct TuneResult {
+  /// Fastest first; ties keep the enumeration order (fewer directives,
+  /// earlier choices first).
+  std::vector<Ranked> ranked;
+  SpaceStats stats;
+  /// Legal schedules the machine cannot price (a fused collective across
+  /// nodes, where it states no `direct` algorithm), and the first reason.
+  size_t unpriced = 0;
+  std::string unpricedReason;
+  double enumerateSeconds = 0;
+  double predictSeconds = 0;
+};
+
+/// Enumerates and prices the schedules of `program`; an error names what
+/// the machine or the sizes lack.
+llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
+                                       const ir::Program &program,
+                                       const SpaceOptions &options,
+                                       const Machine &machine);
+
+/// A schedule named `name` for `program` with `directives` (after `apply
+/// base` when a base is given), for the pass manager.
+ir::Schedule makeSchedule(llvm::StringRef name, const ir::Program &program,
+                          const ir::Schedule *base,
+                          llvm::ArrayRef<ir::Schedule::Directive> directives);
+
+} // namespace coconet::tune
+
+#endif // COCONET_TUNE_TUNER_H
