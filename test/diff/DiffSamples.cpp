@@ -23,6 +23,12 @@
 // negative: the update takes its square root) gets the absolute value of
 // its generated input.
 //
+// With --tuned, the schedules are instead those the tuner enumerates for
+// each program (tune/ScheduleSpace.h: any parameter may be sharded,
+// overlaps in 2 and 4 parts), every K-th of them with --every K (starting
+// at --offset), on 2, 3 and 4 ranks with one size draw: the tuner must
+// only ever offer schedules that keep the program's results.
+//
 // Prints one line per (program, schedule) and the totals; exits with 1 on
 // any mismatch, simulator error or refused schedule.
 //
@@ -34,6 +40,8 @@
 #include "sema/Sema.h"
 #include "sim/Inputs.h"
 #include "sim/Simulator.h"
+#include "tune/ScheduleSpace.h"
+#include "tune/Tuner.h"
 #include "verify/Differential.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -61,6 +69,7 @@ using namespace coconet;
 namespace {
 
 constexpr int64_t kRankCounts[] = {1, 2, 3, 4, 8};
+constexpr int64_t kTunedRankCounts[] = {2, 3, 4};
 /// Random size draws per mesh configuration, and seeds per draw.
 constexpr int kSizeDraws = 3;
 constexpr int kSeedsPerDraw = 2;
@@ -116,10 +125,15 @@ struct Row {
 
 class Suite {
 public:
+  /// --tuned: the tuner's schedules, every `every`-th from `offset`.
+  bool tuned = false;
+  size_t every = 1, offset = 0;
   int run();
 
 private:
   void checkFile(const std::string &path);
+  void checkTuned(const ir::Module &module, const std::string &path,
+                  const std::string &diagText);
   void checkSchedule(const ir::Program &program, const ir::Program &candidate,
                      Row &row, const std::string &path);
   /// Sets up `options` for one run; false after reporting a failure.
@@ -132,6 +146,7 @@ private:
                      const sim::SimOptions &options, const std::string &what);
 
   std::mt19937_64 rng{0xC0C0DE5EEDULL};
+  size_t tunedSeen = 0;
   std::vector<Row> rows;
   llvm::StringSet<> seen;
   unsigned totalCases = 0, totalRuns = 0, totalFailures = 0;
@@ -228,7 +243,10 @@ void Suite::checkSchedule(const ir::Program &program,
                           const ir::Program &candidate, Row &row,
                           const std::string &path) {
   const ir::Mesh &mesh = program.mesh;
-  for (int64_t ranks : kRankCounts) {
+  llvm::ArrayRef<int64_t> rankCounts = kRankCounts;
+  if (tuned)
+    rankCounts = kTunedRankCounts;
+  for (int64_t ranks : rankCounts) {
     ++row.cases;
     ++totalCases;
     std::vector<llvm::SmallVector<int64_t, 2>> meshes;
@@ -247,7 +265,7 @@ void Suite::checkSchedule(const ir::Program &program,
         ++row.failures;
         continue;
       }
-      for (int draw = 0; draw < kSizeDraws; ++draw) {
+      for (int draw = 0; draw < (tuned ? 1 : kSizeDraws); ++draw) {
         sim::SimOptions options;
         options.sizes = meshSizes;
         for (const std::string &name : program.sizeNames)
@@ -311,6 +329,10 @@ void Suite::checkFile(const std::string &path) {
     llvm::errs() << "FAIL: " << path << " does not compile:\n" << diagText;
     return;
   }
+  if (tuned) {
+    checkTuned(*module, path, diagText);
+    return;
+  }
   // Each program with the cleanups alone, then each of its schedules;
   // programs and schedules of imported modules are checked once.
   for (const auto &program : module->programs) {
@@ -337,6 +359,80 @@ void Suite::checkFile(const std::string &path) {
                      << diagText;
       } else {
         checkSchedule(*program, *candidate, row, path);
+      }
+      row.ms = std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - start)
+                   .count();
+      rows.push_back(std::move(row));
+    }
+  }
+}
+
+void Suite::checkTuned(const ir::Module &module, const std::string &path,
+                       const std::string &diagText) {
+  for (const auto &program : module.programs) {
+    if (!seen.insert(program->name + "/(tuned)").second)
+      continue;
+    tune::SpaceOptions options;
+    options.shardAll = true;
+    options.chunks = {2, 4};
+    tune::SpaceStats stats;
+    std::vector<tune::Candidate> candidates =
+        tune::enumerateSchedules(module, *program, options, stats);
+    if (candidates.empty() || stats.truncated) {
+      ++totalFailures;
+      llvm::errs() << "FAIL: " << path << ": the tuner offers "
+                   << candidates.size() << " schedules of " << program->name
+                   << (stats.truncated ? " (stopped at its limit)" : "") << "\n"
+                   << diagText;
+      continue;
+    }
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if ((tunedSeen++ + every - offset % every) % every != 0)
+        continue;
+      const tune::Candidate &c = candidates[i];
+      Row row;
+      row.program = program->name;
+      row.schedule = "tuned#" + std::to_string(i);
+      auto start = std::chrono::steady_clock::now();
+      std::string verifyError = ir::verifyProgram(*c.program);
+      // The schedule text it offers must make the program it priced.
+      ir::Schedule text =
+          tune::makeSchedule(row.schedule, *program, nullptr, c.directives);
+      llvm::SourceMgr sm;
+      std::string replayDiags;
+      llvm::raw_string_ostream replayOs(replayDiags);
+      DiagnosticEngine replayEngine(sm, replayOs);
+      passes::PassOptions verifying;
+      verifying.verifyEach = true;
+      std::unique_ptr<ir::Program> replayed = passes::scheduleProgram(
+          module, *program, &text, replayEngine, verifying);
+      std::string want, got;
+      llvm::raw_string_ostream wantOs(want), gotOs(got);
+      ir::printProgram(*c.program, wantOs);
+      if (replayed)
+        ir::printProgram(*replayed, gotOs);
+      if (!verifyError.empty() || !replayed || want != got) {
+        ++totalFailures;
+        ++row.failures;
+        llvm::errs() << "FAIL: " << path << ": " << row.schedule << " of "
+                     << program->name
+                     << (!verifyError.empty() ? " is invalid IR: " + verifyError
+                         : !replayed
+                             ? " is refused when applied again:\n" + replayDiags
+                             : std::string(" makes another program "
+                                           "than its schedule text"))
+                     << "\n"
+                     << tune::scheduleText("t", *program, nullptr,
+                                           c.directives);
+      } else {
+        unsigned before = totalFailures;
+        checkSchedule(*program, *c.program, row, path);
+        if (totalFailures != before)
+          llvm::errs() << "  the schedule (" << row.schedule << "):\n"
+                       << tune::scheduleText(row.schedule.substr(0, 5) +
+                                                 std::to_string(i),
+                                             *program, nullptr, c.directives);
       }
       row.ms = std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - start)
@@ -390,7 +486,23 @@ int Suite::run() {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
   Suite suite;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    unsigned long long value = 0;
+    if (a == "--tuned") {
+      suite.tuned = true;
+    } else if ((a == "--every" || a == "--offset") && i + 1 < argc &&
+               !llvm::StringRef(argv[i + 1]).getAsInteger(10, value) &&
+               (a == "--offset" || value > 0)) {
+      (a == "--every" ? suite.every : suite.offset) = value;
+      ++i;
+    } else {
+      llvm::errs() << "usage: coconet-diff-samples [--tuned [--every K] "
+                      "[--offset I]]\n";
+      return 2;
+    }
+  }
   return suite.run();
 }
