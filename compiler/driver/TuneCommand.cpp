@@ -10,9 +10,13 @@
 
 #include "driver/DriverOptions.h"
 #include "driver/RangedOption.h"
+#include "driver/SafeParser.h"
 
 #include "analysis/Report.h"
+#include "codegen/Codegen.h"
 #include "diag/TerminalText.h"
+#include "lower/Lower.h"
+#include "lower/Plan.h"
 #include "passes/PassManager.h"
 #include "tune/CostModel.h"
 #include "tune/Tuner.h"
@@ -25,8 +29,11 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 #ifndef COCONET_MACHINES_DIR
 #define COCONET_MACHINES_DIR ""
@@ -67,6 +74,31 @@ static cl::list<std::string> shardable(
              "Default: none"),
     cl::value_desc("name,name|all"), cl::CommaSeparated,
     cl::cat(tuneCategory()));
+
+static cl::opt<bool, false, SafeParser<bool>> staging(
+    "staging",
+    cl::desc("Price the staging copies of fused collectives (the caller's "
+             "tensors are not the program's symmetric memory; the driver's "
+             "--staging)"),
+    cl::cat(tuneCategory()));
+
+static cl::opt<bool, false, SafeParser<bool>> measure(
+    "measure",
+    cl::desc("CPU machines: build the schedules of the table (--top) with "
+             "the generated driver, time each on this machine, and print "
+             "measured beside predicted"),
+    cl::cat(tuneCategory()));
+
+static NumberOption<int64_t>
+    measureIterations("iterations",
+                      "--measure: steps timed per run (after one warm-up); "
+                      "default 5",
+                      1, 1000000, 5, tuneCategory());
+
+static NumberOption<int64_t>
+    measureRounds("rounds",
+                  "--measure: runs per schedule, the median kept; default 3", 1,
+                  1000, 3, tuneCategory());
 
 static cl::opt<std::string>
     tunedName("name",
@@ -189,6 +221,7 @@ static tune::SpaceOptions spaceOptions(const ir::Schedule *base,
   tune::SpaceOptions options;
   options.base = base;
   options.sizes = sizes;
+  options.staging = staging;
   if (!chunkCounts.empty())
     options.chunks.assign(chunkCounts.begin(), chunkCounts.end());
   for (const std::string &name : shardable)
@@ -218,6 +251,131 @@ static std::string sizesText(const ir::Program &program,
     bound.push_back(name + " = " + std::to_string(value));
   (void)program;
   return llvm::join(bound, ", ");
+}
+
+/// The ranks a step runs on: the product of the mesh's axis sizes.
+static int64_t rankCount(const ir::Program &program, const ir::DimEnv &sizes) {
+  int64_t ranks = 1;
+  for (const auto &axis : program.mesh.axes)
+    ranks *= sizes.at(axis.size);
+  return ranks;
+}
+
+/// tools/measure-cpu.sh where coconetc finds it (beside the machines).
+static std::string measureScript() {
+  llvm::SmallString<256> path(machinesDir());
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "measure-cpu.sh");
+  return std::string(path);
+}
+
+/// Builds `scheduled` with its driver into `dir` and times it (the median
+/// of --rounds runs) in seconds per step; an error says what failed.
+static llvm::Expected<double>
+measureStep(Compilation &c, const ir::Program &scheduled, llvm::StringRef name,
+            const ir::DimEnv &sizes, int64_t threads, llvm::StringRef dir) {
+  auto plan = lower::lowerProgram(scheduled, name, *c.diags);
+  if (!plan)
+    return llvm::createStringError("cannot lower the schedule");
+  codegen::EmitOptions options;
+  options.target = codegen::TargetKind::Cpu;
+  options.sourceName = "coconetc tune";
+  options.driver = true;
+  std::vector<codegen::File> files = codegen::emitProgram(*plan, options);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return llvm::createStringError("cannot create " + dir + ": " +
+                                   ec.message());
+  for (const codegen::File &f : files) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, f.name);
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (ec)
+      return llvm::createStringError("cannot write " + path + ": " +
+                                     ec.message());
+    out << f.text;
+  }
+  std::string script = measureScript();
+  std::string bash = "/bin/bash";
+  if (auto found = llvm::sys::findProgramByName("bash"))
+    bash = *found;
+  std::string sizeText;
+  for (const auto &[n, v] : sizes)
+    sizeText += (sizeText.empty() ? "" : ",") + n + "=" + std::to_string(v);
+  llvm::SmallVector<std::string, 12> args = {
+      bash,
+      script,
+      dir.str(),
+      plan->name,
+      std::to_string(rankCount(scheduled, sizes)),
+      std::to_string(threads),
+      std::to_string(*measureIterations),
+      "--size",
+      sizeText};
+  if (staging)
+    args.push_back("--staging");
+  llvm::SmallVector<llvm::StringRef, 12> argRefs(args.begin(), args.end());
+  llvm::SmallString<256> log(dir);
+  llvm::sys::path::append(log, "measure.log");
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  std::vector<double> times;
+  for (int64_t round = 0; round < *measureRounds; ++round) {
+    std::string error;
+    int rc = llvm::sys::ExecuteAndWait(bash, argRefs, std::nullopt, redirects,
+                                       0, 0, &error);
+    auto text = llvm::MemoryBuffer::getFile(log);
+    llvm::StringRef out = text ? (*text)->getBuffer() : "";
+    size_t at = out.find(" ms per step");
+    if (rc != 0 || at == llvm::StringRef::npos)
+      return llvm::createStringError(
+          "measuring failed (" +
+          (error.empty() ? "exit " + std::to_string(rc) : error) +
+          "): " + script + " " + llvm::join(llvm::drop_begin(args, 2), " ") +
+          "\n" + out.take_back(2000).str());
+    llvm::StringRef number = out.take_front(at);
+    number = number.substr(number.find_last_of(' ') + 1);
+    double ms = 0;
+    if (number.getAsDouble(ms))
+      return llvm::createStringError("cannot read the time in: " + out.str());
+    times.push_back(ms / 1000);
+  }
+  llvm::sort(times);
+  return times[times.size() / 2];
+}
+
+/// Spearman's rank correlation of two equally long series (ties get their
+/// mean rank).
+static double spearman(llvm::ArrayRef<double> a, llvm::ArrayRef<double> b) {
+  auto ranks = [](llvm::ArrayRef<double> v) {
+    std::vector<size_t> order(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      order[i] = i;
+    llvm::sort(order, [&](size_t x, size_t y) { return v[x] < v[y]; });
+    std::vector<double> r(v.size());
+    for (size_t i = 0; i < order.size();) {
+      size_t j = i;
+      while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]])
+        ++j;
+      for (size_t k = i; k <= j; ++k)
+        r[order[k]] = (static_cast<double>(i + j) / 2) + 1;
+      i = j + 1;
+    }
+    return r;
+  };
+  std::vector<double> ra = ranks(a), rb = ranks(b);
+  double n = static_cast<double>(a.size()), ma = 0, mb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ma += ra[i] / n;
+    mb += rb[i] / n;
+  }
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 1.0;
 }
 
 /// Why no schedule was ranked.
@@ -313,11 +471,50 @@ int runTune(const std::string &path, const std::string &programName) {
   const double best = result->ranked.front().time.seconds;
   size_t rows = *top == 0 ? result->ranked.size()
                           : std::min<size_t>(*top, result->ranked.size());
+  // --measure: each row built and timed on this machine.
+  std::vector<double> measured;
+  std::string measureDir;
+  if (measure) {
+    if (machine->target != "cpu") {
+      reportToolError("--measure times the CPU target on this machine; "
+                      "machine '" +
+                      machine->name + "' is for " + machine->target);
+      return 2;
+    }
+    llvm::SmallString<128> tmp;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("coconet-tune", tmp)) {
+      reportToolError("cannot create a directory for --measure: " +
+                      ec.message());
+      return 2;
+    }
+    measureDir = std::string(tmp);
+    for (size_t i = 0; i < rows; ++i) {
+      const tune::Ranked &r = result->ranked[i];
+      llvm::errs() << "coconetc tune: measuring " << i + 1 << " of " << rows
+                   << ": " << r.candidate.summary << '\n';
+      llvm::SmallString<128> dir(measureDir);
+      llvm::sys::path::append(dir, "r" + std::to_string(i + 1));
+      auto t =
+          measureStep(*c, *r.candidate.program, "r" + std::to_string(i + 1),
+                      sizes, machine->threadsPerRank, dir);
+      if (!t) {
+        reportToolError(llvm::toString(t.takeError()));
+        return 1;
+      }
+      measured.push_back(*t);
+    }
+  }
+  // rank, predicted, [measured, predicted / measured,] x best, ...
+  os << llvm::format("%4s  %-10s ", static_cast<const char *>("rank"),
+                     static_cast<const char *>("predicted"));
+  if (measure)
+    os << llvm::format("%-10s %6s  ", static_cast<const char *>("measured"),
+                       static_cast<const char *>("ratio"));
   os << llvm::format(
-      "%4s  %-10s %6s  %-9s  %-9s %8s  %-26s %s\n",
-      static_cast<const char *>("rank"), static_cast<const char *>("predicted"),
-      static_cast<const char *>("x best"), static_cast<const char *>("memory"),
-      static_cast<const char *>("net"), static_cast<const char *>("launches"),
+      "%6s  %-9s  %-9s %8s  %-26s %s\n", static_cast<const char *>("x best"),
+      static_cast<const char *>("memory"), static_cast<const char *>("net"),
+      static_cast<const char *>("launches"),
       static_cast<const char *>("collectives"),
       static_cast<const char *>("schedule"));
   for (size_t i = 0; i < rows; ++i) {
@@ -329,8 +526,13 @@ int runTune(const std::string &path, const std::string &programName) {
     std::string summary = r.candidate.summary;
     if (it != known.end())
       summary += "  [= " + it->second + "]";
-    os << llvm::format("%4zu  %-10s %6.2f  %-9s  %-9s %8zu  %-26s %s\n", i + 1,
-                       tune::formatSeconds(r.time.seconds).c_str(),
+    os << llvm::format("%4zu  %-10s ", i + 1,
+                       tune::formatSeconds(r.time.seconds).c_str());
+    if (measure)
+      os << llvm::format("%-10s %6.2f  ",
+                         tune::formatSeconds(measured[i]).c_str(),
+                         r.time.seconds / measured[i]);
+    os << llvm::format("%6.2f  %-9s  %-9s %8zu  %-26s %s\n",
                        r.time.seconds / best, bytesText(r.memoryBytes).c_str(),
                        bytesText(r.networkBytes).c_str(), r.launches.size(),
                        (r.algorithms.empty() ? "-" : r.algorithms).c_str(),
@@ -339,6 +541,29 @@ int runTune(const std::string &path, const std::string &programName) {
   if (rows < result->ranked.size())
     os << "  ... " << result->ranked.size() - rows
        << " more (--top 0 shows them all)\n";
+  if (measure) {
+    std::vector<double> predicted, errors;
+    size_t fastest = 0;
+    for (size_t i = 0; i < rows; ++i) {
+      predicted.push_back(result->ranked[i].time.seconds);
+      errors.push_back(std::fabs(predicted[i] - measured[i]) / measured[i]);
+      if (measured[i] < measured[fastest])
+        fastest = i;
+    }
+    llvm::sort(errors);
+    os << "measured: " << rows << " schedules on " << rankCount(*program, sizes)
+       << " ranks x " << machine->threadsPerRank << " threads, median of "
+       << *measureRounds << " runs of " << *measureIterations
+       << " steps each (in " << measureDir << ")\n"
+       << llvm::format("  rank correlation (Spearman) %.2f; median error "
+                       "%.0f%%; the pick (rank 1) measured %s, %.2fx the "
+                       "fastest measured (rank %zu, %s)\n",
+                       spearman(predicted, measured),
+                       100 * errors[errors.size() / 2],
+                       tune::formatSeconds(measured[0]).c_str(),
+                       measured[0] / measured[fastest], fastest + 1,
+                       tune::formatSeconds(measured[fastest]).c_str());
+  }
 
   const tune::Ranked &winner = result->ranked.front();
   std::string schedule = tune::scheduleText(tunedName, *program, base,

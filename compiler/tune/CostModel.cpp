@@ -112,8 +112,8 @@ llvm::Error problem(const llvm::Twine &message) {
 class Predictor {
 public:
   Predictor(const ir::Program &program, const Machine &machine,
-            const ir::DimEnv &sizes)
-      : program(program), machine(machine), sizes(sizes) {}
+            const ir::DimEnv &sizes, bool staging)
+      : program(program), machine(machine), sizes(sizes), staging(staging) {}
 
   llvm::Expected<LaunchTime> launch(const analysis::LaunchCost &cost);
 
@@ -127,6 +127,7 @@ private:
   const ir::Program &program;
   const Machine &machine;
   const ir::DimEnv &sizes;
+  bool staging;
 };
 
 llvm::Expected<double> Predictor::value(const analysis::Polynomial &p,
@@ -205,11 +206,11 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
   if (!write)
     return write.takeError();
   double memory = *read + *write;
-  if (cost.kind == Kind::FusedCollective) {
-    auto staging = value(cost.staging, "bytes of the staging copies");
-    if (!staging)
-      return staging.takeError();
-    memory += *staging;
+  if (cost.kind == Kind::FusedCollective && staging) {
+    auto copies = value(cost.staging, "bytes of the staging copies");
+    if (!copies)
+      return copies.takeError();
+    memory += *copies;
   }
   for (const auto &[stage, bytes] : cost.transfers) {
     auto n = value(bytes, "bytes of " + stage->name);
@@ -266,9 +267,9 @@ Level axisLevel(const ir::Program &program, unsigned axis,
 llvm::Expected<StepTime>
 predictStep(const ir::Program &program,
             llvm::ArrayRef<analysis::LaunchCost> launches,
-            const Machine &machine, const ir::DimEnv &sizes) {
+            const Machine &machine, const ir::DimEnv &sizes, bool staging) {
   StepTime step;
-  Predictor predictor(program, machine, sizes);
+  Predictor predictor(program, machine, sizes, staging);
   for (const analysis::LaunchCost &cost : launches) {
     auto t = predictor.launch(cost);
     if (!t)

@@ -8,7 +8,8 @@
 //   collective         latency * steps(P) + volume(P, n) / bandwidth, for
 //                      the algorithm with the least time among those the
 //                      machine prices for that collective and level
-//   fused collective   launch + its memory time (staging copies included)
+//   fused collective   launch + its memory time (with `staging`, the
+//                      copies of caller's tensors in and out included)
 //                      and its collectives by the `direct` algorithm,
 //                      added (a CPU's shared memory) or the larger
 //                      (`fused-collective overlapped`, a GPU)
@@ -97,11 +98,12 @@ struct StepTime {
 /// The predicted time of one step of `program` (launches as
 /// analyzeLaunches() returns them for it) on `machine`, with every size
 /// name bound in `sizes`; an error names an unbound size or a price the
-/// machine does not state.
-llvm::Expected<StepTime>
-predictStep(const ir::Program &program,
-            llvm::ArrayRef<analysis::LaunchCost> launches,
-            const Machine &machine, const ir::DimEnv &sizes);
+/// machine does not state. `staging`: the caller's tensors are not the
+/// program's symmetric memory, so fused collectives copy them in and out
+/// (else zero copy, as the generated driver runs).
+llvm::Expected<StepTime> predictStep(
+    const ir::Program &program, llvm::ArrayRef<analysis::LaunchCost> launches,
+    const Machine &machine, const ir::DimEnv &sizes, bool staging = false);
 
 /// "12.3 us", "4.56 ms", "1.2 s" (three significant digits).
 std::string formatSeconds(double seconds);

@@ -61,6 +61,9 @@ struct SpaceOptions {
   /// Sizes the candidates must fit (sliced and chunked dimensions divide);
   /// an empty map checks nothing.
   ir::DimEnv sizes;
+  /// Price the staging copies of fused collectives (the caller's tensors
+  /// are not the program's symmetric memory).
+  bool staging = false;
   /// Stop after this many programs tried (a guard for large programs).
   size_t limit = 20000;
 };

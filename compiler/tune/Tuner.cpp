@@ -27,7 +27,8 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
   for (Candidate &c : candidates) {
     Ranked r;
     r.launches = analysis::analyzeLaunches(*c.program);
-    auto time = predictStep(*c.program, r.launches, machine, options.sizes);
+    auto time = predictStep(*c.program, r.launches, machine, options.sizes,
+                            options.staging);
     if (!time) {
       std::string why = llvm::toString(time.takeError());
       // An unbound size fails every candidate alike.
@@ -41,7 +42,8 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
     for (const analysis::LaunchCost &l : r.launches) {
       r.memoryBytes += l.read.evaluate(options.sizes).value_or(0) +
                        l.write.evaluate(options.sizes).value_or(0);
-      if (l.kind == analysis::LaunchCost::Kind::FusedCollective)
+      if (options.staging &&
+          l.kind == analysis::LaunchCost::Kind::FusedCollective)
         r.memoryBytes += l.staging.evaluate(options.sizes).value_or(0);
       r.networkBytes += l.sent.evaluate(options.sizes).value_or(0);
     }

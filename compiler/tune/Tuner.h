@@ -23,7 +23,7 @@ struct Ranked {
   Candidate candidate;
   std::vector<analysis::LaunchCost> launches;
   StepTime time;
-  double memoryBytes = 0; ///< read + write (+ staging) per rank
+  double memoryBytes = 0; ///< read + write (+ staging copies) per rank
   double networkBytes = 0;
   /// "rs direct, ag direct" / "gs library": each collective's algorithm.
   std::string algorithms;

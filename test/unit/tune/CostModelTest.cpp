@@ -71,9 +71,9 @@ Machine testMachine() {
 }
 
 StepTime predict(const ir::Program &program, const ir::DimEnv &sizes,
-                 const Machine &machine) {
+                 const Machine &machine, bool staging = false) {
   auto launches = analysis::analyzeLaunches(program);
-  auto t = predictStep(program, launches, machine, sizes);
+  auto t = predictStep(program, launches, machine, sizes, staging);
   if (!t)
     FAIL(llvm::toString(t.takeError()));
   return *t;
@@ -261,23 +261,28 @@ TEST_CASE("a fused collective: its memory and its direct transfers add up "
   // rs: direct 2 us + 2000 B / 1 GB/s; ag the same.
   CHECK(k.collectives[0].algorithm == Algorithm::Direct);
   CHECK(k.collectives[0].seconds == Approx(2e-6 + 2e-6));
-  // Memory from the report: read 4*N + 2*N/P + 4 = 5004, write 4*N = 4000,
-  // staging copies 2 * 4*N (g in) + 2 * 4*N (w out) + 2 * 4*N (w read
-  // first) = 24000: 33004 B = 33.004 us.
+  // Memory from the report: read g whole, w's block and lr: 4*N + 4*N/P +
+  // 4 = 6004, write w gathered: 4*N = 4000: 10004 B = 10.004 us (zero
+  // copy: the driver's symmetric memory).
   analysis::LaunchCost cost = analysis::analyzeLaunches(*s->program)[0];
-  double read = *cost.read.evaluate({{"N", 1000}, {"P", 2}});
-  double write = *cost.write.evaluate({{"N", 1000}, {"P", 2}});
-  double staging = *cost.staging.evaluate({{"N", 1000}, {"P", 2}});
-  CHECK(k.memorySeconds == Approx((read + write + staging) * 1e-9));
+  const ir::DimEnv at{{"N", 1000}, {"P", 2}};
+  double read = *cost.read.evaluate(at);
+  double write = *cost.write.evaluate(at);
+  double staging = *cost.staging.evaluate(at);
+  CHECK(read == 6004);
+  CHECK(write == 4000);
+  CHECK(k.memorySeconds == Approx(10004e-9));
   // launch + latencies (fixed) + memory + transfers (shared: added).
   CHECK(k.fixed == Approx(1e-6 + 2e-6 + 2e-6));
-  CHECK(k.seconds ==
-        Approx(1e-6 + 4e-6 + (read + write + staging) * 1e-9 + 4e-6));
+  CHECK(k.seconds == Approx(1e-6 + 4e-6 + 10004e-9 + 4e-6));
+  // With the staging copies: g in (2 * 4*N), w out and in (4 * 4*N).
+  CHECK(staging == 24000);
+  StepTime st = predict(*s->program, at, m, /*staging=*/true);
+  CHECK(st.launches[0].memorySeconds == Approx(34004e-9));
   // Overlapped (a GPU): the larger of memory and transfers.
   m.fusedOverlaps = true;
-  StepTime g = predict(*s->program, {{"N", 1000}, {"P", 2}}, m);
-  CHECK(g.launches[0].seconds ==
-        Approx(1e-6 + 4e-6 + (read + write + staging) * 1e-9));
+  StepTime g = predict(*s->program, at, m);
+  CHECK(g.launches[0].seconds == Approx(1e-6 + 4e-6 + 10004e-9));
 }
 
 const char *const kMlp = R"(
