@@ -154,6 +154,13 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
     t.members = axisSize(program, axis, sizes);
     t.level = axisLevel(program, axis, sizes, machine);
     t.bytes = bytes;
+    if (t.members <= 1) {
+      // One member moves nothing (the runtime copies in to out at most).
+      t.algorithm = fused ? Algorithm::Direct : Algorithm::Library;
+      t.alternatives = "one member: nothing moves";
+      out.collectives.push_back(std::move(t));
+      continue;
+    }
     struct Priced {
       Algorithm algorithm;
       double seconds, fixed;

@@ -346,3 +346,15 @@ TEST_CASE("what the machine does not price is an error that says so",
   CHECK(llvm::StringRef(llvm::toString(unbound.takeError()))
             .contains("has a size that is not bound"));
 }
+
+TEST_CASE("a collective of one member costs nothing, priced or not", "[tune]") {
+  auto s = schedule(kSgd);
+  Machine m = testMachine();
+  m.collectives.clear();
+  StepTime t = predict(*s->program, {{"N", 1000}, {"P", 1}}, m);
+  REQUIRE(t.launches[0].collectives.size() == 1);
+  CHECK(t.launches[0].collectives[0].seconds == 0);
+  CHECK(t.launches[0].collectives[0].alternatives ==
+        "one member: nothing moves");
+  CHECK(t.seconds == Approx(1e-6 + 12004e-9));
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Predicted against measured: every schedule `coconetc tune` enumerates for
+every sample, built and timed on this machine (`coconetc tune --measure
+--top 0`), on 2 ranks x 1 thread and 1 rank x 2 threads, against the
+calibrated machine files tools/machines/cpu-2x1 and cpu-1x2.
+
+    python3 tools/bench/tuner_proof.py [--out docs/bench] [--rounds 3]
+        [--iterations 5] [--samples adam,lamb,...]
+
+Writes OUT/tuner-cpu.csv (one row per sample, layout and schedule), prints
+a table per run and a summary (Spearman's rank correlation, the median
+error |predicted - measured| / measured, the tuner's pick against the
+fastest measured), and, when matplotlib is installed, OUT/../img/
+tuner-predicted-measured.png: predicted against measured, log-log.
+"""
+import argparse
+import csv
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# (sample, sizes, --shard, the mesh shapes for 2 ranks / 1 rank)
+SAMPLES = [
+    ("adam", "N=4194304", "m,v", None),
+    ("lamb", "N=4194304", "m,v", None),
+    ("sgd", "N=4194304", None, None),
+    ("megatron_mlp", "B=256,H=256", None, None),
+    ("pipeline_stage", "B=256,H=256", None,
+     {2: ["PP=1,T=2", "PP=2,T=1"], 1: ["PP=1,T=1"]}),
+]
+LAYOUTS = [(2, 1), (1, 2)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "docs" / "bench"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iterations", type=int, default=5)
+    ap.add_argument("--samples")
+    ap.add_argument("--coconetc",
+                    default=str(ROOT / "build" / "bin" / "coconetc"))
+    args = ap.parse_args()
+    wanted = set(args.samples.split(",")) if args.samples else None
+    out = pathlib.Path(args.out)
+    rows = []
+    summary = []
+    for sample, sizes, shard, meshes in SAMPLES:
+        if wanted and sample not in wanted:
+            continue
+        for ranks, threads in LAYOUTS:
+            for mesh in (meshes[ranks] if meshes else [None]):
+                size = sizes + ("," + mesh if mesh else "")
+                cmd = [args.coconetc, "--color=never", "tune",
+                       str(ROOT / "samples" / f"{sample}.coco"),
+                       "--machine", f"cpu-{ranks}x{threads}",
+                       "--size", size, "--top", "0", "--measure",
+                       "--rounds", str(args.rounds), "--iterations",
+                       str(args.iterations), "-o", "/dev/null"]
+                if not mesh:
+                    cmd += ["--ranks", str(ranks)]
+                if shard:
+                    cmd += ["--shard", shard]
+                print("+ " + " ".join(cmd[3:]), file=sys.stderr, flush=True)
+                p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+                if p.returncode != 0:
+                    sys.exit(f"tuner_proof: failed:\n{p.stdout}{p.stderr}")
+                print(p.stdout, flush=True)
+                label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
+                for line in p.stdout.splitlines():
+                    m = re.match(r"\s*(\d+)\s+([0-9.]+ \w+)\s+([0-9.]+ \w+)"
+                                 r"\s+([0-9.]+)\s", line)
+                    what = re.search(r"  ((?:split|fuse|reorder|shard|overlap)"
+                                     r"\(.*|\(unscheduled\).*)$", line)
+                    if m and what:
+                        rows.append({"sample": sample, "layout": label,
+                                     "rank": int(m.group(1)),
+                                     "predicted_s": seconds(m.group(2)),
+                                     "measured_s": seconds(m.group(3)),
+                                     "schedule": what.group(1).strip()})
+                s = re.search(r"rank correlation \(Spearman\) ([-0-9.]+); "
+                              r"median error (\d+)%; the pick \(rank 1\) "
+                              r"measured (\S+ \S+), ([0-9.]+)x the fastest "
+                              r"measured \(rank (\d+)", p.stdout)
+                n = len([r for r in rows if r["sample"] == sample and
+                         r["layout"] == label])
+                summary.append((sample, label, n, float(s.group(1)),
+                                int(s.group(2)), s.group(3),
+                                float(s.group(4)), int(s.group(5))))
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "tuner-cpu.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["sample", "layout", "rank",
+                                          "predicted_s", "measured_s",
+                                          "schedule"])
+        w.writeheader()
+        w.writerows(rows)
+    print("sample           layout          schedules  spearman  "
+          "median err  pick measured  pick / fastest  fastest rank")
+    for s in summary:
+        print(f"{s[0]:<16} {s[1]:<15} {s[2]:>9}  {s[3]:>8.2f}  "
+              f"{s[4]:>9}%  {s[5]:>13}  {s[6]:>14.2f}  {s[7]:>12}")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("tuner_proof: no matplotlib: no plot", file=sys.stderr)
+        return
+    fig, ax = plt.subplots(figsize=(7, 6))
+    for sample in sorted({r["sample"] for r in rows}):
+        for label, marker in (("2x1", "o"), ("1x2", "^")):
+            pts = [r for r in rows if r["sample"] == sample and
+                   r["layout"].startswith(label)]
+            if pts:
+                ax.scatter([r["measured_s"] * 1e3 for r in pts],
+                           [r["predicted_s"] * 1e3 for r in pts],
+                           marker=marker, s=14, alpha=0.7,
+                           label=f"{sample} {label}")
+    lo = min(min(r["measured_s"], r["predicted_s"]) for r in rows) * 1e3
+    hi = max(max(r["measured_s"], r["predicted_s"]) for r in rows) * 1e3
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    ax.plot([lo, hi], [lo * 1.25, hi * 1.25], "k:", lw=0.6)
+    ax.plot([lo, hi], [lo / 1.25, hi / 1.25], "k:", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured ms per step")
+    ax.set_ylabel("predicted ms per step")
+    ax.set_title("coconetc tune on this 2-core VM: every enumerated schedule")
+    ax.legend(fontsize=7, ncol=2)
+    img = out.parent / "img"
+    img.mkdir(exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(img / "tuner-predicted-measured.png", dpi=110)
+
+
+def seconds(text):
+    v, unit = text.split()
+    return float(v) * {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[unit]
+
+
+if __name__ == "__main__":
+    main()

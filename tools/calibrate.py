@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Measures this machine for coconetc's cost model and writes a machine file
+(docs/tuner.md explains every key).
+
+    tools/calibrate.py --ranks 2 --threads 1 -o tools/machines/cpu-2x1.machine
+        [--check-ranks 4] [--rounds 3] [--quick]
+
+Everything is timed through code coconetc generates for the CPU target, run
+by its driver on RANKS MPI ranks of THREADS OpenMP threads each, all ranks
+at once (they share the memory bus, as they do in a step), with
+tools/measure-cpu.sh:
+
+- memory-bandwidth, kernel-launch: an elementwise kernel (z = y * 0.5 + x)
+  over N = 2^10 .. 2^24 f32; the report's bytes (read + write) against the
+  time, a least-squares line: its slope is 1 / bandwidth, its intercept the
+  launch;
+- matmul RATE per element type: a [M, K] x [K, N] matmul at 192^3 and 256^3
+  (FLOPs by the report over the time, the larger of the two);
+- collective allreduce / reducescatter / allgather `library` (the runtime's
+  exact collectives on MPI): one collective of 2^8 .. 2^22 f32 per rank; a
+  least-squares fit of time = latency * steps(P) + volume(P, n) / bandwidth
+  with the model's steps and volume for P = RANKS (CostModel.h);
+- collective ... `direct` (a fused collective kernel's own transfers over
+  the team's shared memory): a fused reducescatter + update + allgather
+  kernel and a fused allreduce + update kernel at the same sizes; the time
+  less the launch and its memory traffic at the measured bandwidth is
+  fitted the same way;
+- overlap: a matmul overlapped with its allreduce in 4 parts against the
+  two in sequence: `concurrent` when the overlap saves at least a third of
+  the shorter of the two, else `alternating`;
+- fused-collective: `shared` (on a CPU the team's transfers are memory
+  traffic too).
+
+--check-ranks R also times the collectives on R ranks and prints how far the
+fitted model (made on RANKS) is from them, to say how it extrapolates. With
+one rank there is nothing to fit for collectives: the file says so.
+"""
+import argparse
+import datetime
+import os
+import pathlib
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def sh(cmd, **kw):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, **kw)
+    if p.returncode != 0:
+        sys.exit(f"calibrate: {' '.join(map(str, cmd))} failed:\n{p.stdout}")
+    return p.stdout
+
+
+class Bench:
+    def __init__(self, args, work):
+        self.args = args
+        self.work = pathlib.Path(work)
+        self.coconetc = pathlib.Path(args.coconetc)
+        self.built = {}
+
+    def source(self, name, text):
+        path = self.work / f"{name}.coco"
+        path.write_text(text)
+        return path
+
+    def driver(self, path, schedule=None, program=None):
+        key = (str(path), schedule)
+        if key in self.built:
+            return self.built[key]
+        select = ["--schedule", schedule] if schedule else ["--program", program]
+        tag = path.stem + (f"_{schedule}" if schedule else "")
+        out = self.work / tag
+        sh([str(self.coconetc), "--emit=driver", "--target=cpu"] + select +
+           ["-o", str(out), str(path)])
+        name = next(out.glob("*_main.cpp")).name[:-len("_main.cpp")]
+        self.built[key] = (out, name)
+        return out, name
+
+    def time(self, path, sizes, ranks, schedule=None, program=None,
+             iterations=None):
+        out, name = self.driver(path, schedule, program)
+        size = ",".join(f"{k}={v}" for k, v in sizes.items())
+        runs = []
+        for _ in range(self.args.rounds):
+            text = sh([str(ROOT / "tools" / "measure-cpu.sh"), str(out), name,
+                       str(ranks), str(self.args.threads),
+                       str(iterations or self.args.iterations), "--size",
+                       size])
+            m = re.search(r"([0-9.]+) ms per step", text)
+            runs.append(float(m.group(1)) / 1000)
+        return statistics.median(runs)
+
+    def report(self, path, sizes, ranks, schedule=None, program=None):
+        select = ["--schedule", schedule] if schedule else ["--program", program]
+        size = ",".join(f"{k}={v}" for k, v in sizes.items())
+        return sh([str(self.coconetc), "--color=never", "--emit=report",
+                   "--size", size, "--ranks", str(ranks)] + select +
+                  [str(path)])
+
+
+def total(report, row):
+    m = re.search(rf"^\s+{row}\s+.*= (\d+)", report[report.index("total:"):],
+                  re.M)
+    return int(m.group(1)) if m else 0
+
+
+def fit_line(xs, ys):
+    """Least squares y = a + b x; returns (a, b)."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    b = sxy / sxx
+    return my - b * mx, b
+
+
+def fit_two(rows):
+    """Least squares t = latency * steps + volume / bandwidth through the
+    origin, rows (steps, volume, t), each residual relative to its t (so
+    that small messages, which show the latency, weigh as much as large
+    ones); returns (latency, bandwidth), both kept positive."""
+    w = [1 / (t * t) for s, v, t in rows]
+    s11 = sum(wi * s * s for wi, (s, v, t) in zip(w, rows))
+    s12 = sum(wi * s * v for wi, (s, v, t) in zip(w, rows))
+    s22 = sum(wi * v * v for wi, (s, v, t) in zip(w, rows))
+    b1 = sum(wi * s * t for wi, (s, v, t) in zip(w, rows))
+    b2 = sum(wi * v * t for wi, (s, v, t) in zip(w, rows))
+    det = s11 * s22 - s12 * s12
+    lat = (b1 * s22 - b2 * s12) / det
+    inv = (s11 * b2 - s12 * b1) / det
+    if lat < 0:  # bandwidth alone
+        lat, inv = 0.0, b2 / s22
+    if inv <= 0:  # latency alone: bandwidth unmeasurably high
+        inv = 1e-15
+        lat = b1 / s11
+    return lat, 1 / inv
+
+
+def shape(collective, algorithm, p, n):
+    """CostModel.cpp's algorithmShape for library and direct."""
+    ring = (p - 1) / p * n
+    if algorithm == "library":
+        return {"allreduce": (2 * (p - 1), 2 * ring),
+                "reducescatter": (p - 1, ring),
+                "allgather": (p - 1, ring)}[collective]
+    return {"allreduce": (2, 2 * ring), "reducescatter": (1, ring),
+            "allgather": (1, ring)}[collective]
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--check-ranks", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--quick", action="store_true",
+                    help="fewer sizes (a smoke run, not a calibration)")
+    ap.add_argument("--coconetc", default=str(ROOT / "build" / "bin" /
+                                              "coconetc"))
+    ap.add_argument("--name")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args()
+    r, t = args.ranks, args.threads
+    name = args.name or f"cpu-{r}x{t}"
+    notes = []
+    lines = []
+
+    with tempfile.TemporaryDirectory(prefix="coconet-calibrate-") as work:
+        b = Bench(args, work)
+        step = 4 if args.quick else 2
+
+        # Memory bandwidth and launch.
+        bw = b.source("bw", """
+program bw(x: f32[N] replicated, y: f32[N] replicated) {
+    z = update(y, y * 0.5 + x);
+}
+""")
+        xs, ys = [], []
+        for e in range(10, 25, step):
+            sizes = {"N": 2 ** e}
+            rep = b.report(bw, sizes, r, program="bw")
+            xs.append(total(rep, "memory"))
+            ys.append(b.time(bw, sizes, r, program="bw"))
+        # The bandwidth from the line through the large sizes; the launch:
+        # what the smallest kernel takes beyond its bytes at that bandwidth.
+        _, slope = fit_line(xs[-3:], ys[-3:])
+        bandwidth = 1 / slope
+        launch = max(ys[0] - xs[0] / bandwidth, 0.0)
+        print(f"memory: {bandwidth / 1e9:.2f} GB/s per rank, launch "
+              f"{launch * 1e6:.2f} us", file=sys.stderr)
+        notes.append(f"memory-bandwidth, kernel-launch: z = y * 0.5 + x over "
+                     f"N = 2^10..2^24 f32 (12*N bytes); the line through "
+                     f"the three largest sizes (bandwidth); the smallest's "
+                     f"time beyond its bytes at that bandwidth (launch)")
+
+        # Matmul rate per element type.
+        rates = {}
+        for dtype in ("f16", "bf16", "f32", "f64"):
+            mm = b.source(f"mm_{dtype}", f"""
+program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
+    y = matmul(a, c);
+    return y;
+}}
+""")
+            best = 0
+            for n in ((192,) if args.quick else (192, 256)):
+                sizes = {"M": n, "K": n, "N": n}
+                rep = b.report(mm, sizes, r, program="mm")
+                flops = total(rep, "flops")
+                best = max(best, flops / b.time(mm, sizes, r, program="mm",
+                                                 iterations=3))
+            rates[dtype] = best
+            print(f"matmul {dtype}: {best / 1e9:.3f} GFLOP/s", file=sys.stderr)
+        notes.append("matmul: [n, n] x [n, n] at n = 192 and 256, the "
+                     "faster (the report's FLOPs over the time)")
+
+        collectives = {}
+        checks = []
+        if r > 1:
+            coll = b.source("coll", """
+program ar(x: f32[N] local) {
+    y = allreduce(sum, x);
+    return y;
+}
+program rs(x: f32[N] local) {
+    y = reducescatter(sum, x);
+    return y;
+}
+program ag(x: f32[N] sliced) {
+    y = allgather(x);
+    return y;
+}
+program fz(g: f32[N] local, w: f32[N] replicated) {
+    gs = allreduce(sum, g);
+    w1 = update(w, w + gs);
+}
+schedule fz_ar for fz {
+    fuse(gs, w1);
+}
+schedule fz_rs_ag for fz {
+    (rs, ag) = split(gs);
+    reorder(ag, w1);
+    fuse(rs, w1, ag);
+}
+""")
+            exps = range(8, 23, step)
+
+            def measure(p, ranks):
+                rows = {c: [] for c in ("allreduce", "reducescatter",
+                                        "allgather")}
+                for e in exps:
+                    n = 2 ** e * ranks  # divisible by the ranks
+                    for c, prog in (("allreduce", "ar"),
+                                    ("reducescatter", "rs"),
+                                    ("allgather", "ag")):
+                        sec = b.time(coll, {"N": n}, ranks, program=prog)
+                        # n: a rank's input bytes (its output for allgather).
+                        nb = 4 * n
+                        rows[c].append((*shape(c, "library", ranks, nb), sec,
+                                        nb))
+                return rows
+
+            lib = measure(coll, r)
+            for c, rows in lib.items():
+                lat, bwc = fit_two([(s, v, sec) for s, v, sec, _ in rows])
+                collectives[(c, "library")] = (lat, bwc)
+                print(f"{c} library: latency {lat * 1e6:.2f} us/step, "
+                      f"{bwc / 1e9:.2f} GB/s", file=sys.stderr)
+            # Direct: fused kernels, less launch and memory.
+            direct_rows = {"allreduce": [], "rs+ag": []}
+            for e in exps:
+                n = 2 ** e * r
+                for sched, key in (("fz_ar", "allreduce"),
+                                   ("fz_rs_ag", "rs+ag")):
+                    rep = b.report(coll, {"N": n}, r, schedule=sched)
+                    memory = total(rep, "memory")
+                    sec = b.time(coll, {"N": n}, r, schedule=sched)
+                    rest = max(sec - launch - memory / bandwidth, 0.0)
+                    nb = 4 * n
+                    if key == "allreduce":
+                        s, v = shape("allreduce", "direct", r, nb)
+                    else:
+                        s1, v1 = shape("reducescatter", "direct", r, nb)
+                        s2, v2 = shape("allgather", "direct", r, nb)
+                        s, v = s1 + s2, v1 + v2
+                    direct_rows[key].append((s, v, rest))
+            lat, bwd = fit_two(direct_rows["allreduce"])
+            collectives[("allreduce", "direct")] = (lat, bwd)
+            lat, bwd = fit_two(direct_rows["rs+ag"])
+            collectives[("reducescatter", "direct")] = (lat, bwd)
+            collectives[("allgather", "direct")] = (lat, bwd)
+            for k in (("allreduce", "direct"), ("reducescatter", "direct")):
+                lat, bwd = collectives[k]
+                print(f"{k[0]} direct: latency {lat * 1e6:.2f} us/step, "
+                      f"{bwd / 1e9:.2f} GB/s", file=sys.stderr)
+            notes.append("collective ... library: one allreduce, "
+                         "reducescatter, allgather of 2^8..2^22 f32 per "
+                         "rank, least squares of time = latency * steps + "
+                         "volume / bandwidth with the model's ring steps "
+                         "and volume")
+            notes.append("collective ... direct: fused allreduce + update "
+                         "and reducescatter + update + allgather kernels at "
+                         "the same sizes, less the launch and their memory "
+                         "traffic at the bandwidth above, fitted the same "
+                         "way (reducescatter and allgather share one fit)")
+            if args.check_ranks:
+                other = measure(coll, args.check_ranks)
+                for c, rows in other.items():
+                    lat, bwc = collectives[(c, "library")]
+                    errs = []
+                    for s, v, sec, nb in rows:
+                        pred = lat * s + v / bwc
+                        errs.append(abs(pred - sec) / sec)
+                    checks.append(f"{c} on {args.check_ranks} ranks: the "
+                                  f"{r}-rank fit is off by a median "
+                                  f"{100 * statistics.median(errs):.0f}% "
+                                  f"(max {100 * max(errs):.0f}%)")
+                    print(checks[-1], file=sys.stderr)
+
+            # Overlap: concurrent or alternating.
+            ov = b.source("ov", """
+program ov(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
+    y  = matmul(x, w);
+    ys = allreduce(sum, y);
+    return ys;
+}
+schedule parts for ov {
+    overlap(y, ys) chunks 4;
+}
+""")
+            mmonly = b.source("mmonly", """
+program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
+    y = matmul(x, w);
+    return y;
+}
+""")
+            sizes = {"B": 256, "H": 256}
+            plain = b.time(ov, sizes, r, program="ov", iterations=3)
+            parts = b.time(ov, sizes, r, schedule="parts", iterations=3)
+            mm_alone = b.time(mmonly, sizes, r, program="mmonly",
+                              iterations=3)
+            comm = plain - mm_alone
+            saved = plain - parts
+            concurrent = comm > 0 and saved >= min(mm_alone, comm) / 3
+            notes.append(f"overlap: a [256, 256] matmul and its allreduce: "
+                         f"{plain * 1e3:.2f} ms in sequence, "
+                         f"{parts * 1e3:.2f} ms overlapped in 4 parts "
+                         f"(saves {saved * 1e3:.2f} ms of the "
+                         f"{max(comm, 0) * 1e3:.2f} ms the collective "
+                         f"takes): "
+                         f"{'concurrent' if concurrent else 'alternating'}")
+            print(notes[-1], file=sys.stderr)
+        else:
+            concurrent = False
+            notes.append("one rank: no collective moves data (the model "
+                         "prices a collective of one member at 0), so none "
+                         "is stated; overlap alternating")
+
+    out = pathlib.Path(args.output)
+    with out.open("w") as f:
+        f.write(f"# Measured by tools/calibrate.py --ranks {r} --threads {t} "
+                f"on {datetime.date.today()}:\n")
+        f.write(f"# {cpu_name()}, {os.cpu_count()} cores, "
+                f"{platform.machine()}; {r} ranks x {t} threads.\n")
+        for n in notes:
+            f.write("# " + n + ".\n")
+        for c in checks:
+            f.write("# check: " + c + ".\n")
+        f.write(f"machine {name}\ntarget cpu\n")
+        f.write(f"ranks-per-node {max(r, os.cpu_count() or 1)}\n")
+        f.write(f"threads-per-rank {t}\n")
+        f.write(f"kernel-launch {launch * 1e6:.3g} us\n")
+        f.write(f"memory-bandwidth {bandwidth / 1e9:.4g} GB/s\n")
+        for dtype, rate in rates.items():
+            f.write(f"matmul {dtype} {rate / 1e9:.4g} GFLOP/s\n")
+        f.write("fused-collective shared\n")
+        f.write(f"overlap {'concurrent' if concurrent else 'alternating'}\n")
+        for (c, a), (lat, bwc) in sorted(collectives.items()):
+            f.write(f"collective {c} {a} node latency {lat * 1e6:.4g} us "
+                    f"bandwidth {bwc / 1e9:.4g} GB/s\n")
+    print(f"calibrate: wrote {out}", file=sys.stderr)
+    # The file must read back.
+    sh([str(args.coconetc), "tune", "--machine", str(out), "--size", "N=1024",
+        "--ranks", str(r), str(ROOT / "samples" / "sgd.coco"), "-o",
+        os.devnull])
+
+
+if __name__ == "__main__":
+    main()
