@@ -171,19 +171,26 @@ public:
     const std::string dtype = runtimeDType(c.dtype);
     const std::string axis = std::to_string(c.axis);
     const std::string op = runtimeReduceOp(c.op);
+    // A schedule's algorithm other than the library's: the mesh runs it on
+    // a team of the axis's members (the library's where there is none).
+    std::string algorithm;
+    if (c.algorithm == ir::CollectiveAlgorithm::OneShot)
+      algorithm = ", coconet::rt::cpu::Mesh::Algorithm::OneShot";
+    else if (c.algorithm == ir::CollectiveAlgorithm::TwoShot)
+      algorithm = ", coconet::rt::cpu::Mesh::Algorithm::TwoShot";
     std::string call;
     switch (c.kind) {
     case Collective::AllReduce:
       call = "allReduce(" + in + ", " + out + ", " + count + ", " + dtype +
-             ", " + op + ", " + axis + ")";
+             ", " + op + ", " + axis + algorithm + ")";
       break;
     case Collective::ReduceScatter:
       call = "reduceScatter(" + in + ", " + out + ", " + ops.outCount + ", " +
-             dtype + ", " + op + ", " + axis + ")";
+             dtype + ", " + op + ", " + axis + algorithm + ")";
       break;
     case Collective::AllGather:
       call = "allGather(" + in + ", " + out + ", " + count + ", " + dtype +
-             ", " + axis + ")";
+             ", " + axis + algorithm + ")";
       break;
     case Collective::Broadcast:
       call = "broadcast(" + in + ", " + out + ", " + count + ", " + dtype +

@@ -610,10 +610,22 @@ std::optional<ir::Schedule> autoSchedule(Compilation &c,
     return std::nullopt;
   }
   const tune::Ranked &best = result->ranked.front();
+  // The unscheduled program as it runs (the library's collectives).
   double unscheduled = best.time.seconds;
-  for (const tune::Ranked &r : result->ranked)
-    if (r.candidate.directives.empty())
-      unscheduled = r.time.seconds;
+  {
+    llvm::SourceMgr sm;
+    llvm::raw_null_ostream silent;
+    DiagnosticEngine quiet(sm, silent);
+    if (auto plain = passes::scheduleProgram(*c.module, program, nullptr, quiet,
+                                             passes::PassOptions{})) {
+      auto t = tune::predictStep(*plain, analysis::analyzeLaunches(*plain),
+                                 *machine, sizes, staging);
+      if (t)
+        unscheduled = t->seconds;
+      else
+        llvm::consumeError(t.takeError());
+    }
+  }
   llvm::errs() << "coconetc: --schedule=auto for '" << program.name
                << "' on machine " << machine->name << ": "
                << best.candidate.summary << " (predicted "

@@ -69,6 +69,9 @@ StageDescription describeStage(const Program &program, const Stage &stage) {
     overAxis();
     break;
   }
+  if (stage.algorithm != CollectiveAlgorithm::Auto)
+    d.keywords.push_back("algorithm=" +
+                         collectiveAlgorithmName(stage.algorithm).str());
   return d;
 }
 

@@ -197,6 +197,8 @@ static llvm::StringRef directiveName(Schedule::Directive::Kind kind) {
     return "fuse";
   case Schedule::Directive::Kind::Overlap:
     return "overlap";
+  case Schedule::Directive::Kind::Algorithm:
+    return "algorithm";
   case Schedule::Directive::Kind::Apply:
     return "apply";
   }

@@ -55,6 +55,22 @@ bool isCommunication(StageKind kind) {
   return false;
 }
 
+bool algorithmImplements(CollectiveAlgorithm algorithm, StageKind kind) {
+  if (!isCommunication(kind))
+    return false;
+  switch (algorithm) {
+  case CollectiveAlgorithm::Auto:
+  case CollectiveAlgorithm::Library:
+    return true;
+  case CollectiveAlgorithm::OneShot:
+    return kind == StageKind::AllReduce || kind == StageKind::ReduceScatter ||
+           kind == StageKind::AllGather;
+  case CollectiveAlgorithm::TwoShot:
+    return kind == StageKind::AllReduce;
+  }
+  return false;
+}
+
 llvm::StringRef scalarOpName(ScalarOp op) {
   switch (op) {
 #define SCALAR_OP(Name, Printed, Arity, Class)                                 \

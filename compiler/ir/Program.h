@@ -77,6 +77,11 @@ llvm::StringRef stageKindDescription(StageKind kind);
 /// Is this kind a collective or point-to-point communication?
 bool isCommunication(StageKind kind);
 
+/// Does `algorithm` implement collectives of `kind`? (Library: every
+/// communication; one-shot: allreduce, reducescatter, allgather; two-shot:
+/// allreduce.)
+bool algorithmImplements(CollectiveAlgorithm algorithm, StageKind kind);
+
 /// One SSA value of a program. Which attribute fields are meaningful
 /// depends on the kind (see the file comment).
 class Stage {
@@ -112,6 +117,8 @@ public:
   int axis = 0;       ///< communication: mesh axis, -1 for all axes
   int64_t root = 0;   ///< Broadcast, Reduce: coordinate along the axis
   int64_t offset = 0; ///< SendRecv
+  /// communication: how it moves its data (a schedule's `algorithm`).
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
   /// The parameter this stage's value is written into, or null.
   Stage *updates = nullptr;
   /// Param: a schedule turned this replicated parameter into sliced storage
@@ -253,7 +260,7 @@ private:
 /// directives, which the pass manager (passes/) applies in order.
 struct Schedule {
   struct Directive {
-    enum class Kind { Split, Reorder, Shard, Fuse, Overlap, Apply };
+    enum class Kind { Split, Reorder, Shard, Fuse, Overlap, Algorithm, Apply };
     Kind kind = Kind::Split;
     llvm::SmallVector<std::string, 2> results;
     llvm::SmallVector<std::string, 4> args;

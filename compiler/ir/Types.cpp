@@ -254,4 +254,28 @@ std::optional<ReduceOp> parseReduceOp(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+llvm::StringRef collectiveAlgorithmName(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+  case CollectiveAlgorithm::Auto:
+    return "auto";
+  case CollectiveAlgorithm::Library:
+    return "library";
+  case CollectiveAlgorithm::OneShot:
+    return "oneshot";
+  case CollectiveAlgorithm::TwoShot:
+    return "twoshot";
+  }
+  return "?";
+}
+
+std::optional<CollectiveAlgorithm>
+parseCollectiveAlgorithm(llvm::StringRef name) {
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::Auto, CollectiveAlgorithm::Library,
+        CollectiveAlgorithm::OneShot, CollectiveAlgorithm::TwoShot})
+    if (collectiveAlgorithmName(a) == name)
+      return a;
+  return std::nullopt;
+}
+
 } // namespace coconet::ir

@@ -185,6 +185,14 @@ enum class ReduceOp {
 llvm::StringRef reduceOpName(ReduceOp op);
 std::optional<ReduceOp> parseReduceOp(llvm::StringRef name);
 
+/// How a collective moves its data (`algorithm(s, NAME)` in a schedule).
+/// Every algorithm combines members in ascending order, so none changes a
+/// value. Auto: the target's default (the communication library's).
+enum class CollectiveAlgorithm { Auto, Library, OneShot, TwoShot };
+llvm::StringRef collectiveAlgorithmName(CollectiveAlgorithm algorithm);
+std::optional<CollectiveAlgorithm>
+parseCollectiveAlgorithm(llvm::StringRef name);
+
 /// Kinds of Reduction stages. SumSquares (the sum of x*x, no square root)
 /// is not in the language: schedules create it for the per-rank partial
 /// values of a norm.

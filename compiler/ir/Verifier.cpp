@@ -296,6 +296,12 @@ std::string verifyProgram(const Program &program) {
       return fail(e);
     if (auto e = checkKind(program, stage); !e.empty())
       return fail(e);
+    if (stage.algorithm != CollectiveAlgorithm::Auto &&
+        (!algorithmImplements(stage.algorithm, stage.kind) ||
+         program.kernelOf(&stage)))
+      return fail("algorithm " +
+                  collectiveAlgorithmName(stage.algorithm).str() +
+                  " on a stage it cannot run (kind or kernel)");
     if (auto e = checkLayoutRule(program, stage); !e.empty())
       return fail(e);
     if (auto e = checkSegments(program, stage); !e.empty())

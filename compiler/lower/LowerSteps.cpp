@@ -92,6 +92,7 @@ void lowerCollective(Lowering &l, const Stage &s) {
   call.axis = s.axis;
   call.root = s.root;
   call.offset = s.offset;
+  call.algorithm = s.algorithm;
   call.input = input;
   call.output = output;
   call.count = plan.buffers[input].shape;

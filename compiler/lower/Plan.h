@@ -312,6 +312,9 @@ struct CollectiveCall {
   int64_t root = 0;
   /// SendRecv: rank i receives from rank i - offset.
   int64_t offset = 0;
+  /// How it moves its data (a schedule's `algorithm`; Auto: the target's
+  /// default, the communication library's).
+  ir::CollectiveAlgorithm algorithm = ir::CollectiveAlgorithm::Auto;
   unsigned input = 0, output = 0;
   /// Elements of the input block (allreduce, broadcast, reduce, sendrecv:
   /// also of the output; reducescatter: P times the output's; allgather:

@@ -211,6 +211,11 @@ void Printer::printStep(unsigned index, const Step &step) {
           os << " over " << axis(body.axis) << " " << name(body.input) << " "
              << count(body.count) << " -> " << name(body.output) << " "
              << count(body.outCount)
+             << (body.algorithm != ir::CollectiveAlgorithm::Auto
+                     ? ", " +
+                           ir::collectiveAlgorithmName(body.algorithm).str() +
+                           " (the schedule's algorithm)"
+                     : std::string())
              << (step.groupWithNext ? " (grouped with next)" : "") << '\n';
         } else if constexpr (std::is_same_v<T, PackKernel>) {
           os << (body.unpack ? "unpack " : "pack ") << name(body.input)

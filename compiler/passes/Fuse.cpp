@@ -153,6 +153,12 @@ public:
       }
     }
 
+    for (Stage *s : members)
+      if (s->algorithm != ir::CollectiveAlgorithm::Auto) {
+        refuse(diags, argOf[s], DiagId::FuseAlgorithm, s->name,
+               ir::collectiveAlgorithmName(s->algorithm));
+        return failure();
+      }
     // Existing kernels are absorbed whole, or not at all.
     for (Stage *s : members)
       if (ir::Kernel *k = program.kernelOf(s)) {

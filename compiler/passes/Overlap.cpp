@@ -59,6 +59,11 @@ public:
              consumer->name);
       return failure();
     }
+    if (consumer->algorithm != ir::CollectiveAlgorithm::Auto) {
+      refuse(diags, 1, DiagId::OverlapAlgorithm, consumer->name,
+             ir::collectiveAlgorithmName(consumer->algorithm));
+      return failure();
+    }
     for (const ir::Overlap &o : program.overlaps) {
       if (o.producer == producer || o.consumer == consumer) {
         Stage *taken = o.producer == producer ? producer : consumer;

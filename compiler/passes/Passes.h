@@ -24,6 +24,7 @@ std::unique_ptr<Pass> createReorderPass(Directive d, AppliedStack from);
 std::unique_ptr<Pass> createShardPass(Directive d, AppliedStack from);
 std::unique_ptr<Pass> createFusePass(Directive d, AppliedStack from);
 std::unique_ptr<Pass> createOverlapPass(Directive d, AppliedStack from);
+std::unique_ptr<Pass> createAlgorithmPass(Directive d, AppliedStack from);
 
 // Cleanups.
 std::unique_ptr<Pass> createConstantFoldingPass();

@@ -81,6 +81,8 @@ private:
   llvm::DenseSet<Stage *> completes; ///< reductions to complete
   llvm::DenseMap<Stage *, ir::ReductionKind> oldKind;
   llvm::SMRange agLoc;
+  /// The allgather's algorithm, which the allgathers it makes inherit.
+  ir::CollectiveAlgorithm agAlgorithm = ir::CollectiveAlgorithm::Auto;
 };
 
 LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
@@ -99,6 +101,7 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
   axis = ag->axis < 0 ? 0 : ag->axis;
   rs = ag->operands[0];
   agLoc = ag->loc;
+  agAlgorithm = ag->algorithm;
   const std::string &axisName = program.mesh.axes[axis].name;
 
   for (unsigned i = 1; i < directive.args.size(); ++i) {
@@ -302,6 +305,7 @@ void ReorderPass::gather(ir::Program &program, Stage *s,
   Stage *g = program.insertStage(s->id + 1, StageKind::AllGather, name,
                                  oldType[s], {s}, agLoc);
   g->axis = axis;
+  g->algorithm = agAlgorithm;
   program.replaceUses(s, g, [&](const Stage &user) {
     return &user != g && !inList.contains(const_cast<Stage *>(&user));
   });

@@ -100,6 +100,12 @@ public:
     ir::Stage *ag = program.insertStage(at + 1, ir::StageKind::AllGather,
                                         agName, s->type, {rs}, s->loc);
     ag->axis = axis;
+    // A chosen algorithm carries over: two-shot is a one-shot
+    // reducescatter and then a one-shot allgather.
+    rs->algorithm = ag->algorithm =
+        s->algorithm == ir::CollectiveAlgorithm::TwoShot
+            ? ir::CollectiveAlgorithm::OneShot
+            : s->algorithm;
     rs->holds = ag->holds = s->valueName().str();
     program.replaceUses(s, ag);
     program.replaceResult(s, ag);

@@ -38,6 +38,8 @@ std::optional<Shape> lookupTransform(llvm::StringRef name) {
       .Case("fuse", Shape{K::Fuse, 1, 0, 0, "at least 1 stage"})
       .Case("overlap",
             Shape{K::Overlap, 2, 2, 0, "2 stages (a producer and a consumer)"})
+      .Case("algorithm", Shape{K::Algorithm, 2, 0, 0,
+                               "at least 1 collective and then an algorithm"})
       .Default(std::nullopt);
 }
 
@@ -192,7 +194,19 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
         out.chunks = *d.chunks;
       }
       bool argsOk = true;
-      for (const ast::Ident &a : d.args) {
+      llvm::ArrayRef<ast::Ident> stageArgs = d.args;
+      if (shape->kind == Directive::Kind::Algorithm) {
+        // The last argument names the algorithm, not a stage.
+        const ast::Ident &name = d.args.back();
+        std::optional<ir::CollectiveAlgorithm> a =
+            ir::parseCollectiveAlgorithm(name.name);
+        if (!a || *a == ir::CollectiveAlgorithm::Auto) {
+          diags.report(name.range, DiagId::UnknownAlgorithm, name.name);
+          argsOk = false;
+        }
+        stageArgs = stageArgs.drop_back();
+      }
+      for (const ast::Ident &a : stageArgs) {
         if (program->findStage(a.name) || bound.contains(a.name)) {
           out.args.push_back(a.name);
           out.argLocs.push_back(a.range);
@@ -220,6 +234,10 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
       if (!argsOk) {
         scheduleOk = false;
         continue;
+      }
+      if (shape->kind == Directive::Kind::Algorithm) {
+        out.args.push_back(d.args.back().name);
+        out.argLocs.push_back(d.args.back().range);
       }
       schedule.directives.push_back(std::move(out));
     }

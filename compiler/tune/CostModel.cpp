@@ -176,7 +176,7 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
         priced.push_back(
             {a, algorithmSeconds(*cost, *shape), cost->latency * shape->steps});
     }
-    // The cheapest; the first listed on a tie.
+    // The cheapest first; the first listed on a tie.
     llvm::stable_sort(priced, [](const Priced &x, const Priced &y) {
       return x.seconds < y.seconds;
     });
@@ -189,15 +189,49 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
           " for " + collectiveName(*kind) + " on the " + levelName(t.level) +
           " level; add a line 'collective " + collectiveName(*kind) +
           " ALGORITHM " + levelName(t.level) + " latency ... bandwidth ...'");
-    t.algorithm = priced.front().algorithm;
-    t.seconds = priced.front().seconds;
+    // What runs: a fused kernel's own transfers; the schedule's algorithm;
+    // else the library's (NCCL picks among its ring and tree itself).
+    auto runs = [&](Algorithm a) {
+      if (fused)
+        return true;
+      switch (stage.algorithm) {
+      case ir::CollectiveAlgorithm::OneShot:
+        return a == Algorithm::OneShot;
+      case ir::CollectiveAlgorithm::TwoShot:
+        return a == Algorithm::TwoShot;
+      case ir::CollectiveAlgorithm::Auto:
+      case ir::CollectiveAlgorithm::Library:
+        return a == Algorithm::Library || a == Algorithm::Ring ||
+               a == Algorithm::Tree;
+      }
+      return false;
+    };
+    auto chosen = llvm::find_if(
+        priced, [&](const Priced &p) { return runs(p.algorithm); });
+    if (chosen == priced.end())
+      return problem(
+          "machine '" + machine.name + "' (" + machine.path +
+          ") does not price " +
+          (stage.algorithm == ir::CollectiveAlgorithm::OneShot ||
+                   stage.algorithm == ir::CollectiveAlgorithm::TwoShot
+               ? "the " + ir::collectiveAlgorithmName(stage.algorithm).str() +
+                     " algorithm the schedule chose"
+               : std::string("the library's algorithm")) +
+          " for " + collectiveName(*kind) + " '" + stage.name + "' on the " +
+          levelName(t.level) + " level");
+    t.algorithm = chosen->algorithm;
+    t.seconds = chosen->seconds;
+    t.cheapest = priced.front().algorithm;
+    t.cheapestSeconds = priced.front().seconds;
     llvm::SmallVector<std::string, 4> others;
-    for (const Priced &o : llvm::drop_begin(priced))
-      others.push_back(algorithmName(o.algorithm).str() + " " +
-                       formatSeconds(o.seconds));
+    for (const Priced &o : priced)
+      if (&o != &*chosen)
+        others.push_back(algorithmName(o.algorithm).str() + " " +
+                         formatSeconds(o.seconds));
     t.alternatives = llvm::join(others, ", ");
+    const double chosenFixed = chosen->fixed;
     out.networkSeconds += t.seconds;
-    out.fixed += priced.front().fixed;
+    out.fixed += chosenFixed;
     out.collectives.push_back(std::move(t));
   }
   return llvm::Error::success();

@@ -5,9 +5,11 @@
 //
 //   kernel             launch + (read + write) / memory bandwidth
 //   matmul             launch + max(memory time, FLOPs / matmul rate)
-//   collective         latency * steps(P) + volume(P, n) / bandwidth, for
-//                      the algorithm with the least time among those the
-//                      machine prices for that collective and level
+//   collective         latency * steps(P) + volume(P, n) / bandwidth of
+//                      the algorithm that runs: the schedule's
+//                      (`algorithm`), else the library's (the cheapest of
+//                      its library, ring and tree lines: NCCL chooses
+//                      among its own)
 //   fused collective   launch + its memory time (with `staging`, the
 //                      copies of caller's tensors in and out included)
 //                      and its collectives by the `direct` algorithm,
@@ -69,8 +71,12 @@ struct CollectiveTime {
   int64_t members = 1;
   double bytes = 0;
   double seconds = 0;
-  /// Why this algorithm: the others' times ("ring 12.1 us, tree 15 us").
+  /// The other priced algorithms' times ("ring 12.1 us, tree 15 us").
   std::string alternatives;
+  /// The cheapest priced algorithm, which a schedule could choose
+  /// (`algorithm(s, NAME)`) where the target runs it.
+  Algorithm cheapest = Algorithm::Library;
+  double cheapestSeconds = 0;
 };
 
 struct LaunchTime {

@@ -114,6 +114,9 @@ std::optional<State> Enumerator::apply(const State &state, const Directive &d) {
   case Directive::Kind::Overlap:
     pass = passes::createOverlapPass(d, {});
     break;
+  case Directive::Kind::Algorithm:
+    pass = passes::createAlgorithmPass(d, {});
+    break;
   case Directive::Kind::Apply:
     return std::nullopt;
   }
@@ -443,6 +446,8 @@ std::string directiveText(const Directive &d) {
     return "fuse(" + args + ");";
   case Directive::Kind::Overlap:
     return "overlap(" + args + ") chunks " + std::to_string(d.chunks) + ";";
+  case Directive::Kind::Algorithm:
+    return "algorithm(" + args + ");";
   case Directive::Kind::Apply:
     return "apply " + args + ";";
   }

@@ -2,8 +2,15 @@
 
 #include "tune/Tuner.h"
 
+#include "diag/Diagnostic.h"
+#include "passes/Passes.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
 
 #include <chrono>
 
@@ -12,6 +19,55 @@ namespace coconet::tune {
 static double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
+}
+
+/// Does the runtime of `target` run `a` for unfused collectives?
+static bool targetRuns(llvm::StringRef target, Algorithm a) {
+  // The CPU runtime runs one- and two-shot collectives on a team
+  // (cpu/team_collectives.h); the CUDA target's are NCCL's.
+  return target == "cpu" &&
+         (a == Algorithm::OneShot || a == Algorithm::TwoShot);
+}
+
+bool chooseAlgorithms(Candidate &c, const StepTime &time,
+                      const Machine &machine) {
+  std::map<Algorithm, llvm::SmallVector<std::string, 2>> chosen;
+  for (const LaunchTime &t : time.launches)
+    for (const CollectiveTime &ct : t.collectives) {
+      const ir::Stage &s = *ct.stage;
+      bool nameable = llvm::all_of(
+          s.name, [](char ch) { return llvm::isAlnum(ch) || ch == '_'; });
+      if (ct.cheapest == ct.algorithm || ct.cheapestSeconds >= ct.seconds ||
+          !targetRuns(machine.target, ct.cheapest) || !nameable ||
+          s.algorithm != ir::CollectiveAlgorithm::Auto ||
+          llvm::is_contained(chosen[ct.cheapest], s.name))
+        continue;
+      chosen[ct.cheapest].push_back(s.name);
+    }
+  bool changed = false;
+  llvm::SourceMgr sm;
+  llvm::raw_null_ostream silent;
+  DiagnosticEngine quiet(sm, silent);
+  for (auto &[a, names] : chosen) {
+    if (names.empty())
+      continue;
+    ir::Schedule::Directive d;
+    d.kind = ir::Schedule::Directive::Kind::Algorithm;
+    d.args.assign(names.begin(), names.end());
+    d.args.push_back(a == Algorithm::OneShot ? "oneshot" : "twoshot");
+    d.argLocs.resize(d.args.size());
+    std::unique_ptr<ir::Program> next = c.program->clone();
+    if (failed(passes::createAlgorithmPass(d, {})->run(*next, quiet)))
+      continue;
+    c.program = std::move(next);
+    c.summary += (c.summary.front() == '(' ? "" : " ") +
+                 ("algorithm(" + llvm::join(d.args, ", ") + ")");
+    if (c.summary.front() == '(')
+      c.summary = c.summary.substr(c.summary.find(')') + 1);
+    c.directives.push_back(std::move(d));
+    changed = true;
+  }
+  return changed;
 }
 
 llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
@@ -29,6 +85,13 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
     r.launches = analysis::analyzeLaunches(*c.program);
     auto time = predictStep(*c.program, r.launches, machine, options.sizes,
                             options.staging);
+    // Collectives another algorithm would move faster, where the target
+    // runs it and a schedule can name the stage: say so in the schedule.
+    if (time && chooseAlgorithms(c, *time, machine)) {
+      r.launches = analysis::analyzeLaunches(*c.program);
+      time = predictStep(*c.program, r.launches, machine, options.sizes,
+                         options.staging);
+    }
     if (!time) {
       std::string why = llvm::toString(time.takeError());
       // An unbound size fails every candidate alike.

@@ -49,6 +49,12 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
                                        const SpaceOptions &options,
                                        const Machine &machine);
 
+/// Adds to `c` an `algorithm(...)` directive for each collective that an
+/// algorithm the machine's target runs would move faster than the one
+/// `time` priced (and whose stage a schedule can name); true if it did.
+bool chooseAlgorithms(Candidate &c, const StepTime &time,
+                      const Machine &machine);
+
 /// A schedule named `name` for `program` with `directives` (after `apply
 /// base` when a base is given), for the pass manager.
 ir::Schedule makeSchedule(llvm::StringRef name, const ir::Program &program,

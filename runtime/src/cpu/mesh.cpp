@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "coconet/cpu/runtime.h"
+#include "coconet/cpu/team.h"
 
 #include "../call_status.h"
 #include "../mpi_error.h"
@@ -50,8 +51,13 @@ Status Mesh::create(const Communicator &world,
 Mesh::~Mesh() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized)
+  if (finalized) {
+    // Too late to free the windows: leave them to the process's end.
+    for (auto &team : teams_)
+      (void)team.release();
     return;
+  }
+  teams_.clear(); // collective (MPI_Win_free), before the communicators
   for (MPI_Comm &comm : axes_)
     if (comm != MPI_COMM_NULL)
       MPI_Comm_free(&comm);

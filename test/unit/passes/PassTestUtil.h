@@ -243,6 +243,8 @@ inline std::unique_ptr<passes::Pass> createPass(const FlatDirective &f) {
     return passes::createFusePass(f.directive, f.from);
   case Kind::Overlap:
     return passes::createOverlapPass(f.directive, f.from);
+  case Kind::Algorithm:
+    return passes::createAlgorithmPass(f.directive, f.from);
   case Kind::Apply:
     break;
   }

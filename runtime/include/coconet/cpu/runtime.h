@@ -62,6 +62,8 @@ private:
 /// are elements of `dtype`; `in` and `out` are this rank's host buffers and
 /// may not overlap unless stated. Over a group of one member a collective
 /// moves `in` to `out` once (nothing when they are the same).
+class Team;
+
 class Mesh : public MeshShape {
 public:
   /// Splits `world` into the axes of `axisSizes`, whose product must be
@@ -98,6 +100,24 @@ public:
   Status sendRecv(const void *in, void *out, int64_t count, DType dtype,
                   int64_t offset, int axis);
 
+  /// How allReduce, reduceScatter and allGather move their data (a
+  /// schedule's `algorithm`): Library, the exact collectives above on MPI;
+  /// OneShot and TwoShot (allreduce only), over a team of the axis's
+  /// members sharing memory (cpu/team_collectives.h), made at the axis's
+  /// first such call with a window of COCONET_TEAM_ALGORITHM_BYTES bytes
+  /// (default 32 MiB; larger calls run in pieces). Where the members cannot
+  /// form a team (several nodes, COCONET_TEAM=off, no room in /dev/shm) the
+  /// library's collective runs instead. Every algorithm combines members
+  /// in ascending order: the same bits. Collective over the axis, like the
+  /// call it replaces.
+  enum class Algorithm { Library, OneShot, TwoShot };
+  Status allReduce(const void *in, void *out, int64_t count, DType dtype,
+                   ReduceOp op, int axis, Algorithm algorithm);
+  Status reduceScatter(const void *in, void *out, int64_t countPerRank,
+                       DType dtype, ReduceOp op, int axis, Algorithm algorithm);
+  Status allGather(const void *in, void *out, int64_t countPerRank, DType dtype,
+                   int axis, Algorithm algorithm);
+
   /// The MPI communicator of `axis` (-1: the world), for what builds on
   /// the mesh (cpu/team.h).
   MPI_Comm communicator(int axis) const { return axisComm(axis); }
@@ -112,6 +132,11 @@ private:
   MPI_Comm world_ = MPI_COMM_NULL;
   std::vector<MPI_Comm> axes_; ///< owned
   std::vector<uint8_t> scratch_[2];
+  /// The team of each axis (the world's last) for Algorithm::OneShot and
+  /// TwoShot, made at its first use; null where it cannot be made.
+  Status team(int axis, Team **out);
+  std::vector<std::unique_ptr<Team>> teams_;
+  std::vector<bool> teamTried_;
 };
 
 /// Combines `members` blocks of `count` elements each (block m at
