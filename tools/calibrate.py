@@ -120,12 +120,14 @@ def fit_line(xs, ys):
     return my - b * mx, b
 
 
-def fit_two(rows):
+def fit_two(rows, scale=None):
     """Least squares t = latency * steps + volume / bandwidth through the
-    origin, rows (steps, volume, t), each residual relative to its t (so
-    that small messages, which show the latency, weigh as much as large
-    ones); returns (latency, bandwidth), both kept positive."""
-    w = [1 / (t * t) for s, v, t in rows]
+    origin, rows (steps, volume, t), each residual relative to its t (or to
+    scale[i], when t is a part of a larger time), so that small messages,
+    which show the latency, weigh as much as large ones; returns (latency,
+    bandwidth), both kept positive."""
+    w = [1 / ((scale[i] if scale else t) ** 2)
+         for i, (s, v, t) in enumerate(rows)]
     s11 = sum(wi * s * s for wi, (s, v, t) in zip(w, rows))
     s12 = sum(wi * s * v for wi, (s, v, t) in zip(w, rows))
     s22 = sum(wi * v * v for wi, (s, v, t) in zip(w, rows))
@@ -143,12 +145,16 @@ def fit_two(rows):
 
 
 def shape(collective, algorithm, p, n):
-    """CostModel.cpp's algorithmShape for library and direct."""
+    """CostModel.cpp's algorithmShape for library, oneshot, twoshot and
+    direct."""
     ring = (p - 1) / p * n
     if algorithm == "library":
         return {"allreduce": (2 * (p - 1), 2 * ring),
                 "reducescatter": (p - 1, ring),
                 "allgather": (p - 1, ring)}[collective]
+    if algorithm == "oneshot":
+        return {"allreduce": (1, (p - 1) * n), "reducescatter": (1, ring),
+                "allgather": (1, ring)}[collective]
     return {"allreduce": (2, 2 * ring), "reducescatter": (1, ring),
             "allgather": (1, ring)}[collective]
 
@@ -175,6 +181,9 @@ def main():
     ap.add_argument("--coconetc", default=str(ROOT / "build" / "bin" /
                                               "coconetc"))
     ap.add_argument("--name")
+    ap.add_argument("--csv", help="also write the collectives' measured "
+                    "times and the fitted model's: "
+                    "collective,algorithm,ranks,bytes,measured_s,model_s")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args()
     r, t = args.ranks, args.threads
@@ -233,6 +242,7 @@ program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
 
         collectives = {}
         checks = []
+        table = []  # (collective, algorithm, rows) measured
         if r > 1:
             coll = b.source("coll", """
 program ar(x: f32[N] local) {
@@ -251,6 +261,18 @@ program fz(g: f32[N] local, w: f32[N] replicated) {
     gs = allreduce(sum, g);
     w1 = update(w, w + gs);
 }
+schedule ar_oneshot for ar {
+    algorithm(y, oneshot);
+}
+schedule ar_twoshot for ar {
+    algorithm(y, twoshot);
+}
+schedule rs_oneshot for rs {
+    algorithm(y, oneshot);
+}
+schedule ag_oneshot for ag {
+    algorithm(y, oneshot);
+}
 schedule fz_ar for fz {
     fuse(gs, w1);
 }
@@ -262,29 +284,43 @@ schedule fz_rs_ag for fz {
 """)
             exps = range(8, 23, step)
 
-            def measure(p, ranks):
-                rows = {c: [] for c in ("allreduce", "reducescatter",
-                                        "allgather")}
+            # (collective, algorithm, program, schedule): the library's
+            # collectives and the team's one- and two-shot ones (the
+            # schedule's `algorithm`).
+            runs = [("allreduce", "library", "ar", None),
+                    ("reducescatter", "library", "rs", None),
+                    ("allgather", "library", "ag", None),
+                    ("allreduce", "oneshot", "ar", "ar_oneshot"),
+                    ("allreduce", "twoshot", "ar", "ar_twoshot"),
+                    ("reducescatter", "oneshot", "rs", "rs_oneshot"),
+                    ("allgather", "oneshot", "ag", "ag_oneshot")]
+
+            def measure(ranks, which):
+                rows = {}
                 for e in exps:
                     n = 2 ** e * ranks  # divisible by the ranks
-                    for c, prog in (("allreduce", "ar"),
-                                    ("reducescatter", "rs"),
-                                    ("allgather", "ag")):
-                        sec = b.time(coll, {"N": n}, ranks, program=prog)
+                    for c, a, prog, sched in runs:
+                        if (c, a) not in which:
+                            continue
+                        sec = b.time(coll, {"N": n}, ranks, program=prog,
+                                     schedule=sched)
                         # n: a rank's input bytes (its output for allgather).
                         nb = 4 * n
-                        rows[c].append((*shape(c, "library", ranks, nb), sec,
-                                        nb))
+                        rows.setdefault((c, a), []).append(
+                            (*shape(c, a, ranks, nb), sec, nb))
                 return rows
 
-            lib = measure(coll, r)
-            for c, rows in lib.items():
+            everything = [(c, a) for c, a, _, _ in runs]
+            measured = measure(r, everything)
+            for (c, a), rows in measured.items():
                 lat, bwc = fit_two([(s, v, sec) for s, v, sec, _ in rows])
-                collectives[(c, "library")] = (lat, bwc)
-                print(f"{c} library: latency {lat * 1e6:.2f} us/step, "
+                collectives[(c, a)] = (lat, bwc)
+                print(f"{c} {a}: latency {lat * 1e6:.2f} us/step, "
                       f"{bwc / 1e9:.2f} GB/s", file=sys.stderr)
+                table.append((c, a, rows))
             # Direct: fused kernels, less launch and memory.
             direct_rows = {"allreduce": [], "rs+ag": []}
+            direct_total = {"allreduce": [], "rs+ag": []}
             for e in exps:
                 n = 2 ** e * r
                 for sched, key in (("fz_ar", "allreduce"),
@@ -292,7 +328,9 @@ schedule fz_rs_ag for fz {
                     rep = b.report(coll, {"N": n}, r, schedule=sched)
                     memory = total(rep, "memory")
                     sec = b.time(coll, {"N": n}, r, schedule=sched)
-                    rest = max(sec - launch - memory / bandwidth, 0.0)
+                    # What the transfers add to the launch and the memory
+                    # traffic (negative where caches beat the bandwidth).
+                    rest = sec - launch - memory / bandwidth
                     nb = 4 * n
                     if key == "allreduce":
                         s, v = shape("allreduce", "direct", r, nb)
@@ -301,34 +339,38 @@ schedule fz_rs_ag for fz {
                         s2, v2 = shape("allgather", "direct", r, nb)
                         s, v = s1 + s2, v1 + v2
                     direct_rows[key].append((s, v, rest))
-            lat, bwd = fit_two(direct_rows["allreduce"])
+                    direct_total[key].append(sec)
+            lat, bwd = fit_two(direct_rows["allreduce"],
+                               direct_total["allreduce"])
             collectives[("allreduce", "direct")] = (lat, bwd)
-            lat, bwd = fit_two(direct_rows["rs+ag"])
+            lat, bwd = fit_two(direct_rows["rs+ag"], direct_total["rs+ag"])
             collectives[("reducescatter", "direct")] = (lat, bwd)
             collectives[("allgather", "direct")] = (lat, bwd)
             for k in (("allreduce", "direct"), ("reducescatter", "direct")):
                 lat, bwd = collectives[k]
                 print(f"{k[0]} direct: latency {lat * 1e6:.2f} us/step, "
                       f"{bwd / 1e9:.2f} GB/s", file=sys.stderr)
-            notes.append("collective ... library: one allreduce, "
-                         "reducescatter, allgather of 2^8..2^22 f32 per "
-                         "rank, least squares of time = latency * steps + "
-                         "volume / bandwidth with the model's ring steps "
-                         "and volume")
+            notes.append("collective ... library, oneshot, twoshot: one "
+                         "allreduce, reducescatter, allgather of 2^8..2^22 "
+                         "f32 per rank (the one- and two-shot ones by a "
+                         "schedule's algorithm(y, NAME)), least squares of "
+                         "time = latency * steps + volume / bandwidth, "
+                         "relative residuals, with the model's steps and "
+                         "volume of each algorithm")
             notes.append("collective ... direct: fused allreduce + update "
                          "and reducescatter + update + allgather kernels at "
                          "the same sizes, less the launch and their memory "
                          "traffic at the bandwidth above, fitted the same "
                          "way (reducescatter and allgather share one fit)")
             if args.check_ranks:
-                other = measure(coll, args.check_ranks)
-                for c, rows in other.items():
-                    lat, bwc = collectives[(c, "library")]
+                other = measure(args.check_ranks, everything)
+                for (c, a), rows in other.items():
+                    lat, bwc = collectives[(c, a)]
                     errs = []
                     for s, v, sec, nb in rows:
                         pred = lat * s + v / bwc
                         errs.append(abs(pred - sec) / sec)
-                    checks.append(f"{c} on {args.check_ranks} ranks: the "
+                    checks.append(f"{c} {a} on {args.check_ranks} ranks: the "
                                   f"{r}-rank fit is off by a median "
                                   f"{100 * statistics.median(errs):.0f}% "
                                   f"(max {100 * max(errs):.0f}%)")
@@ -373,6 +415,14 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
                          "prices a collective of one member at 0), so none "
                          "is stated; overlap alternating")
 
+    if args.csv and table:
+        with open(args.csv, "w") as f:
+            f.write("collective,algorithm,ranks,bytes,measured_s,model_s\n")
+            for c, a, rows in table:
+                lat, bwc = collectives[(c, a)]
+                for st, v, sec, nb in rows:
+                    f.write(f"{c},{a},{r},{nb},{sec:.9g},"
+                            f"{lat * st + v / bwc:.9g}\n")
     out = pathlib.Path(args.output)
     with out.open("w") as f:
         f.write(f"# Measured by tools/calibrate.py --ranks {r} --threads {t} "

@@ -263,7 +263,14 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
   }
   if (cost.kind == Kind::Collective) {
     // A collective reads its input and writes its output as part of what
-    // the algorithm's bandwidth already measures.
+    // the algorithm's bandwidth already measures; one of a single member
+    // is that copy alone (where the plan does not alias its output).
+    if (llvm::all_of(t.collectives,
+                     [](const CollectiveTime &c) { return c.members <= 1; })) {
+      t.memorySeconds = memory / machine.memoryBandwidth;
+      t.seconds = t.memorySeconds;
+      return t;
+    }
     t.seconds = t.networkSeconds;
     return t;
   }
