@@ -151,7 +151,7 @@ def shape(collective, algorithm, p, n):
     if algorithm == "library":
         return {"allreduce": (2 * (p - 1), 2 * ring),
                 "reducescatter": (p - 1, ring),
-                "allgather": (p - 1, ring)}[collective]
+                "allgather": (p - 1, ring), "sendrecv": (1, n)}[collective]
     if algorithm == "oneshot":
         return {"allreduce": (1, (p - 1) * n), "reducescatter": (1, ring),
                 "allgather": (1, ring)}[collective]
@@ -257,6 +257,10 @@ program ag(x: f32[N] sliced) {
     y = allgather(x);
     return y;
 }
+program sr(x: f32[N] replicated) {
+    y = sendrecv(x, 1);
+    return y;
+}
 program fz(g: f32[N] local, w: f32[N] replicated) {
     gs = allreduce(sum, g);
     w1 = update(w, w + gs);
@@ -290,6 +294,7 @@ schedule fz_rs_ag for fz {
             runs = [("allreduce", "library", "ar", None),
                     ("reducescatter", "library", "rs", None),
                     ("allgather", "library", "ag", None),
+                    ("sendrecv", "library", "sr", None),
                     ("allreduce", "oneshot", "ar", "ar_oneshot"),
                     ("allreduce", "twoshot", "ar", "ar_twoshot"),
                     ("reducescatter", "oneshot", "rs", "rs_oneshot"),
@@ -351,7 +356,8 @@ schedule fz_rs_ag for fz {
                 print(f"{k[0]} direct: latency {lat * 1e6:.2f} us/step, "
                       f"{bwd / 1e9:.2f} GB/s", file=sys.stderr)
             notes.append("collective ... library, oneshot, twoshot: one "
-                         "allreduce, reducescatter, allgather of 2^8..2^22 "
+                         "allreduce, reducescatter, allgather (and sendrecv) "
+                         "of 2^8..2^22 "
                          "f32 per rank (the one- and two-shot ones by a "
                          "schedule's algorithm(y, NAME)), least squares of "
                          "time = latency * steps + volume / bandwidth, "

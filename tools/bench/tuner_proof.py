@@ -42,11 +42,17 @@ def main():
     ap.add_argument("--samples")
     ap.add_argument("--coconetc",
                     default=str(ROOT / "build" / "bin" / "coconetc"))
+    ap.add_argument("--from-log", nargs="*", default=[],
+                    help="read these earlier outputs of this script "
+                         "instead of running (to combine runs)")
     args = ap.parse_args()
+    if args.from_log:
+        return report(args, *parse_logs(args.from_log))
     wanted = set(args.samples.split(",")) if args.samples else None
     out = pathlib.Path(args.out)
     rows = []
     summary = []
+    failed = []
     for sample, sizes, shard, meshes in SAMPLES:
         if wanted and sample not in wanted:
             continue
@@ -67,29 +73,62 @@ def main():
                 p = subprocess.run(cmd, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
                 if p.returncode != 0:
-                    sys.exit(f"tuner_proof: failed:\n{p.stdout}{p.stderr}")
+                    print(f"tuner_proof: failed:\n{p.stdout}{p.stderr}",
+                          file=sys.stderr)
+                    failed.append(" ".join(cmd[3:]))
+                    continue
                 print(p.stdout, flush=True)
                 label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
-                for line in p.stdout.splitlines():
-                    m = re.match(r"\s*(\d+)\s+([0-9.]+ \w+)\s+([0-9.]+ \w+)"
-                                 r"\s+([0-9.]+)\s", line)
-                    what = re.search(r"  ((?:split|fuse|reorder|shard|overlap)"
-                                     r"\(.*|\(unscheduled\).*)$", line)
-                    if m and what:
-                        rows.append({"sample": sample, "layout": label,
-                                     "rank": int(m.group(1)),
-                                     "predicted_s": seconds(m.group(2)),
-                                     "measured_s": seconds(m.group(3)),
-                                     "schedule": what.group(1).strip()})
-                s = re.search(r"rank correlation \(Spearman\) ([-0-9.]+); "
-                              r"median error (\d+)%; the pick \(rank 1\) "
-                              r"measured (\S+ \S+), ([0-9.]+)x the fastest "
-                              r"measured \(rank (\d+)", p.stdout)
-                n = len([r for r in rows if r["sample"] == sample and
-                         r["layout"] == label])
-                summary.append((sample, label, n, float(s.group(1)),
-                                int(s.group(2)), s.group(3),
-                                float(s.group(4)), int(s.group(5))))
+                parse_block(p.stdout, sample, label, rows, summary)
+    report(args, rows, summary, failed)
+
+
+def parse_block(text, sample, label, rows, summary):
+    for line in text.splitlines():
+        m = re.match(r"\s*(\d+)\s+([0-9.]+ \w+)\s+([0-9.]+ \w+)"
+                     r"\s+([0-9.]+)\s", line)
+        what = re.search(r" ((?:split|fuse|reorder|shard|overlap|algorithm)"
+                         r"\(.*|\(unscheduled\).*)$", line)
+        if m and what:
+            rows.append({"sample": sample, "layout": label,
+                         "rank": int(m.group(1)),
+                         "predicted_s": seconds(m.group(2)),
+                         "measured_s": seconds(m.group(3)),
+                         "schedule": what.group(1).strip()})
+    s = re.search(r"rank correlation \(Spearman\) ([-0-9.]+); "
+                  r"median error (\d+)%; the pick \(rank 1\) "
+                  r"measured (\S+ \S+), ([0-9.]+)x the fastest "
+                  r"measured \(rank (\d+)", text)
+    n = len([r for r in rows if r["sample"] == sample and
+             r["layout"] == label])
+    summary.append((sample, label, n, float(s.group(1)), int(s.group(2)),
+                    s.group(3), float(s.group(4)), int(s.group(5))))
+
+
+def parse_logs(paths):
+    """Rows and summaries of earlier outputs; a (sample, layout) in a later
+    log replaces the same in an earlier one."""
+    rows, summary = [], []
+    for path in paths:
+        text = pathlib.Path(path).read_text()
+        for block in re.split(r"(?m)^(?=tune \w+ on machine)", text):
+            h = re.match(r"tune (\w+) on machine cpu-(\d+x\d+) \([^)]*\): "
+                         r"(.*)", block)
+            if not h or "Spearman" not in block:
+                continue
+            mesh = ",".join(f"{k}={v}" for k, v in re.findall(
+                r"\b(PP|T) = (\d+)", h.group(3)))
+            label = h.group(2) + (f" {mesh}" if mesh else "")
+            rows[:] = [r for r in rows if (r["sample"], r["layout"]) !=
+                       (h.group(1), label)]
+            summary[:] = [x for x in summary if (x[0], x[1]) !=
+                          (h.group(1), label)]
+            parse_block(block, h.group(1), label, rows, summary)
+    return rows, summary, []
+
+
+def report(args, rows, summary, failed):
+    out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with (out / "tuner-cpu.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["sample", "layout", "rank",
@@ -102,6 +141,8 @@ def main():
     for s in summary:
         print(f"{s[0]:<16} {s[1]:<15} {s[2]:>9}  {s[3]:>8.2f}  "
               f"{s[4]:>9}%  {s[5]:>13}  {s[6]:>14.2f}  {s[7]:>12}")
+    for f in failed:
+        print(f"FAILED: {f}")
     try:
         import matplotlib
         matplotlib.use("Agg")
