@@ -132,6 +132,8 @@ VOCABULARY = [
 ] + [
     ("collective:all-axes", "target", "a collective over every mesh axis"),
     ("collective:grouped", "target", "collectives issued in one group"),
+    ("collective:algorithm", "target",
+     "a collective whose algorithm the schedule chose (algorithm(s, NAME))"),
     ("pack", "target", "a pack before a reducescatter along dimension > 0"),
     ("unpack", "target", "an unpack after an allgather along dimension > 0"),
     ("copy", "target", "a copy of a result computed elsewhere"),
@@ -172,7 +174,7 @@ PRINTER_WORDS = {
     "transpose": ["transpose ", ": batch ", " rows ", " cols "],
     "matmul*": ["matmul ", " x ", " M ", " N ", " K ", " batched B"],
     "collective:*": [" over ", " root ", " offset ", " (grouped with next)",
-                     "all axes"],
+                     "all axes", " (the schedule's algorithm)"],
     "pack, unpack": ["pack ", "unpack ", " blocks ", " chunk "],
     "copy, store": ["copy ", "store "],
     "check:*": ["  check: ", " divisible by "],
@@ -236,7 +238,8 @@ OVERLAP = re.compile(r"^  overlap: step (\d+) with step (\d+), (\d+) chunks "
                      r"chunk-major over (\w+))?)$")
 COLLECTIVE = re.compile(r"^(" + "|".join(COLLECTIVES) + r")(?:\((\w+)\))?"
                         r"(?: root -?\d+)?(?: offset -?\d+)? over (all axes|\w+) (\w+) "
-                        r"(.+) -> (\w+) (.+?)( \(grouped with next\))?$")
+                        r"(.+) -> (\w+) (.+?)(, \w+ \(the schedule's "
+                        r"algorithm\))?( \(grouped with next\))?$")
 
 
 def parse(text):
@@ -325,7 +328,8 @@ def parse(text):
                     step.update(kind="collective", collective=c.group(1),
                                 axis=c.group(3), input=c.group(4),
                                 output=c.group(6),
-                                grouped=bool(c.group(8)))
+                                algorithm=bool(c.group(8)),
+                                grouped=bool(c.group(9)))
                 elif kind == "elementwise":
                     step.update(kind="elementwise",
                                 flat=body.endswith(" flat") or
@@ -528,6 +532,8 @@ def features(text):
                 out.add("collective:all-axes")
             if s["grouped"]:
                 out.add("collective:grouped")
+            if s["algorithm"]:
+                out.add("collective:algorithm")
         elif kind in ("transpose", "pack", "unpack", "copy", "store"):
             out.add(kind)
     if any(re.search(r" \* \d+ \(", c) or re.search(r" by \d+ \(", c)
