@@ -107,6 +107,13 @@ static cl::opt<std::string>
               cl::value_desc("name"), cl::init("tuned"),
               cl::cat(tuneCategory()));
 
+static cl::opt<bool, false, SafeParser<bool>> writeTable(
+    "write-table",
+    cl::desc("Write every row of the table (--top) as a schedule, NAME_1 "
+             "(the fastest) to NAME_K, each with its predicted time, "
+             "instead of the fastest alone"),
+    cl::cat(tuneCategory()));
+
 bool machineGiven() { return machineOption.getNumOccurrences() > 0; }
 
 bool tuneOptionGiven(std::string &which,
@@ -566,11 +573,25 @@ int runTune(const std::string &path, const std::string &programName) {
   }
 
   const tune::Ranked &winner = result->ranked.front();
-  std::string schedule = tune::scheduleText(tunedName, *program, base,
-                                            winner.candidate.directives);
+  std::string schedule;
+  if (writeTable) {
+    // Each row as a schedule of its own, named by its rank.
+    for (size_t i = 0; i < rows; ++i) {
+      const tune::Ranked &r = result->ranked[i];
+      schedule += "// rank " + std::to_string(i + 1) + ": predicted " +
+                  tune::formatSeconds(r.time.seconds) + "\n" +
+                  tune::scheduleText(tunedName + "_" + std::to_string(i + 1),
+                                     *program, base, r.candidate.directives);
+    }
+  } else {
+    schedule = tune::scheduleText(tunedName, *program, base,
+                                  winner.candidate.directives);
+  }
   const std::string &out = outputPath();
   if (out == "-") {
-    os << "\nthe fastest, as schedule text:\n" << schedule;
+    os << (writeTable ? "\nthe table, as schedule text:\n"
+                      : "\nthe fastest, as schedule text:\n")
+       << schedule;
     return 0;
   }
   std::error_code ec;
@@ -579,14 +600,24 @@ int runTune(const std::string &path, const std::string &programName) {
     reportToolError("cannot write '" + out + "': " + ec.message());
     return 2;
   }
-  file.os() << "// coconetc tune: the fastest of " << result->ranked.size()
-            << " schedules of " << program->name << " on machine "
-            << machine->name << ", predicted " << tune::formatSeconds(best)
-            << " per step at " << sizesText(*program, sizes) << ".\n"
-            << schedule;
+  if (writeTable)
+    file.os() << "// coconetc tune: the " << rows << " fastest of "
+              << result->ranked.size() << " schedules of " << program->name
+              << " on machine " << machine->name << " at "
+              << sizesText(*program, sizes) << ".\n";
+  else
+    file.os() << "// coconetc tune: the fastest of " << result->ranked.size()
+              << " schedules of " << program->name << " on machine "
+              << machine->name << ", predicted " << tune::formatSeconds(best)
+              << " per step at " << sizesText(*program, sizes) << ".\n";
+  file.os() << schedule;
   file.keep();
-  os << "\nthe fastest written to " << out << " (schedule " << tunedName
-     << ")\n";
+  if (writeTable)
+    os << "\nthe table written to " << out << " (schedules " << tunedName
+       << "_1 to " << tunedName << "_" << rows << ")\n";
+  else
+    os << "\nthe fastest written to " << out << " (schedule " << tunedName
+       << ")\n";
   return 0;
 }
 

@@ -22,6 +22,9 @@ config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["COCONET_STDLIB"] = os.path.join(config.coconet_src_root, "stdlib")
 
+# The bare executable, for scripts that take its path (before %coconetc,
+# which it starts with).
+config.substitutions.append(("%coconetc-bin", config.coconetc))
 config.substitutions.append(("%coconetc", config.coconetc + " --color=never"))
 config.substitutions.append(("%samples", os.path.join(config.coconet_src_root, "samples")))
 config.substitutions.append(("%stdlib", os.path.join(config.coconet_src_root, "stdlib")))
