@@ -303,6 +303,9 @@ UniformValues emitScalarInputs(CodeWriter &w, const lower::Plan &plan,
 const std::string &bufferName(const lower::Plan &plan, unsigned buffer);
 /// Does some step of `plan` multiply matrices?
 bool hasMatMul(const lower::Plan &plan);
+/// The axes (-1: every axis) of the collectives whose schedule chose the
+/// one- or two-shot algorithm, ascending, each once.
+llvm::SmallVector<int, 2> teamAlgorithmAxes(const lower::Plan &plan);
 /// The targets (CpuTarget.cpp, CudaTarget.cpp).
 const Target &cpuTarget();
 const Target &cudaTarget();

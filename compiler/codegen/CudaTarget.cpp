@@ -111,6 +111,7 @@ TargetInfo cudaInfo() {
       "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_done, cc_s.cc_side));\n"
       "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.stream, cc_s.cc_done, 0));";
   i.teamHeader = "coconet/cuda/team.h";
+  i.algorithmHeader = "coconet/cuda/team_collectives.h";
   i.teamRank = "cc_t.rank";
   i.teamSize = "cc_t.size";
   i.teamBarrier = "cc_team_sync(cc_t);";
@@ -310,12 +311,29 @@ public:
     w.line("cudaStream_t stream = nullptr;");
     if (hasMatMul(plan))
       w.line("cublasHandle_t blas = nullptr;");
+    if (!teamAlgorithmAxes(plan).empty()) {
+      w.comment("The one- and two-shot collectives the schedule chose: a "
+                "team per axis\n(NCCL's collectives where none can be made).");
+      w.line("std::unique_ptr<coconet::rt::cuda::TeamCollectives> "
+             "algorithms;");
+    }
   }
   void emitCreateLibraries(CodeWriter &w, const Plan &plan) const override {
-    if (!hasMatMul(plan))
+    if (hasMatMul(plan)) {
+      w.line("COCONET_CUBLAS_CHECK(cublasCreate(&state->blas));");
+      w.line("COCONET_CUBLAS_CHECK(cublasSetStream(state->blas, stream));");
+    }
+    const auto axes = teamAlgorithmAxes(plan);
+    if (axes.empty())
       return;
-    w.line("COCONET_CUBLAS_CHECK(cublasCreate(&state->blas));");
-    w.line("COCONET_CUBLAS_CHECK(cublasSetStream(state->blas, stream));");
+    std::string list;
+    for (int a : axes)
+      list += (list.empty() ? "" : ", ") + std::to_string(a);
+    emitCreateCall(w, plan,
+                   "coconet::rt::cuda::TeamCollectives::create(*state->mesh, "
+                   "{" +
+                       list + "}, 0, &state->algorithms)",
+                   "the teams of the one- and two-shot collectives");
   }
   void emitDestroyLibraries(CodeWriter &w, const Plan &plan) const override {
     if (!hasMatMul(plan))
@@ -462,6 +480,41 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
       "cc_s.mesh->axisComm(" + std::to_string(s.axis) + ")";
   const std::string bytes = "static_cast<size_t>(" + ops.outCount +
                             ") * sizeof(" + storageType(s.dtype) + ")";
+  // A schedule's one- or two-shot algorithm: the team's kernels.
+  if (s.algorithm == ir::CollectiveAlgorithm::OneShot ||
+      s.algorithm == ir::CollectiveAlgorithm::TwoShot) {
+    const std::string algorithm =
+        std::string("coconet::rt::cuda::TeamCollectives::Algorithm::") +
+        (s.algorithm == ir::CollectiveAlgorithm::OneShot ? "OneShot"
+                                                         : "TwoShot");
+    const std::string dtype = runtimeDType(s.dtype);
+    const std::string axis = std::to_string(s.axis);
+    std::string call;
+    switch (s.kind) {
+    case Collective::AllReduce:
+      call = "allReduce(" + in + ", " + out + ", " + ops.count + ", " + dtype +
+             ", " + runtimeReduceOp(s.op) + ", " + axis + ", " + algorithm;
+      break;
+    case Collective::ReduceScatter:
+      call = "reduceScatter(" + in + ", " + out + ", " + ops.outCount + ", " +
+             dtype + ", " + runtimeReduceOp(s.op) + ", " + axis + ", " +
+             algorithm;
+      break;
+    case Collective::AllGather:
+      call = "allGather(" + in + ", " + out + ", " + ops.count + ", " + dtype +
+             ", " + axis + ", " + algorithm;
+      break;
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::SendRecv:
+      break; // the algorithm pass refuses these
+    }
+    if (!call.empty()) {
+      w.line("COCONET_RETURN_IF_ERROR(cc_s.algorithms->" + call +
+             ", cc_stream));");
+      return;
+    }
+  }
   switch (s.kind) {
   case Collective::AllReduce:
     w.line("COCONET_NCCL_CHECK(ncclAllReduce(" + in + ", " + out + ", " +

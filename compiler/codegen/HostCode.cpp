@@ -72,6 +72,18 @@ bool hasMatMul(const Plan &plan) {
   });
 }
 
+llvm::SmallVector<int, 2> teamAlgorithmAxes(const Plan &plan) {
+  llvm::SmallVector<int, 2> axes;
+  for (const Step &s : plan.steps)
+    if (const auto *c = std::get_if<CollectiveCall>(&s.body))
+      if (c->algorithm == ir::CollectiveAlgorithm::OneShot ||
+          c->algorithm == ir::CollectiveAlgorithm::TwoShot)
+        axes.push_back(c->axis);
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
 const std::string &bufferName(const Plan &plan, unsigned buffer) {
   return plan.buffers[buffer].name;
 }
@@ -597,6 +609,8 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   emitLines(w, t.info.sourceIncludes);
   if (!teamAxes(plan).empty())
     w.line("#include \"" + t.info.teamHeader.str() + "\"");
+  if (!t.info.algorithmHeader.empty() && !teamAlgorithmAxes(plan).empty())
+    w.line("#include \"" + t.info.algorithmHeader.str() + "\"");
   if (!t.info.overlapHeader.empty() &&
       llvm::any_of(plan.overlaps,
                    [](const OverlapGroup &o) { return o.inChunks(); }))

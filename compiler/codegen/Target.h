@@ -115,6 +115,10 @@ struct TargetInfo {
   /// What operator() declares before its steps (the stream they use).
   llvm::StringRef stepPrologue;
 
+  /// The runtime's header the one- and two-shot collectives need ("":
+  /// none beyond the mesh's).
+  llvm::StringRef algorithmHeader;
+
   // --- Overlaps ---
   /// The runtime's header an overlap's code needs ("": none).
   llvm::StringRef overlapHeader;

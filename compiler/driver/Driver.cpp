@@ -485,12 +485,6 @@ static int runEmit() {
     case EmitKind::Code:
     case EmitKind::Driver:
     case EmitKind::Python: {
-      if (emit != EmitKind::Plan && target == codegen::TargetKind::Cuda)
-        for (const auto &s : scheduled->getStages())
-          if (s->algorithm == ir::CollectiveAlgorithm::OneShot ||
-              s->algorithm == ir::CollectiveAlgorithm::TwoShot)
-            c->diags->report(s->loc, DiagId::AlgorithmCudaLibrary, s->name,
-                             ir::collectiveAlgorithmName(s->algorithm));
       lower::LowerOptions lowerOptions;
       lowerOptions.sequential = sequential;
       auto plan = lower::lowerProgram(

@@ -172,9 +172,21 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
       const LinkCost *cost = machine.find(*kind, a, t.level);
       std::optional<AlgorithmShape> shape =
           algorithmShape(*kind, a, t.members, bytes);
-      if (cost && shape)
-        priced.push_back(
-            {a, algorithmSeconds(*cost, *shape), cost->latency * shape->steps});
+      if (!cost || !shape)
+        continue;
+      double seconds = algorithmSeconds(*cost, *shape);
+      // The CUDA runtime's one- and two-shot collectives first copy this
+      // member's input into the team's symmetric memory
+      // (cuda/team_collectives.h): read and written once more.
+      if (machine.target == "cuda" &&
+          (a == Algorithm::OneShot || a == Algorithm::TwoShot) &&
+          machine.memoryBandwidth > 0) {
+        const double input = *kind == Collective::AllGather
+                                 ? bytes / static_cast<double>(t.members)
+                                 : bytes;
+        seconds += 2 * input / machine.memoryBandwidth;
+      }
+      priced.push_back({a, seconds, cost->latency * shape->steps});
     }
     // The cheapest first; the first listed on a tie.
     llvm::stable_sort(priced, [](const Priced &x, const Priced &y) {

@@ -23,9 +23,9 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
 
 /// Does the runtime of `target` run `a` for unfused collectives?
 static bool targetRuns(llvm::StringRef target, Algorithm a) {
-  // The CPU runtime runs one- and two-shot collectives on a team
-  // (cpu/team_collectives.h); the CUDA target's are NCCL's.
-  return target == "cpu" &&
+  // Both runtimes run one- and two-shot collectives on a team
+  // (cpu/team_collectives.h, cuda/team_collectives.h).
+  return (target == "cpu" || target == "cuda") &&
          (a == Algorithm::OneShot || a == Algorithm::TwoShot);
 }
 
