@@ -189,6 +189,8 @@ static llvm::StringRef directiveName(Schedule::Directive::Kind kind) {
   switch (kind) {
   case Schedule::Directive::Kind::Split:
     return "split";
+  case Schedule::Directive::Kind::Hierarchical:
+    return "hierarchical";
   case Schedule::Directive::Kind::Reorder:
     return "reorder";
   case Schedule::Directive::Kind::Shard:

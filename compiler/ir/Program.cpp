@@ -313,6 +313,7 @@ std::unique_ptr<Program> Program::clone() const {
   copy->sizeNames = sizeNames;
   copy->tables = tables;
   copy->reassociations = reassociations;
+  copy->reassociatedCollectives = reassociatedCollectives;
   llvm::DenseMap<const Stage *, Stage *> stageMap;
   llvm::DenseMap<const ScalarExpr *, const ScalarExpr *> exprMap;
   // Bodies are trees whose nodes the program owns; copy them children

@@ -247,6 +247,10 @@ public:
   /// operations (e.g. a norm computed from per-rank partial sums), so its
   /// results may differ from the unscheduled program in the last bits.
   llvm::SmallVector<std::string, 2> reassociations;
+  /// The float sum allreduces (by value name) that a transformation
+  /// computes in another order (`hierarchical`): the verifier checks the
+  /// stages holding them within a bound (verify/Differential.h).
+  llvm::SmallVector<std::string, 2> reassociatedCollectives;
 
 private:
   std::vector<std::unique_ptr<Stage>> stages;
@@ -260,7 +264,16 @@ private:
 /// directives, which the pass manager (passes/) applies in order.
 struct Schedule {
   struct Directive {
-    enum class Kind { Split, Reorder, Shard, Fuse, Overlap, Algorithm, Apply };
+    enum class Kind {
+      Split,
+      Hierarchical,
+      Reorder,
+      Shard,
+      Fuse,
+      Overlap,
+      Algorithm,
+      Apply
+    };
     Kind kind = Kind::Split;
     llvm::SmallVector<std::string, 2> results;
     llvm::SmallVector<std::string, 4> args;

@@ -20,6 +20,7 @@ using AppliedStack = llvm::SmallVector<AppliedFrom, 2>;
 
 // Schedule transformations (one per directive).
 std::unique_ptr<Pass> createSplitPass(Directive d, AppliedStack from);
+std::unique_ptr<Pass> createHierarchicalPass(Directive d, AppliedStack from);
 std::unique_ptr<Pass> createReorderPass(Directive d, AppliedStack from);
 std::unique_ptr<Pass> createShardPass(Directive d, AppliedStack from);
 std::unique_ptr<Pass> createFusePass(Directive d, AppliedStack from);

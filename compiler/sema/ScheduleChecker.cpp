@@ -31,6 +31,10 @@ std::optional<Shape> lookupTransform(llvm::StringRef name) {
   using K = Directive::Kind;
   return llvm::StringSwitch<std::optional<Shape>>(name)
       .Case("split", Shape{K::Split, 1, 1, 2, "1 stage (an allreduce)"})
+      .Case("hierarchical",
+            Shape{K::Hierarchical, 1, 1, 3,
+                  "1 stage (an allreduce over both axes of a two-axis "
+                  "mesh)"})
       .Case("reorder",
             Shape{K::Reorder, 2, 0, 0,
                   "an allgather and at least 1 stage to move it past"})

@@ -64,11 +64,18 @@ std::string axisName(const ir::Program &program, int axis) {
 } // namespace
 
 llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
-                             SimResult &result) {
+                             SimResult &result, bool termSums) {
   const Stage &x = *stage.operands[0];
   const RankGrid &grid = result.grid;
   const int64_t numRanks = grid.numRanks();
   std::vector<Tensor> outs(numRanks);
+  // A float sum allreduce's terms are its members' values: the sum of their
+  // magnitudes bounds a reassociation of it (verify/Differential.h).
+  const bool magnitudes = termSums && stage.kind == StageKind::AllReduce &&
+                          stage.reduceOp == ReduceOp::Sum &&
+                          ir::isFloat(x.type.dtype);
+  if (magnitudes)
+    result.termSums[stage.id].assign(static_cast<size_t>(numRanks), Tensor());
   for (int64_t r = 0; r < numRanks; ++r) {
     int64_t pos = 0;
     auto members = grid.group(r, stage.axis, pos);
@@ -87,6 +94,16 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
     case StageKind::AllReduce:
       for (int64_t i = 0; i < out.size(); ++i)
         out.setScalar(i, combine(stage.reduceOp, x.type.dtype, blocks, i));
+      if (magnitudes) {
+        Tensor sums(DType::F64, po.localShape);
+        for (int64_t i = 0; i < out.size(); ++i) {
+          double m = 0;
+          for (const Tensor *b : blocks)
+            m += std::fabs(b->get(i));
+          sums.set(i, m);
+        }
+        result.termSums[stage.id][static_cast<size_t>(r)] = std::move(sums);
+      }
       break;
     case StageKind::ReduceScatter: {
       // The input block covers the same region on every member.

@@ -13,8 +13,10 @@ namespace coconet::sim::detail {
 int64_t operandIndex(const Placement &operand, llvm::ArrayRef<int64_t> global);
 
 /// Computes a communication stage on every rank.
+/// `termSums`: also record a float sum allreduce's sum of |member values|
+/// (SimResult::termSums).
 llvm::Error runCommunication(const ir::Program &program, const ir::Stage &stage,
-                             SimResult &result);
+                             SimResult &result, bool termSums = false);
 
 /// An error for a broken invariant: a bug in the compiler, not the input.
 llvm::Error internalError(const ir::Stage &stage, const llvm::Twine &what);

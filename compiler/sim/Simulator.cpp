@@ -680,7 +680,8 @@ llvm::Expected<SimResult> simulate(const ir::Program &program,
     if (stage->isParam())
       continue;
     if (ir::isCommunication(stage->kind)) {
-      if (auto err = detail::runCommunication(program, *stage, result))
+      if (auto err = detail::runCommunication(program, *stage, result,
+                                              options.recordTermSums))
         return err;
       if (options.afterStage)
         if (auto err = options.afterStage(*stage, result))

@@ -102,6 +102,9 @@ std::optional<State> Enumerator::apply(const State &state, const Directive &d) {
   case Directive::Kind::Split:
     pass = passes::createSplitPass(d, {});
     break;
+  case Directive::Kind::Hierarchical:
+    pass = passes::createHierarchicalPass(d, {});
+    break;
   case Directive::Kind::Reorder:
     pass = passes::createReorderPass(d, {});
     break;
@@ -151,13 +154,22 @@ void Enumerator::splits(const State &s) {
       const std::string &name = allreduces[i]->name;
       bool alone = llvm::popcount(mask) == 1;
       std::string rs = alone ? "rs" : name + "_rs",
+                  ar = alone ? "ar" : name + "_ar",
                   ag = alone ? "ag" : name + "_ag";
-      while (cur.program->findStage(rs) || cur.program->findStage(ag)) {
+      while (cur.program->findStage(rs) || cur.program->findStage(ar) ||
+             cur.program->findStage(ag)) {
         rs += "_";
+        ar += "_";
         ag += "_";
       }
+      // An allreduce over both axes of a two-axis mesh cannot be split; it
+      // goes hierarchical (the inner axis, then the outer).
+      const bool twoAxes =
+          allreduces[i]->axis < 0 && cur.program->mesh.size() == 2;
       std::optional<State> next =
-          apply(cur, make(Directive::Kind::Split, {name}, {rs, ag}));
+          twoAxes ? apply(cur, make(Directive::Kind::Hierarchical, {name},
+                                    {rs, ar, ag}))
+                  : apply(cur, make(Directive::Kind::Split, {name}, {rs, ag}));
       if (!next)
         ok = false;
       else
@@ -438,6 +450,10 @@ std::string directiveText(const Directive &d) {
     return (d.results.empty() ? ""
                               : "(" + llvm::join(d.results, ", ") + ") = ") +
            "split(" + args + ");";
+  case Directive::Kind::Hierarchical:
+    return (d.results.empty() ? ""
+                              : "(" + llvm::join(d.results, ", ") + ") = ") +
+           "hierarchical(" + args + ");";
   case Directive::Kind::Reorder:
     return "reorder(" + args + ");";
   case Directive::Kind::Shard:

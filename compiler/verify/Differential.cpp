@@ -78,6 +78,20 @@ double reassociationBound(ir::ReductionKind kind, int64_t terms,
          smallestSubnormal(dtype);
 }
 
+double collectiveReassociationBound(int64_t terms, double magnitude,
+                                    ir::DType dtype, double a, double b) {
+  const double u = std::ldexp(1.0, -53);
+  const double n = static_cast<double>(std::max<int64_t>(terms, 1));
+  const double g = n * u / (1 - n * u);
+  // Adding the terms in another order, and rounding the partial sums of
+  // the first axis once to the type: each moves by at most u_T times its
+  // magnitude, together at most u_T times the terms' (or by a subnormal).
+  return reassociationBound(ir::ReductionKind::Sum, terms, magnitude, dtype, a,
+                            b) +
+         roundingUnit(dtype) * magnitude * (1 + g) +
+         n * smallestSubnormal(dtype);
+}
+
 static bool sameBits(double a, double b) {
   if (std::isnan(a) && std::isnan(b))
     return true;
@@ -212,14 +226,21 @@ static std::vector<ResultDiff> compareResults(const ir::Program &reference,
 /// null.
 static const ir::Stage *reassociatedOf(const ir::Program &reference,
                                        const sim::SimResult &ref,
+                                       const ir::Program &candidate,
                                        const ir::Stage &stage,
                                        const sim::SimResult &cand) {
   const ir::Stage *r = reference.findStage(stage.valueName());
-  if (!r || r->kind != ir::StageKind::Reduction ||
-      !ir::isFloat(r->type.dtype) || r->type.dtype != stage.type.dtype ||
-      (r->reduction != ir::ReductionKind::Sum &&
-       r->reduction != ir::ReductionKind::Norm) ||
+  if (!r || !ir::isFloat(r->type.dtype) || r->type.dtype != stage.type.dtype ||
       ref.termSums[r->id].empty())
+    return nullptr;
+  const bool reduction = r->kind == ir::StageKind::Reduction &&
+                         (r->reduction == ir::ReductionKind::Sum ||
+                          r->reduction == ir::ReductionKind::Norm);
+  // A float sum allreduce that a hierarchical schedule adds axis by axis.
+  const bool collective =
+      r->kind == ir::StageKind::AllReduce && r->reduceOp == ir::ReduceOp::Sum &&
+      llvm::is_contained(candidate.reassociatedCollectives, r->name);
+  if (!reduction && !collective)
     return nullptr;
   for (int64_t rank = 0; rank < ref.numRanks(); ++rank) {
     const sim::Placement &p = ref.placement(*r, rank),
@@ -257,7 +278,8 @@ static void substitute(const sim::SimResult &ref, const ir::Stage &r,
   out.name = stage.name == r.name
                  ? stage.name
                  : llvm::formatv("{0}' as '{1}", r.name, stage.name).str();
-  out.kind = r.reduction;
+  const bool collective = r.kind == ir::StageKind::AllReduce;
+  out.kind = collective ? ir::ReductionKind::Sum : r.reduction;
   const ir::Stage &x = *r.operands[0];
   for (int64_t rank = 0; rank < ref.numRanks(); ++rank) {
     const sim::Placement &p = ref.placement(r, rank),
@@ -266,9 +288,13 @@ static void substitute(const sim::SimResult &ref, const ir::Stage &r,
     const sim::Tensor &sums = ref.termSums[r.id][rank];
     sim::Tensor &got = cand.values[stage.id][rank];
     const sim::Tensor &operand = ref.value(x, rank);
-    const int64_t terms = r.dim < 0
-                              ? operand.size()
-                              : operand.shape()[static_cast<size_t>(r.dim)];
+    // A collective's terms are its members' values.
+    int64_t pos = 0;
+    const int64_t terms =
+        collective
+            ? static_cast<int64_t>(ref.grid.group(rank, r.axis, pos).size())
+        : r.dim < 0 ? operand.size()
+                    : operand.shape()[static_cast<size_t>(r.dim)];
     out.terms = std::max(out.terms, terms);
     for (int64_t k = 0; k < got.size(); ++k) {
       ++out.elements;
@@ -277,10 +303,17 @@ static void substitute(const sim::SimResult &ref, const ir::Stage &r,
       if (sameBits(a, b))
         continue;
       ++out.differing;
-      const double bound = reassociationBound(r.reduction, terms, sums.get(i),
-                                              r.type.dtype, a, b);
-      if (withinReassociationBound(r.reduction, terms, sums.get(i),
-                                   r.type.dtype, a, b)) {
+      const double bound =
+          collective ? collectiveReassociationBound(terms, sums.get(i),
+                                                    r.type.dtype, a, b)
+                     : reassociationBound(r.reduction, terms, sums.get(i),
+                                          r.type.dtype, a, b);
+      const bool within =
+          collective ? std::isfinite(a) && std::isfinite(b) &&
+                           std::fabs(a - b) <= bound
+                     : withinReassociationBound(r.reduction, terms, sums.get(i),
+                                                r.type.dtype, a, b);
+      if (within) {
         out.maxOfBound =
             std::max(out.maxOfBound, bound > 0 ? std::fabs(a - b) / bound : 0);
       } else if (out.failing++ == 0) {
@@ -322,7 +355,8 @@ llvm::Expected<Comparison> comparePrograms(const ir::Program &reference,
   sim::SimOptions again = options;
   again.afterStage = [&](const ir::Stage &stage,
                          sim::SimResult &run) -> llvm::Error {
-    if (const ir::Stage *r = reassociatedOf(reference, *ref, stage, run)) {
+    if (const ir::Stage *r =
+            reassociatedOf(reference, *ref, candidate, stage, run)) {
       c.reassociated.emplace_back();
       substitute(*ref, *r, stage, run, c.reassociated.back());
     }

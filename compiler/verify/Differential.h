@@ -61,6 +61,13 @@ double reassociationBound(ir::ReductionKind kind, int64_t terms,
                           double magnitude, ir::DType dtype, double a,
                           double b);
 
+/// The same for a float sum allreduce over two axes done axis by axis
+/// (`hierarchical`): `terms` members' values added in another order, the
+/// partial sums of the first axis rounded once to `dtype`: Sum's bound plus
+/// u_T (1 + g) M and `terms` smallest subnormals of dtype.
+double collectiveReassociationBound(int64_t terms, double magnitude,
+                                    ir::DType dtype, double a, double b);
+
 /// Whether `b` is an acceptable reassociated value for `a`: the same bits
 /// (NaN matches NaN), or both finite and within reassociationBound().
 bool withinReassociationBound(ir::ReductionKind kind, int64_t terms,

@@ -235,6 +235,8 @@ inline std::unique_ptr<passes::Pass> createPass(const FlatDirective &f) {
   switch (f.directive.kind) {
   case Kind::Split:
     return passes::createSplitPass(f.directive, f.from);
+  case Kind::Hierarchical:
+    return passes::createHierarchicalPass(f.directive, f.from);
   case Kind::Reorder:
     return passes::createReorderPass(f.directive, f.from);
   case Kind::Shard:

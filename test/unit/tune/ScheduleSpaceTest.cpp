@@ -167,3 +167,44 @@ program mlp(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
   // The reducescatter hands out 2 blocks of 6 rows: 4 parts each is 8.
   CHECK_FALSE(llvm::is_contained(names, "split(ys) overlap(y, rs) chunks 4"));
 }
+
+TEST_CASE("an allreduce over both axes of a two-axis mesh goes hierarchical",
+          "[tune]") {
+  const char *const kTwoAxes = R"(
+program p(mesh [node: M, gpu: G], g: f16[N] local, w: f32[N] replicated) {
+    gs = allreduce(sum, g);
+    w1 = update(w, w - f32(gs));
+}
+)";
+  auto s = schedule(kTwoAxes);
+  SpaceOptions options;
+  SpaceStats stats;
+  std::vector<Candidate> cs = enumerateSchedules(
+      *s->module, *s->module->programs.front(), options, stats);
+  std::vector<std::string> names = summaries(cs);
+  INFO(llvm::join(names, "\n"));
+  CHECK(llvm::is_contained(names, "(rs, ar, ag) = hierarchical(gs)"));
+  CHECK(llvm::is_contained(names,
+                           "(rs, ar, ag) = hierarchical(gs) reorder(ag, w1)"));
+  // Each is valid, reads back from its text, and equals the unscheduled
+  // program within the reassociation's bound (wide inputs: the f16 partial
+  // sums round).
+  const ir::Program &original = *s->module->programs.front();
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const Candidate &c = cs[i];
+    INFO(c.summary);
+    CHECK(ir::verifyProgram(*c.program).empty());
+    if (i > 0) {
+      std::string text =
+          kTwoAxes + scheduleText("t", *c.program, nullptr, c.directives);
+      CHECK(printed(*schedule(text, "t")->program) == printed(*c.program));
+    }
+    sim::SimOptions sim;
+    sim.sizes = {{"N", 12}, {"M", 2}, {"G", 3}};
+    sim.inputKind = sim::InputKind::Wide;
+    auto cmp = verify::comparePrograms(original, *c.program, sim);
+    if (!cmp)
+      FAIL(llvm::toString(cmp.takeError()));
+    CHECK(cmp->ok());
+  }
+}
