@@ -443,8 +443,9 @@ TEST_CASE("the pass registry names every pass the pipelines build",
   }
   CHECK(made == registered);
   CHECK(std::set<std::string>(made.begin(), made.end()).size() == made.size());
-  CHECK(passes::passNameList() == "split, reorder, shard, fuse, overlap, "
-                                  "algorithm, constfold, cse and dse");
+  CHECK(passes::passNameList() ==
+        "split, hierarchical, reorder, shard, fuse, overlap, "
+        "algorithm, constfold, cse and dse");
   CHECK_FALSE(passes::findPass("unknown"));
   // The cleanups are the registry's, in its order.
   passes::PassManager pm({});

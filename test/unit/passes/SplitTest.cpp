@@ -270,7 +270,8 @@ schedule s for p {
   expectRefusal(c, "s",
                 c.at("split(^gs)") +
                     ": error: cannot split 'gs': it reduces over every axis "
-                    "of the mesh; split an allreduce over one axis "
+                    "of the mesh; split an allreduce over one axis, or make "
+                    "this one hierarchical (a two-axis mesh) "
                     "[split-all-axes]");
 }
 
