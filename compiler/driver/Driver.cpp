@@ -328,6 +328,25 @@ const ir::Schedule *selectSchedule(const ir::Module &module,
 
 bool scheduleRequested() { return !scheduleName.empty(); }
 
+bool selectProgramAndSchedule(const ir::Module &module,
+                              const std::string &programName,
+                              const ir::Program *&program,
+                              const ir::Schedule *&schedule) {
+  program = nullptr;
+  schedule = nullptr;
+  if (!programName.empty() || !scheduleRequested()) {
+    program = selectProgram(module, programName, true);
+    if (!program)
+      return false;
+  }
+  if (scheduleRequested()) {
+    schedule = selectSchedule(module, program);
+    if (!schedule)
+      return false;
+  }
+  return true;
+}
+
 std::unique_ptr<ir::Program> applySchedule(Compilation &c,
                                            const ir::Program &program,
                                            const ir::Schedule *schedule) {

@@ -42,6 +42,13 @@ const ir::Program *selectProgram(const ir::Module &module,
 const ir::Schedule *selectSchedule(const ir::Module &module,
                                    const ir::Program *&program);
 bool scheduleRequested();
+/// What a command runs: the program --program names (or the only one),
+/// and the schedule --schedule names (null when none), whose program it
+/// must be (or, without --program, is). False after reporting why.
+bool selectProgramAndSchedule(const ir::Module &module,
+                              const std::string &programName,
+                              const ir::Program *&program,
+                              const ir::Schedule *&schedule);
 /// A copy of `program` with `schedule` (null: none) and the cleanups
 /// applied under the pass options of the command line; null after errors.
 std::unique_ptr<ir::Program> applySchedule(Compilation &c,

@@ -212,17 +212,10 @@ int runSim(const std::string &path, const std::string &programName) {
   if (!c->module)
     return 1;
   const ir::Program *program = nullptr;
-  if (!programName.empty() || !scheduleRequested()) {
-    program = selectProgram(*c->module, programName, true);
-    if (!program)
-      return 2;
-  }
   const ir::Schedule *schedule = nullptr;
-  if (scheduleRequested()) {
-    schedule = selectSchedule(*c->module, program);
-    if (!schedule)
-      return 2;
-  } else if (compareUnscheduled) {
+  if (!selectProgramAndSchedule(*c->module, programName, program, schedule))
+    return 2;
+  if (!schedule && compareUnscheduled) {
     fail("--compare-unscheduled needs --schedule");
     return 2;
   }

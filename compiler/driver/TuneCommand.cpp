@@ -399,18 +399,11 @@ int runTune(const std::string &path, const std::string &programName) {
   auto c = compile(path);
   if (!c->module)
     return 1;
+  // A schedule given is the base every candidate applies first.
   const ir::Program *program = nullptr;
-  if (!programName.empty() || !scheduleRequested()) {
-    program = selectProgram(*c->module, programName, true);
-    if (!program)
-      return 2;
-  }
   const ir::Schedule *base = nullptr;
-  if (scheduleRequested()) {
-    base = selectSchedule(*c->module, program);
-    if (!base)
-      return 2;
-  }
+  if (!selectProgramAndSchedule(*c->module, programName, program, base))
+    return 2;
   for (int64_t k : chunkCounts)
     if (k < 2) {
       reportToolError("--chunks: a part count must be at least 2, got " +

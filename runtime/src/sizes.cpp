@@ -2,6 +2,7 @@
 
 #include "coconet/sizes.h"
 
+#include <cstdlib>
 #include <string>
 
 namespace coconet::rt {
@@ -63,6 +64,16 @@ bool addAligned(size_t *total, size_t bytes) {
     return false;
   *total += rounded;
   return true;
+}
+
+size_t teamAlgorithmWindowBytes() {
+  if (const char *v = std::getenv("COCONET_TEAM_ALGORITHM_BYTES"); v && *v) {
+    char *end = nullptr;
+    unsigned long long n = std::strtoull(v, &end, 10);
+    if (end && *end == '\0' && n >= 64)
+      return static_cast<size_t>(n);
+  }
+  return size_t(32) << 20;
 }
 
 } // namespace coconet::rt

@@ -50,6 +50,12 @@ Status checkMeshSize(const char *program, const char *names,
 /// `*total` unchanged) when the sum does not fit in size_t.
 bool addAligned(size_t *total, size_t bytes);
 
+/// The bytes of a team's window for the one- and two-shot collectives of
+/// either target (cpu/team_collectives.h, cuda/team_collectives.h):
+/// COCONET_TEAM_ALGORITHM_BYTES when it is a whole number of at least 64,
+/// else 32 MiB. Larger calls run in pieces.
+size_t teamAlgorithmWindowBytes();
+
 } // namespace coconet::rt
 
 #endif // COCONET_RUNTIME_SIZES_H

@@ -12,27 +12,11 @@
 #include "coconet/cpu/runtime.h"
 #include "coconet/cpu/team.h"
 #include "coconet/cpu/team_collectives.h"
+#include "coconet/sizes.h"
 
-#include <cstdlib>
 #include <string>
 
 namespace coconet::rt::cpu {
-
-namespace {
-
-/// COCONET_TEAM_ALGORITHM_BYTES, else 32 MiB: a team's window for the
-/// one- and two-shot collectives (larger calls run in pieces).
-size_t algorithmWindowBytes() {
-  if (const char *v = std::getenv("COCONET_TEAM_ALGORITHM_BYTES"); v && *v) {
-    char *end = nullptr;
-    unsigned long long n = std::strtoull(v, &end, 10);
-    if (end && *end == '\0' && n >= 64)
-      return static_cast<size_t>(n);
-  }
-  return size_t(32) << 20;
-}
-
-} // namespace
 
 Status Mesh::team(int axis, Team **out) {
   const size_t index = axis < 0 ? axes_.size() : static_cast<size_t>(axis);
@@ -45,8 +29,8 @@ Status Mesh::team(int axis, Team **out) {
     // No team (the members on several nodes, COCONET_TEAM=off, no room):
     // the library's collectives; an MPI failure is an error.
     std::string why;
-    COCONET_RETURN_IF_ERROR(Team::create(*this, axis, algorithmWindowBytes(),
-                                         &teams_[index], &why));
+    COCONET_RETURN_IF_ERROR(Team::create(
+        *this, axis, teamAlgorithmWindowBytes(), &teams_[index], &why));
   }
   *out = teams_[index].get();
   return Status::success();

@@ -13,9 +13,11 @@
 
 #include "coconet/cuda/kernels.h"
 #include "coconet/cuda/team.h"
+#include "coconet/sizes.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <string>
+#include <type_traits>
 
 namespace coconet::rt::cuda {
 
@@ -138,16 +140,6 @@ template <typename F> Status withOp(ReduceOp op, F &&f) {
   return Status::error(StatusCode::InvalidArgument, "unknown reduce op");
 }
 
-size_t windowFromEnvironment() {
-  if (const char *v = std::getenv("COCONET_TEAM_ALGORITHM_BYTES"); v && *v) {
-    char *end = nullptr;
-    unsigned long long n = std::strtoull(v, &end, 10);
-    if (end && *end == '\0' && n >= 64)
-      return static_cast<size_t>(n);
-  }
-  return size_t(32) << 20;
-}
-
 Status badArgument(const std::string &what) {
   return Status::error(StatusCode::InvalidArgument, "TeamCollectives: " + what);
 }
@@ -160,7 +152,7 @@ Status TeamCollectives::create(const Mesh &mesh, const std::vector<int> &axes,
   out->reset();
   std::unique_ptr<TeamCollectives> c(new TeamCollectives());
   c->mesh_ = &mesh;
-  c->windowBytes_ = windowBytes ? windowBytes : windowFromEnvironment();
+  c->windowBytes_ = windowBytes ? windowBytes : teamAlgorithmWindowBytes();
   for (int axis : axes) {
     std::unique_ptr<Team> team;
     std::string why;
