@@ -131,7 +131,7 @@ public:
   // --- Kernels -----------------------------------------------------------
 
   void openKernel(CodeWriter &w, llvm::StringRef name, llvm::StringRef params,
-                  bool) const override {
+                  bool, bool) const override {
     w.open("void " + name + "(" + params + ")");
   }
   void openLoop(CodeWriter &w, LoopKind kind, llvm::StringRef var,

@@ -199,11 +199,15 @@ public:
   // --- Kernels -----------------------------------------------------------
 
   void openKernel(CodeWriter &w, llvm::StringRef name, llvm::StringRef params,
-                  bool flat) const override {
+                  bool flat, bool team) const override {
     // A flat elementwise kernel is instantiated for vectors and elements.
     if (flat)
       w.line("template <bool kVector>");
-    w.line("__global__ void __launch_bounds__(kThreads)");
+    // A team's grid is kTeamBlocksPerSM blocks a multiprocessor, all
+    // resident: the bounds hold the registers to what that needs.
+    w.line(team ? "__global__ void __launch_bounds__(kThreads, "
+                  "kTeamBlocksPerSM)"
+                : "__global__ void __launch_bounds__(kThreads)");
     w.open(name + "(" + params + ")");
   }
   void openLoop(CodeWriter &w, LoopKind kind, llvm::StringRef var,

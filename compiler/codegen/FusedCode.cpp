@@ -352,7 +352,8 @@ void emitFusedKernel(CodeWriter &w, const Target &t, const Plan &plan,
             "), as one kernel on the team's " + t.info.teamMemory.str() +
             ":\nthis member's block combined from every member's, in member "
             "order; the\ngathered value stored into every member's output.");
-  t.openKernel(w, f.name, kernelParams(t, plan, f.step, params), k.flat);
+  t.openKernel(w, f.name, kernelParams(t, plan, f.step, params), k.flat,
+               /*team=*/true);
   emitLines(w, t.info.elementwisePrologue);
   const UniformValues uniform = emitScalarInputs(w, plan, k, t);
   w.line("const int64_t cc_me = " + t.info.teamRank.str() +

@@ -33,7 +33,7 @@ void emitElementwise(CodeWriter &w, const Target &t, const Plan &plan,
                             ranged
                                 ? "const int64_t cc_begin, const int64_t cc_end"
                                 : ""),
-               k.flat);
+               k.flat, /*team=*/false);
   emitLines(w, t.info.elementwisePrologue);
   const UniformValues uniform = emitScalarInputs(w, plan, k, t);
   emitElementwiseBlocks(w, t, plan, step, k, uniform, nullptr, ranged);
@@ -85,7 +85,8 @@ void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
                      : "cc_a + static_cast<uint64_t>(static_cast<double>("
                        "static_cast<int64_t>(cc_b)) * static_cast<double>("
                        "static_cast<int64_t>(cc_b)))";
-  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
+  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false,
+               /*team=*/false);
   std::string element;
   if (r.table) {
     // Output s: the elements of segment s in this block, [cc_lo, cc_hi)
@@ -154,7 +155,8 @@ void emitNorm(CodeWriter &w, const Target &t, const Plan &plan,
     return "static_cast<double>(" + t.load(x.dtype, x.name + "[" + i + "]") +
            ")";
   };
-  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
+  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false,
+               /*team=*/false);
   std::string e = eps.kind == Buffer::Kind::ScalarParam
                       ? eps.name
                       : t.load(eps.dtype, eps.name + "[0]");
@@ -217,7 +219,8 @@ void emitCopyKernel(CodeWriter &w, const Target &t, const Plan &plan,
                     const Step &step, llvm::StringRef count,
                     llvm::ArrayRef<std::string> indexLines,
                     const std::string &assignment) {
-  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false);
+  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false,
+               /*team=*/false);
   w.line("const int64_t cc_n = " + count.str() + ";");
   t.openLoop(w, LoopKind::Items, "cc_i", "cc_n");
   for (const std::string &l : indexLines)

@@ -228,9 +228,11 @@ public:
   // --- Kernels -----------------------------------------------------------
 
   /// Opens the function of a kernel step named `name` with `params`; `flat`
-  /// is an elementwise kernel that may run on vectors.
+  /// is an elementwise kernel that may run on vectors; `team` is a fused
+  /// kernel whose grid waits on the team's barriers (every block resident).
   virtual void openKernel(CodeWriter &w, llvm::StringRef name,
-                          llvm::StringRef params, bool flat) const = 0;
+                          llvm::StringRef params, bool flat,
+                          bool team) const = 0;
   /// Opens a loop of `kind` of `var` over [0, count).
   virtual void openLoop(CodeWriter &w, LoopKind kind, llvm::StringRef var,
                         llvm::StringRef count) const = 0;

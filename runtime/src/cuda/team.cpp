@@ -8,8 +8,10 @@
 // member needs none of these but the last: it is plain device memory and
 // the block's own barrier, team.h). The vote is an
 // ncclAllReduce (max) of each member's first reason against, and of the
-// negated count of multiprocessors (every fused grid has the smallest
-// count of blocks, the same on every member). Only when all agree do they
+// negated count of blocks (multiprocessors x blocks per multiprocessor:
+// every fused grid has the smallest count, the same on every member); a
+// COCONET_TEAM_BLOCKS_PER_SM out of range on any member is an error on
+// every member, after the vote. Only when all agree do they
 // allocate (ncclMemAlloc), register the window and create the device
 // communicator, which are collective; NCCL may still refuse symmetric
 // memory there (agreeOnSetup), which is a reason for the fallback too.
@@ -33,6 +35,8 @@ enum Reason : int {
   Version,
   NotReachable,
   SymmetricOff,
+  /// Not a reason for the fallback: an error on every member.
+  BadBlocksPerSM,
 };
 
 const char *reasonText(int reason) {
@@ -56,6 +60,23 @@ const char *reasonText(int reason) {
 bool envIs(const char *name, const char *value) {
   const char *v = std::getenv(name);
   return v && std::strcmp(v, value) == 0;
+}
+
+/// COCONET_TEAM_BLOCKS_PER_SM: 1 to kTeamBlocksPerSM (the default; more
+/// could not all be resident under the kernels' launch bounds). Another
+/// value leaves `*error` saying why.
+int blocksPerProcessor(std::string *error) {
+  const char *v = std::getenv("COCONET_TEAM_BLOCKS_PER_SM");
+  if (!v || !*v)
+    return kernels::kTeamBlocksPerSM;
+  char *end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end == '\0' && n >= 1 && n <= kernels::kTeamBlocksPerSM)
+    return static_cast<int>(n);
+  *error = std::string("COCONET_TEAM_BLOCKS_PER_SM is '") + v +
+           "': it must be a whole number from 1 to " +
+           std::to_string(kernels::kTeamBlocksPerSM);
+  return 1;
 }
 
 /// The largest of each member's `values` over `comm` (a collective that
@@ -129,11 +150,15 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
   COCONET_CUDA_CHECK(cudaGetDevice(&device));
   COCONET_CUDA_CHECK(cudaDeviceGetAttribute(
       &processors, cudaDevAttrMultiProcessorCount, device));
+  std::string badSetting;
+  const int perProcessor = blocksPerProcessor(&badSetting);
   // A team of one reaches no peer: NCCL's version, its LSA team and
   // symmetric memory do not matter to it.
   const bool alone = size == 1;
   int reason = None;
-  if (envIs("COCONET_TEAM", "off"))
+  if (!badSetting.empty())
+    reason = BadBlocksPerSM;
+  else if (envIs("COCONET_TEAM", "off"))
     reason = Forced;
   else if (alone)
     reason = None;
@@ -143,8 +168,18 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
     reason = NotReachable;
   else if (envIs("NCCL_WIN_ENABLE", "0") || envIs("NCCL_CUMEM_ENABLE", "0"))
     reason = SymmetricOff;
-  int vote[2] = {reason, -processors};
+  int vote[2] = {reason, -processors * perProcessor};
   COCONET_RETURN_IF_ERROR(allMax(comm, vote, 2));
+  // A bad setting is an error on every member (after the vote, so that
+  // none waits in it for the one that stopped).
+  if (vote[0] == BadBlocksPerSM)
+    return Status::error(StatusCode::InvalidArgument,
+                         badSetting.empty()
+                             ? "COCONET_TEAM_BLOCKS_PER_SM is not a whole "
+                               "number from 1 to " +
+                                   std::to_string(kernels::kTeamBlocksPerSM) +
+                                   " on another member of the team"
+                             : badSetting);
   if (vote[0] != None) {
     *why = reasonText(vote[0]);
     return Status::success();

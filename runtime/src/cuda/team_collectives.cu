@@ -33,7 +33,7 @@ __host__ __device__ __forceinline__ int64_t blockStart(int64_t n, int64_t p,
 
 /// One shot: out[i] = every member's window[i], combined.
 template <typename T, ReduceOp Op>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kTeamBlocksPerSM)
     oneShotAllReduce(const cc_team t, const T *window, T *out, int64_t n) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   const int64_t first =
@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(kThreads)
 /// Two shot: block j of the elements combined by member j into its own
 /// window, then every block read from the member that combined it.
 template <typename T, ReduceOp Op>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kTeamBlocksPerSM)
     twoShotAllReduce(const cc_team t, T *window, T *out, int64_t n) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   const int64_t first =
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kThreads)
 /// of each of the P blocks (block j's at j * c); this member combines its
 /// own block's `c` into out.
 template <typename T, ReduceOp Op>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kTeamBlocksPerSM)
     oneShotReduceScatter(const cc_team t, const T *window, T *out, int64_t c) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   const int64_t first =
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kThreads)
 /// All-gather of one piece: every member's window holds its `c` elements;
 /// member j's go to out + j * outStride.
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kTeamBlocksPerSM)
     oneShotAllGather(const cc_team t, const T *window, T *out, int64_t c,
                      int64_t outStride) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;

@@ -82,9 +82,11 @@ int sharedFilesOpen() {
   return count;
 }
 
-/// Elements of each member's block: odd, and more than one pass of a grid
-/// of 4 blocks of kThreads.
-constexpr int64_t kBlock = 2501;
+/// Elements of each member's block: odd, and more than two passes of a
+/// team's grid (the emulation's 4 multiprocessors x kTeamBlocksPerSM
+/// blocks of kThreads).
+constexpr int64_t kBlock = 10001;
+static_assert(kBlock > 2 * 4 * cuda::kernels::kTeamBlocksPerSM * kThreads);
 
 /// Member m's element i in `round`: member 0's are large, so the float sum
 /// over the members depends on the order of addition.
@@ -203,9 +205,10 @@ std::unique_ptr<Team> makeTeam(const cuda::Mesh &mesh, int axis) {
     return nullptr;
   CHECK(team->size() == members);
   CHECK(team->rank() == (axis < 0 ? mesh.rank() : mesh.coord(axis)));
-  CHECK(team->blocks() == 4); // the emulation's multiprocessors
+  // The emulation's 4 multiprocessors, kTeamBlocksPerSM blocks each.
+  CHECK(team->blocks() == 4 * cuda::kernels::kTeamBlocksPerSM);
   if (members > 1)
-    CHECK(team->device().comm.lsaBarrier.nBarriers == 4);
+    CHECK(team->device().comm.lsaBarrier.nBarriers == team->blocks());
   else // a team of one: its own device memory, no window
     CHECK(team->device().window == nullptr);
   return team;
@@ -330,6 +333,41 @@ TEST_CASE("COCONET_TEAM=off: no team on any member, and why") {
     CHECK(why == "COCONET_TEAM=off");
     CHECK(everywhere(s.ok() && !team && why == "COCONET_TEAM=off"));
   }
+}
+
+TEST_CASE("COCONET_TEAM_BLOCKS_PER_SM: the fewest any member asks for; a "
+          "bad value an error on every member") {
+  std::unique_ptr<cuda::Mesh> mesh;
+  REQUIRE(everywhere(cuda::Mesh::create(*world, {worldSize}, &mesh).ok()));
+  // Rank 0 asks for 1 block a multiprocessor, the others for 2.
+  setenv("COCONET_TEAM_BLOCKS_PER_SM", worldRank == 0 ? "1" : "2", 1);
+  {
+    std::unique_ptr<Team> team;
+    std::string why;
+    const Status s = Team::create(*mesh, 0, teamBytes(worldSize), &team, &why);
+    REQUIRE(everywhere(s.ok() && team != nullptr));
+    CHECK(team->blocks() == 4);
+    if (worldSize > 1)
+      CHECK(team->device().comm.lsaBarrier.nBarriers == 4);
+    // The team's grid still reduces (fewer blocks, more items each).
+    CHECK(sumOverWorld(runRounds(*team, 2, kNone, kAtStart)) == 0);
+  }
+  // Out of range on the last rank only: every member fails, none waits.
+  for (const char *bad : {"0", "5", "2x"}) {
+    INFO("COCONET_TEAM_BLOCKS_PER_SM=" << bad);
+    if (worldRank == worldSize - 1)
+      setenv("COCONET_TEAM_BLOCKS_PER_SM", bad, 1);
+    std::unique_ptr<Team> team;
+    std::string why;
+    const Status s = Team::create(*mesh, 0, teamBytes(worldSize), &team, &why);
+    CHECK(everywhere(!s.ok() && !team));
+    if (worldRank == worldSize - 1)
+      CHECK(s.message().find(std::string("COCONET_TEAM_BLOCKS_PER_SM is '") +
+                             bad + "'") != std::string::npos);
+    else
+      CHECK(s.message().find("on another member") != std::string::npos);
+  }
+  unsetenv("COCONET_TEAM_BLOCKS_PER_SM");
 }
 
 TEST_CASE("a window is refused on every rank when one rank's is wrong") {

@@ -66,6 +66,15 @@ namespace coconet::rt::cuda {
 
 namespace kernels {
 
+/// Blocks per multiprocessor of a team's grid (a fused kernel's, a team
+/// collective's): every block of such a grid must be resident while the
+/// team's barriers wait, which `__launch_bounds__(kThreads,
+/// kTeamBlocksPerSM)` on those kernels guarantees (at most 64 registers a
+/// thread). One block per multiprocessor kept too few loads in flight to
+/// reach HBM bandwidth (a third of it on an H200);
+/// COCONET_TEAM_BLOCKS_PER_SM asks for fewer (Team::blocks()).
+constexpr int kTeamBlocksPerSM = 4;
+
 /// A kernel's view of a team: passed by value. A team of one member
 /// (size 1) has neither a device communicator nor a window: its memory is
 /// plain device memory and its barrier the block's.
@@ -230,8 +239,10 @@ public:
   /// What a kernel is given.
   const kernels::cc_team &device() const { return device_; }
   /// The blocks of every fused kernel's grid: the same on every member
-  /// (the smallest number of multiprocessors among them, so that every
-  /// block of a grid is resident while the team's barriers wait).
+  /// (the smallest number of multiprocessors among them times
+  /// kTeamBlocksPerSM, or COCONET_TEAM_BLOCKS_PER_SM from 1 to that, the
+  /// smallest any member asks for; the kernels' launch bounds keep every
+  /// block of such a grid resident while the team's barriers wait).
   int blocks() const { return blocks_; }
 
 private:
