@@ -14,7 +14,8 @@ cpu:  each (program, schedule) -- the unscheduled program included -- is
       mesh's axes) and its results checked against `coconetc sim
       --check-outputs`: bit for bit, the CPU target's promise.
 cuda: each is emitted with --target=cuda --emit=driver and compiled with
-      nvcc -arch=sm_90 with warnings as errors (compile only: no GPU here);
+      nvcc -arch=sm_90 with warnings as errors (compile only: no GPU here;
+      --nvcc-front-end: nvcc --ptx, its front end and the kernels' PTX);
       the driver, host code only, with g++ on the CUDA headers, -Werror.
 
 A directory argument stands for the .coco files in it (sorted). Each case
@@ -228,7 +229,16 @@ def check_cuda(args, path, name, title, out_dir, report):
             text = f.read()
         device = not src.endswith("_main.cu") or "__global__" in text or \
             "kernels.h" in text
-        if device:
+        if device and args.nvcc_front_end:
+            # --ptx: nvcc's front end (cicc), which diagnoses the whole
+            # file, host code included, and compiles the kernels to PTX;
+            # no host compiler and no ptxas: a third of a full compile
+            # (the regression cases; the samples and gpu-build compile in
+            # full, cuda-emu compiles the same file's host code with g++).
+            command = ["nvcc", "-std=c++17", "-arch=sm_90", "-Werror",
+                       "all-warnings", "-I" + args.runtime_include, "--ptx",
+                       src, "-o", src + ".ptx"]
+        elif device:
             # -O0: what nvcc and its host compiler accept and warn about,
             # a quarter faster than -O2 (tools/build-generated.sh, gpu-build
             # and the GPU check build at -O2).
@@ -268,8 +278,11 @@ def emu_command(args, name):
     # (cudaMalloc allocates exactly what is asked) fails the run.
     sanitize = ["-g", "-fsanitize=address,undefined",
                 "-fno-sanitize-recover=undefined"] if args.sanitize else []
+    # The warnings nvcc's host compiler would give (codegen-cuda's nvcc
+    # --ptx checks the front end and the kernels, not the host compiler).
     compile = (["-x", "c++", "-include", "coconet/emu/prelude.h",
-                "-ffp-contract=off", "-Wno-attributes", "-DCOCONET_WITH_MPI",
+                "-ffp-contract=off", "-Wall", "-Wextra", "-Werror",
+                "-Wno-attributes", "-Wno-unknown-pragmas", "-DCOCONET_WITH_MPI",
                 "-I" + args.emu_include, "-I" + args.runtime_include,
                 "-I" + args.cuda_include] + mpi[0])
     driver = (["g++", "-std=c++17", "-O1"] + compile +
@@ -543,6 +556,9 @@ def main():
                     help="cuda-emu, cuda: the CUDA headers")
     ap.add_argument("--sanitize", action="store_true",
                     help="cuda-emu: build with AddressSanitizer and UBSan")
+    ap.add_argument("--nvcc-front-end", action="store_true",
+                    help="cuda: nvcc --ptx (its front end and the kernels' "
+                         "PTX) instead of a full compile of each .cu file")
     ap.add_argument("--coconetc", required=True)
     ap.add_argument("--runtime-include", required=True)
     ap.add_argument("--runtime-lib", default="")

@@ -251,15 +251,16 @@ cudaError_t cudaGetDevice(int *device) {
 }
 
 /// The emulated device: compute capability 9.0's limits (as the launch
-/// checks them) and 4 multiprocessors, a small fixed count, the same on
-/// every rank (a grid sized by it, as a fused kernel's is, has 4 blocks).
+/// checks them) and 1 multiprocessor, a small fixed count, the same on
+/// every rank (a team's grid, kTeamBlocksPerSM blocks a multiprocessor,
+/// has 4 blocks: each block of an emulated grid costs time).
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr,
                                    int device) {
   if (device != 0)
     return fail(cudaErrorInvalidDevice, "the emulation has one device, 0");
   switch (attr) {
   case cudaDevAttrMultiProcessorCount:
-    *value = 4;
+    *value = 1;
     return cudaSuccess;
   case cudaDevAttrComputeCapabilityMajor:
     *value = 9;

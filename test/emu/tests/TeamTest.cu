@@ -83,10 +83,10 @@ int sharedFilesOpen() {
 }
 
 /// Elements of each member's block: odd, and more than two passes of a
-/// team's grid (the emulation's 4 multiprocessors x kTeamBlocksPerSM
+/// team's grid (the emulation's one multiprocessor x kTeamBlocksPerSM
 /// blocks of kThreads).
-constexpr int64_t kBlock = 10001;
-static_assert(kBlock > 2 * 4 * cuda::kernels::kTeamBlocksPerSM * kThreads);
+constexpr int64_t kBlock = 2501;
+static_assert(kBlock > 2 * cuda::kernels::kTeamBlocksPerSM * kThreads);
 
 /// Member m's element i in `round`: member 0's are large, so the float sum
 /// over the members depends on the order of addition.
@@ -205,8 +205,8 @@ std::unique_ptr<Team> makeTeam(const cuda::Mesh &mesh, int axis) {
     return nullptr;
   CHECK(team->size() == members);
   CHECK(team->rank() == (axis < 0 ? mesh.rank() : mesh.coord(axis)));
-  // The emulation's 4 multiprocessors, kTeamBlocksPerSM blocks each.
-  CHECK(team->blocks() == 4 * cuda::kernels::kTeamBlocksPerSM);
+  // The emulation's one multiprocessor, kTeamBlocksPerSM blocks.
+  CHECK(team->blocks() == cuda::kernels::kTeamBlocksPerSM);
   if (members > 1)
     CHECK(team->device().comm.lsaBarrier.nBarriers == team->blocks());
   else // a team of one: its own device memory, no window
@@ -346,9 +346,9 @@ TEST_CASE("COCONET_TEAM_BLOCKS_PER_SM: the fewest any member asks for; a "
     std::string why;
     const Status s = Team::create(*mesh, 0, teamBytes(worldSize), &team, &why);
     REQUIRE(everywhere(s.ok() && team != nullptr));
-    CHECK(team->blocks() == 4);
+    CHECK(team->blocks() == 1); // one multiprocessor, one block
     if (worldSize > 1)
-      CHECK(team->device().comm.lsaBarrier.nBarriers == 4);
+      CHECK(team->device().comm.lsaBarrier.nBarriers == 1);
     // The team's grid still reduces (fewer blocks, more items each).
     CHECK(sumOverWorld(runRounds(*team, 2, kNone, kAtStart)) == 0);
   }
