@@ -25,7 +25,8 @@ import shutil
 import subprocess
 import sys
 
-from run_codegen import CPU_FLAGS, emu_command, run, run_all
+from run_codegen import (CPU_FLAGS, MPI_START_FAILED, emu_command,
+                         mpi_retries, run, run_all)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -200,7 +201,9 @@ def main():
         p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True,
                            errors="surrogateescape")
-        if p.returncode != status and "orte_init failed" in p.stdout:
+        for _ in mpi_retries():
+            if p.returncode == status or MPI_START_FAILED not in p.stdout:
+                break
             p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                errors="surrogateescape")

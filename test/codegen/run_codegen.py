@@ -58,6 +58,7 @@ import concurrent.futures
 import hashlib
 import itertools
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -83,12 +84,25 @@ def run(cmd, cwd=None, env=None):
     return p.returncode == 0, p.stdout
 
 
+# Open MPI failed to start: mpiruns starting at once race creating (and,
+# as the last job ends, removing) its session directory in /tmp.
+MPI_START_FAILED = "orte_init failed"
+
+
+def mpi_retries():
+    """Waits before each new try of an mpirun that failed to start: up to
+    4 more, after 0.1-0.5 s each (apart from the other mpiruns)."""
+    for _ in range(4):
+        time.sleep(random.uniform(0.1, 0.5))
+        yield
+
+
 def run_mpi(cmd, cwd=None, env=None):
-    """`run` for mpirun: once more when Open MPI failed to start (two
-    mpiruns starting at once can race creating its session directory in
-    /tmp: "orte_init failed")."""
+    """`run` for mpirun, tried again while Open MPI failed to start."""
     ok, out = run(cmd, cwd=cwd, env=env)
-    if not ok and "orte_init failed" in out:
+    for _ in mpi_retries():
+        if ok or MPI_START_FAILED not in out:
+            break
         ok, out = run(cmd, cwd=cwd, env=env)
     return ok, out
 
