@@ -13,8 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#define CATCH_CONFIG_RUNNER
+// (Catch2's implementation: test/catch/CatchImpl.cpp; main() below.)
 #include <catch2/catch.hpp>
+
+#include "CatchSession.h"
 
 #include "coconet/cpu/runtime.h"
 #include "coconet/cuda/team_collectives.h"
@@ -261,7 +263,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "rank %d: %s\n", worldRank, s.message().c_str());
     result = 1;
   } else {
-    result = Catch::Session().run(argc, argv);
+    result = coconet::test::runCatchSession(argc, argv);
   }
   world.reset();
   int worst = 0;

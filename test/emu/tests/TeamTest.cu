@@ -21,8 +21,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#define CATCH_CONFIG_RUNNER
+// (Catch2's implementation: test/catch/CatchImpl.cpp; main() below.)
 #include <catch2/catch.hpp>
+
+#include "CatchSession.h"
 
 #include "coconet/cuda/kernels.h"
 #include "coconet/cuda/team.h"
@@ -540,7 +542,7 @@ int main(int argc, char **argv) {
   } else if (const char *fault = std::getenv("COCONET_TEAM_TEST_FAULT")) {
     result = runFault(fault);
   } else {
-    result = Catch::Session().run(argc, argv);
+    result = coconet::test::runCatchSession(argc, argv);
   }
   world.reset();
   int worst = 0;
