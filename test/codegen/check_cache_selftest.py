@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""run_codegen.py's check cache (check_outputs) against the mistakes it
+could make: results the simulator accepted once are accepted again without
+it, and any other results -- one bit changed, or the same bytes under other
+arguments -- go to the simulator, which refuses them.
+
+    check_cache_selftest.py --coconetc BIN --work DIR
+
+Exit status 0 when every check holds, 1 otherwise.
+"""
+import argparse
+import glob
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_codegen  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--coconetc", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    work = os.path.abspath(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    args.build_cache = os.path.join(work, "cache")
+    # A fused collective's schedule: the results the program writes are
+    # the simulator's own (sim --output-dir), two f32 tensors.
+    src = os.path.join(ROOT, "test", "codegen", "paths", "coverage-fused.coco")
+    sim_args = [src, "--size", "P=2,N=96", "--seed", "7",
+                "--schedule", "kg_fused"]
+    res = os.path.join(work, "res")
+    ok, out = run_codegen.run([args.coconetc, "--color=never", "sim"] +
+                              sim_args + ["--output-dir", res])
+    if not ok:
+        print(f"FAILED: coconetc sim --output-dir:\n{out}")
+        return 1
+    failures = []
+
+    def expect(what, want_ok, want_cached, given_args=sim_args):
+        ok, out = run_codegen.check_outputs(args, given_args, res)
+        cached = "the same bytes as a run it checked before" in out
+        good = ok == want_ok and cached == want_cached
+        print(f"{'ok' if good else 'FAILED'}: {what}: "
+              f"{'accepted' if ok else 'refused'}"
+              f"{' (from the cache)' if cached else ''}")
+        if not good:
+            failures.append(f"{what}:\n{out}")
+
+    expect("first check: the simulator accepts", True, False)
+    expect("the same results again: from the cache", True, True)
+    # Another seed: the same bytes are now wrong, whatever was accepted.
+    other = list(sim_args)
+    other[other.index("--seed") + 1] = "8"
+    expect("the same results under another seed: refused", False, False,
+           other)
+    # One bit of one element changed (the last byte of the file: a sign
+    # and exponent bit of the last f32).
+    last = sorted(glob.glob(os.path.join(res, "*.npy")))[-1]
+    data = bytearray(open(last, "rb").read())
+    data[-1] ^= 1
+    with open(last, "wb") as f:
+        f.write(data)
+    expect("one bit changed: refused", False, False)
+    # Changed back: the accepted bytes again.
+    data[-1] ^= 1
+    with open(last, "wb") as f:
+        f.write(data)
+    expect("changed back: from the cache", True, True)
+    if failures:
+        print("\n".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
