@@ -16,6 +16,14 @@ tools/measure-cpu.sh:
   launch;
 - matmul RATE per element type: a [M, K] x [K, N] matmul at 192^3 and 256^3
   (FLOPs by the report over the time, the larger of the two);
+- ordered-sum: the time per element of an in-order f64 running sum, one
+  thread's chain of dependent adds: n = norm(x) over N = 2^22 f32 on each
+  rank, less the launch, over N (a norm is one sum, one thread; the model
+  takes the larger of a kernel's memory and compute times, and this one
+  is compute-bound);
+- random-draw: the time per element of dropout's Philox draw: z =
+  dropout(x, p, seed) over N = 2^22 f32, less the launch, over
+  N / THREADS (compute-bound too);
 - collective allreduce / reducescatter / allgather `library` (the runtime's
   exact collectives on MPI): one collective of 2^8 .. 2^22 f32 per rank; a
   least-squares fit of time = latency * steps(P) + volume(P, n) / bandwidth
@@ -240,6 +248,36 @@ program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
         notes.append("matmul: [n, n] x [n, n] at n = 192 and 256, the "
                      "faster (the report's FLOPs over the time)")
 
+        # The in-order f64 sum and the Philox draw, per element.
+        n = 2 ** (20 if args.quick else 22)
+        norm = b.source("norm", """
+program norm(x: f32[N] replicated) {
+    n = norm(x);
+    return n;
+}
+""")
+        # The model takes the larger of a kernel's memory and compute time:
+        # both are the whole time less the launch (compute-bound: a norm's
+        # 4 bytes an element take a fifth of its adds' time here).
+        spent = b.time(norm, {"N": n}, r, program="norm") - launch
+        ordered_sum = max(spent, 0.0) / n
+        drop = b.source("drop", """
+program drop(x: f32[N] replicated, p: f32, seed: u64) {
+    z = dropout(x, p, seed);
+    return z;
+}
+""")
+        spent = b.time(drop, {"N": n}, r, program="drop") - launch
+        random_draw = max(spent, 0.0) * t / n
+        print(f"ordered sum: {ordered_sum * 1e9:.3f} ns an element; random "
+              f"draw: {random_draw * 1e9:.3f} ns", file=sys.stderr)
+        notes.append(f"ordered-sum: n = norm(x) over N = 2^{n.bit_length() - 1} "
+                     f"f32, less the launch, over N (one thread's chain of "
+                     f"f64 adds; compute-bound)")
+        notes.append(f"random-draw: z = dropout(x, p, seed) over N = "
+                     f"2^{n.bit_length() - 1} f32, less the launch, over "
+                     f"N / threads (compute-bound)")
+
         collectives = {}
         checks = []
         table = []  # (collective, algorithm, rows) measured
@@ -446,6 +484,8 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
         f.write(f"memory-bandwidth {bandwidth / 1e9:.4g} GB/s\n")
         for dtype, rate in rates.items():
             f.write(f"matmul {dtype} {rate / 1e9:.4g} GFLOP/s\n")
+        f.write(f"ordered-sum {ordered_sum * 1e9:.4g} ns\n")
+        f.write(f"random-draw {random_draw * 1e9:.4g} ns\n")
         f.write("fused-collective shared\n")
         f.write(f"overlap {'concurrent' if concurrent else 'alternating'}\n")
         for (c, a), (lat, bwc) in sorted(collectives.items()):

@@ -77,6 +77,7 @@ private:
   }
   Polynomial network(const Stage &stage) const;
   Polynomial matmulFlops(const Stage &stage) const;
+  void addCompute(const Stage &stage, LaunchCost &launch) const;
   void addMemory(llvm::ArrayRef<const Stage *> members,
                  LaunchCost &launch) const;
   LaunchCost makeLaunch(llvm::ArrayRef<const Stage *> members,
@@ -208,6 +209,41 @@ Polynomial CostModel::matmulFlops(const Stage &stage) const {
   return Polynomial(2) * elements(stage, ownMasks(stage)) * k;
 }
 
+/// The ordered sums and random draws of `stage` (LaunchCost::ordered,
+/// drawn), over the rank's own block of its input.
+void CostModel::addCompute(const Stage &stage, LaunchCost &launch) const {
+  if (stage.kind == StageKind::Reduction && !stage.operands.empty()) {
+    // max and min keep no running sum: any order gives the same bits.
+    if (stage.reduction == ir::ReductionKind::Max ||
+        stage.reduction == ir::ReductionKind::Min)
+      return;
+    const Stage &in = *stage.operands[0];
+    launch.ordered += elements(in, readMasks(stage, in));
+    launch.orderedChains += elements(stage, ownMasks(stage));
+    return;
+  }
+  if ((stage.kind == StageKind::LayerNorm ||
+       stage.kind == StageKind::RmsNorm) &&
+      !stage.operands.empty() && stage.type.rank() > 0) {
+    // Over the last dimension: one sum a row (two for a layer norm: the
+    // mean, then the variance).
+    const Stage &in = *stage.operands[0];
+    const Polynomial passes(stage.kind == StageKind::LayerNorm ? 2 : 1);
+    launch.ordered += passes * elements(in, readMasks(stage, in));
+    const AxisMasks own = ownMasks(stage);
+    Polynomial rows(1);
+    for (unsigned d = 0; d + 1 < stage.type.rank(); ++d)
+      rows = rows * extent(stage.type.shape[d], own[d]);
+    launch.orderedChains += passes * rows;
+    return;
+  }
+  if (stage.kind == StageKind::Elementwise && stage.body &&
+      llvm::any_of(ir::postOrder(stage.body), [](const ir::ScalarExpr *e) {
+        return e->op == ir::ScalarOp::Dropout;
+      }))
+    launch.drawn += elements(stage, ownMasks(stage));
+}
+
 /// Reads of the operands from outside `members`, writes of the members
 /// that leave it. An operand read by several members is read once, as the
 /// largest block any of them needs.
@@ -258,6 +294,7 @@ LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
     multiplies |= m->kind == StageKind::MatMul;
     launch.sent += network(*m);
     launch.flops += matmulFlops(*m);
+    addCompute(*m, launch);
   }
   launch.kind = multiplies                 ? Kind::Matmul
                 : communicates && computes ? Kind::FusedCollective
@@ -389,11 +426,15 @@ std::string number(double v) {
 }
 
 /// "1.75 MiB" (binary prefixes) or "8.59 GFLOP" (decimal ones).
-std::string scaled(double v, bool isBytes) {
+/// What a row counts: bytes (binary prefixes), FLOPs or elements (decimal).
+enum class Counted { Bytes, Flops, Elements };
+
+std::string scaled(double v, Counted counted) {
   static const char *const kBytes[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   static const char *const kFlops[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP",
                                        "TFLOP"};
-  double base = isBytes ? 1024 : 1000;
+  static const char *const kElements[] = {"", "k", "M", "G", "T"};
+  double base = counted == Counted::Bytes ? 1024 : 1000;
   unsigned unit = 0;
   while (std::fabs(v) >= base && unit < 4) {
     v /= base;
@@ -405,7 +446,15 @@ std::string scaled(double v, bool isBytes) {
     s.pop_back();
   if (s.back() == '.')
     s.pop_back();
-  return s + " " + (isBytes ? kBytes[unit] : kFlops[unit]);
+  switch (counted) {
+  case Counted::Bytes:
+    return s + " " + kBytes[unit];
+  case Counted::Flops:
+    return s + " " + kFlops[unit];
+  case Counted::Elements:
+    return s + kElements[unit] + " elements";
+  }
+  return s;
 }
 
 bool isConstant(const Polynomial &p) {
@@ -416,7 +465,7 @@ bool isConstant(const Polynomial &p) {
 struct Row {
   const char *label;
   Polynomial value;
-  bool isBytes;
+  Counted counted;
 };
 
 void printRows(llvm::ArrayRef<Row> rows, const ir::DimEnv &sizes,
@@ -433,8 +482,8 @@ void printRows(llvm::ArrayRef<Row> rows, const ir::DimEnv &sizes,
       continue;
     }
     os << llvm::left_justify(text, width) << " = " << number(*v);
-    if (std::fabs(*v) >= (r.isBytes ? 1024 : 1000))
-      os << " (" << scaled(*v, r.isBytes) << ')';
+    if (std::fabs(*v) >= (r.counted == Counted::Bytes ? 1024 : 1000))
+      os << " (" << scaled(*v, r.counted) << ')';
     os << '\n';
   }
 }
@@ -442,14 +491,18 @@ void printRows(llvm::ArrayRef<Row> rows, const ir::DimEnv &sizes,
 void printLaunch(const LaunchCost &launch, unsigned index,
                  const ir::DimEnv &sizes, llvm::raw_ostream &os) {
   os << "  " << index << ". " << launch.description << '\n';
-  llvm::SmallVector<Row, 4> rows{{"read", launch.read, true},
-                                 {"write", launch.write, true}};
+  llvm::SmallVector<Row, 4> rows{{"read", launch.read, Counted::Bytes},
+                                 {"write", launch.write, Counted::Bytes}};
   if (launch.kind == Kind::Collective || launch.kind == Kind::FusedCollective)
-    rows.push_back({"net", launch.sent, true});
+    rows.push_back({"net", launch.sent, Counted::Bytes});
   if (launch.kind == Kind::FusedCollective)
-    rows.push_back({"copies", launch.staging, true});
+    rows.push_back({"copies", launch.staging, Counted::Bytes});
   if (launch.kind == Kind::Matmul)
-    rows.push_back({"flops", launch.flops, false});
+    rows.push_back({"flops", launch.flops, Counted::Flops});
+  if (!launch.ordered.isZero())
+    rows.push_back({"summed", launch.ordered, Counted::Elements});
+  if (!launch.drawn.isZero())
+    rows.push_back({"drawn", launch.drawn, Counted::Elements});
   printRows(rows, sizes, os);
 }
 
@@ -522,11 +575,11 @@ void printReport(const ir::Program &program, llvm::StringRef scheduleName,
     total.flops += launches[i].flops;
   }
   os << "  total: " << launchCounts(launches) << '\n';
-  printRows({{"read", total.read, true},
-             {"write", total.write, true},
-             {"memory", total.read + total.write, true},
-             {"net", total.sent, true},
-             {"flops", total.flops, false}},
+  printRows({{"read", total.read, Counted::Bytes},
+             {"write", total.write, Counted::Bytes},
+             {"memory", total.read + total.write, Counted::Bytes},
+             {"net", total.sent, Counted::Bytes},
+             {"flops", total.flops, Counted::Flops}},
             sizes, os);
   if (!totalTime.empty())
     os << "       time   " << totalTime << '\n';

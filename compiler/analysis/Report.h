@@ -40,6 +40,14 @@ struct LaunchCost {
   /// Bytes read from and written to memory, sent over the network (as many
   /// are received), and floating-point operations.
   Polynomial read, write, sent, flops;
+  /// Elements added in order into f64 running sums (the sums, norms and
+  /// sums of squares of reductions; a layer norm's mean and variance, an
+  /// RMS norm's mean square): one dependent add each, which the exact CPU
+  /// target cannot vectorise; and the sums they make (independent chains:
+  /// a rank's threads share them out).
+  Polynomial ordered, orderedChains;
+  /// Elements that draw a Philox random number (dropout).
+  Polynomial drawn;
   /// A fused collective: the bytes its staging copies read and write when
   /// the caller's tensors are not the program's symmetric memory (the
   /// reducing collective's input copied in; the gathered output copied out,

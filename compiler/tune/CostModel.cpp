@@ -123,6 +123,9 @@ private:
   /// The collective's cheapest priced algorithm on each of its axes.
   llvm::Error collective(const ir::Stage &stage, double bytes, bool fused,
                          LaunchTime &out) const;
+  /// Adds the launch's ordered sums and random draws to its compute time.
+  llvm::Error elementCompute(const analysis::LaunchCost &cost,
+                             LaunchTime &out) const;
 
   const ir::Program &program;
   const Machine &machine;
@@ -249,6 +252,32 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
   return llvm::Error::success();
 }
 
+/// ordered * ordered-sum / min(threads, sums): each sum is one thread's
+/// chain of dependent adds, and the threads share the sums out; drawn *
+/// random-draw / threads.
+llvm::Error Predictor::elementCompute(const analysis::LaunchCost &cost,
+                                      LaunchTime &out) const {
+  const double threads =
+      static_cast<double>(std::max<int64_t>(machine.threadsPerRank, 1));
+  if (machine.orderedSum > 0 && !cost.ordered.isZero()) {
+    auto ordered = value(cost.ordered, "elements summed in order");
+    if (!ordered)
+      return ordered.takeError();
+    auto chains = value(cost.orderedChains, "ordered sums");
+    if (!chains)
+      return chains.takeError();
+    out.computeSeconds +=
+        *ordered * machine.orderedSum / std::clamp(*chains, 1.0, threads);
+  }
+  if (machine.randomDraw > 0 && !cost.drawn.isZero()) {
+    auto drawn = value(cost.drawn, "random draws");
+    if (!drawn)
+      return drawn.takeError();
+    out.computeSeconds += *drawn * machine.randomDraw / threads;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
   using Kind = analysis::LaunchCost::Kind;
   LaunchTime t;
@@ -304,6 +333,8 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
                      " RATE GFLOP/s'");
     t.computeSeconds = *flops / rate->second;
   }
+  if (llvm::Error e = elementCompute(cost, t))
+    return e;
   double body = std::max(t.memorySeconds, t.computeSeconds);
   if (cost.kind == Kind::FusedCollective) {
     double transfer = t.networkSeconds - t.fixed;

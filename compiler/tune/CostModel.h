@@ -3,7 +3,11 @@
 // Turns the report's counts (analysis::LaunchCost: bytes read, written and
 // moved, FLOPs) into seconds on a Machine:
 //
-//   kernel             launch + (read + write) / memory bandwidth
+//   kernel             launch + max((read + write) / memory bandwidth,
+//                      ordered * ordered-sum / min(threads, sums) +
+//                      drawn * random-draw / threads): the exact CPU
+//                      target's in-order f64 sums are chains of dependent
+//                      adds, one thread each (machine lines optional)
 //   matmul             launch + max(memory time, FLOPs / matmul rate)
 //   collective         latency * steps(P) + volume(P, n) / bandwidth of
 //                      the algorithm that runs: the schedule's

@@ -164,8 +164,8 @@ struct Line {
 
 const char *const kKeys[] = {
     "machine",       "target",           "ranks-per-node", "threads-per-rank",
-    "kernel-launch", "memory-bandwidth", "matmul",         "fused-collective",
-    "overlap",       "collective"};
+    "kernel-launch", "memory-bandwidth", "matmul",         "ordered-sum",
+    "random-draw",   "fused-collective", "overlap",        "collective"};
 
 class Parser {
 public:
@@ -333,6 +333,16 @@ void Parser::statement(Line &line) {
     }
     return;
   }
+  if (key == "ordered-sum" || key == "random-draw") {
+    // A time per element.
+    if (!first(key, line))
+      return;
+    if (auto v = value(line, 1, key, Quantity::Time, true)) {
+      (key == "ordered-sum" ? machine.orderedSum : machine.randomDraw) = *v;
+      end(line, 3, key);
+    }
+    return;
+  }
   if (key == "matmul") {
     const Word *w = word(line, 1, key, "an element type (f16, bf16, f32, f64)");
     if (!w)
@@ -488,6 +498,10 @@ void printMachine(const Machine &machine, llvm::StringRef header,
   for (const auto &[dtype, rate] : machine.matmulRate)
     os << "matmul " << ir::dtypeName(dtype) << ' ' << number(rate)
        << " FLOP/s\n";
+  if (machine.orderedSum > 0)
+    os << "ordered-sum " << number(machine.orderedSum) << " s\n";
+  if (machine.randomDraw > 0)
+    os << "random-draw " << number(machine.randomDraw) << " s\n";
   os << "fused-collective " << (machine.fusedOverlaps ? "overlapped" : "shared")
      << '\n'
      << "overlap " << (machine.overlapConcurrent ? "concurrent" : "alternating")

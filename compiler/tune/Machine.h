@@ -77,6 +77,12 @@ struct Machine {
   double memoryBandwidth = 0; ///< bytes per second, per rank
   /// FLOP per second of a matmul, per element type.
   std::map<ir::DType, double> matmulRate;
+  /// Seconds per element of an in-order f64 running sum (a reduction's,
+  /// a norm's: one dependent add each) on one thread, and of a Philox
+  /// draw (dropout). Optional (0: the time hides under the memory's, as on
+  /// a GPU, whose reductions are trees of threads).
+  double orderedSum = 0;
+  double randomDraw = 0;
   /// Does a fused collective kernel's communication overlap its memory
   /// traffic (a GPU: max of the two) or share the memory with it (a CPU's
   /// shared-memory team: their sum)?
