@@ -25,8 +25,8 @@ import shutil
 import subprocess
 import sys
 
-from run_codegen import (CPU_FLAGS, MPI_START_FAILED, emu_command,
-                         mpi_retries, run, run_all)
+from run_codegen import (CPU_FLAGS, MPI_RETRIES, MPI_START_FAILED,
+                         emu_command, mpi_pause, run, run_all)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -201,9 +201,10 @@ def main():
         p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True,
                            errors="surrogateescape")
-        for _ in mpi_retries():
+        for _ in range(MPI_RETRIES):
             if p.returncode == status or MPI_START_FAILED not in p.stdout:
                 break
+            mpi_pause()
             p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                errors="surrogateescape")

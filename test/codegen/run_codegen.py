@@ -89,20 +89,24 @@ def run(cmd, cwd=None, env=None):
 MPI_START_FAILED = "orte_init failed"
 
 
-def mpi_retries():
-    """Waits before each new try of an mpirun that failed to start: up to
-    4 more, after 0.1-0.5 s each (apart from the other mpiruns)."""
-    for _ in range(4):
-        time.sleep(random.uniform(0.1, 0.5))
-        yield
+# How many more times an mpirun that failed to start is tried, each after
+# a pause of its own (apart from the other mpiruns starting at once).
+MPI_RETRIES = 4
+
+
+def mpi_pause():
+    """The pause before trying again an mpirun that failed to start."""
+    time.sleep(random.uniform(0.1, 0.5))
 
 
 def run_mpi(cmd, cwd=None, env=None):
-    """`run` for mpirun, tried again while Open MPI failed to start."""
+    """`run` for mpirun, tried again while Open MPI failed to start (an
+    mpirun that started pays no pause)."""
     ok, out = run(cmd, cwd=cwd, env=env)
-    for _ in mpi_retries():
+    for _ in range(MPI_RETRIES):
         if ok or MPI_START_FAILED not in out:
             break
+        mpi_pause()
         ok, out = run(cmd, cwd=cwd, env=env)
     return ok, out
 

@@ -6,6 +6,12 @@ calibrated machine files tools/machines/cpu-2x1 and cpu-1x2.
 
     python3 tools/bench/tuner_proof.py [--out docs/bench] [--rounds 3]
         [--iterations 5] [--samples adam,lamb,...]
+    python3 tools/bench/tuner_proof.py --repredict docs/bench/tuner-cpu.csv
+
+--repredict CSV predicts every row of an earlier run again with today's
+compiler and machine files (`coconetc tune` without --measure: seconds)
+and sets it beside the times that run measured: what a change of the model
+alone does to the same measurements.
 
 Writes OUT/tuner-cpu.csv (one row per sample, layout and schedule), prints
 a table per run and a summary (Spearman's rank correlation, the median
@@ -42,12 +48,17 @@ def main():
     ap.add_argument("--samples")
     ap.add_argument("--coconetc",
                     default=str(ROOT / "build" / "bin" / "coconetc"))
+    ap.add_argument("--repredict", metavar="CSV",
+                    help="predict the rows of this earlier tuner-cpu.csv "
+                         "again, beside the times it measured")
     ap.add_argument("--from-log", nargs="*", default=[],
                     help="read these earlier outputs of this script "
                          "instead of running (to combine runs)")
     args = ap.parse_args()
     if args.from_log:
         return report(args, *parse_logs(args.from_log))
+    if args.repredict:
+        return report(args, *repredict(args))
     wanted = set(args.samples.split(",")) if args.samples else None
     out = pathlib.Path(args.out)
     rows = []
@@ -81,6 +92,97 @@ def main():
                 label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
                 parse_block(p.stdout, sample, label, rows, summary)
     report(args, rows, summary, failed)
+
+
+def tune_command(args, sample, sizes, shard, ranks, threads, mesh):
+    """`coconetc tune` of one sample and layout, every schedule."""
+    size = sizes + ("," + mesh if mesh else "")
+    cmd = [args.coconetc, "--color=never", "tune",
+           str(ROOT / "samples" / f"{sample}.coco"),
+           "--machine", f"cpu-{ranks}x{threads}",
+           "--size", size, "--top", "0", "-o", "/dev/null"]
+    if not mesh:
+        cmd += ["--ranks", str(ranks)]
+    if shard:
+        cmd += ["--shard", shard]
+    return cmd
+
+
+def spearman(xs, ys):
+    """Spearman's rank correlation: Pearson's of the ranks, ties given
+    their average rank (as `coconetc tune --measure` computes it)."""
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2 + 1
+            i = j + 1
+        return r
+    rx, ry = ranks(xs), ranks(ys)
+    n = len(xs)
+    mx, my = sum(rx) / n, sum(ry) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else 0.0
+
+
+def repredict(args):
+    """The rows of an earlier CSV with today's predictions; the summary as
+    `tune --measure` prints it (rank 1 is today's pick)."""
+    with open(args.repredict, newline="") as f:
+        old = list(csv.DictReader(f))
+    rows, summary = [], []
+    for sample, sizes, shard, meshes in SAMPLES:
+        for ranks, threads in LAYOUTS:
+            for mesh in (meshes[ranks] if meshes else [None]):
+                label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
+                measured = {r["schedule"]: float(r["measured_s"]) for r in old
+                            if r["sample"] == sample and r["layout"] == label}
+                if not measured:
+                    continue
+                cmd = tune_command(args, sample, sizes, shard, ranks, threads,
+                                   mesh)
+                p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+                if p.returncode != 0:
+                    sys.exit(f"tuner_proof: failed:\n{p.stdout}{p.stderr}")
+                print(p.stdout, flush=True)
+                mine = []
+                for line in p.stdout.splitlines():
+                    m = re.match(r"\s*(\d+)\s+([0-9.]+ \w+)\s+[0-9.]+\s", line)
+                    what = re.search(r" ((?:split|fuse|reorder|shard|overlap|"
+                                     r"algorithm)\(.*|\(unscheduled\).*)$",
+                                     line)
+                    if m and what and what.group(1).strip() in measured:
+                        schedule = what.group(1).strip()
+                        mine.append({"sample": sample, "layout": label,
+                                     "rank": int(m.group(1)),
+                                     "predicted_s": seconds(m.group(2)),
+                                     "measured_s": measured[schedule],
+                                     "schedule": schedule})
+                if len(mine) != len(measured):
+                    sys.exit(f"tuner_proof: {sample} {label}: "
+                             f"{len(measured)} schedules measured, "
+                             f"{len(mine)} of them enumerated today")
+                rows += mine
+                pred = [r["predicted_s"] for r in mine]
+                meas = [r["measured_s"] for r in mine]
+                errors = sorted(abs(p - m) / m for p, m in zip(pred, meas))
+                pick = min(mine, key=lambda r: r["rank"])
+                fastest = min(mine, key=lambda r: r["measured_s"])
+                summary.append((sample, label, len(mine),
+                                spearman(pred, meas),
+                                round(100 * errors[len(errors) // 2]),
+                                f"{pick['measured_s'] * 1e3:.3g} ms",
+                                pick["measured_s"] / fastest["measured_s"],
+                                fastest["rank"]))
+    return rows, summary, []
 
 
 def parse_block(text, sample, label, rows, summary):

@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""run_codegen.py's check cache (check_outputs) against the mistakes it
-could make: results the simulator accepted once are accepted again without
-it, and any other results -- one bit changed, or the same bytes under other
-arguments -- go to the simulator, which refuses them.
+"""run_codegen.py's own machinery against the mistakes it could make:
 
-    check_cache_selftest.py --coconetc BIN --work DIR
+- the check cache (check_outputs): results the simulator accepted once are
+  accepted again without it, and any other results -- one bit changed, or
+  the same bytes under other arguments -- go to the simulator, which
+  refuses them;
+- run_mpi: an mpirun that started is not paused or run again; one that
+  Open MPI failed to start ("orte_init failed") is tried MPI_RETRIES more
+  times, each after a pause (a pause before every mpirun once cost the
+  suite minutes).
+
+    harness_selftest.py --coconetc BIN --work DIR
 
 Exit status 0 when every check holds, 1 otherwise.
 """
@@ -72,6 +78,29 @@ def main():
     with open(last, "wb") as f:
         f.write(data)
     expect("changed back: from the cache", True, True)
+    # run_mpi, with the pauses counted instead of slept and a stand-in for
+    # mpirun.
+    pauses = []
+    run_codegen.mpi_pause = lambda: pauses.append(1)
+    started = run_codegen.run_mpi([sys.executable, "-c", "print('ran')"])
+    good = started == (True, "ran\n") and not pauses
+    print(f"{'ok' if good else 'FAILED'}: an mpirun that started: "
+          f"{len(pauses)} pauses")
+    if not good:
+        failures.append(f"an mpirun that started: {started}, "
+                        f"{len(pauses)} pauses")
+    tries = os.path.join(work, "tries")
+    never = run_codegen.run_mpi([sys.executable, "-c", (
+        "import sys; open(sys.argv[1], 'a').write('x'); "
+        f"print('{run_codegen.MPI_START_FAILED}'); sys.exit(1)"), tries])
+    count = len(open(tries).read())
+    good = (not never[0] and count == run_codegen.MPI_RETRIES + 1 and
+            len(pauses) == run_codegen.MPI_RETRIES)
+    print(f"{'ok' if good else 'FAILED'}: an mpirun that never starts: "
+          f"{count} tries, {len(pauses)} pauses")
+    if not good:
+        failures.append(f"an mpirun that never starts: {count} tries, "
+                        f"{len(pauses)} pauses")
     if failures:
         print("\n".join(failures))
         return 1
