@@ -216,16 +216,20 @@ program bw(x: f32[N] replicated, y: f32[N] replicated) {
             xs.append(total(rep, "memory"))
             ys.append(b.time(bw, sizes, r, program="bw"))
         # The bandwidth from the line through the large sizes; the launch:
-        # what the smallest kernel takes beyond its bytes at that bandwidth.
+        # what the smallest kernels take beyond their bytes at that
+        # bandwidth (the median of the three smallest: one slow run of one
+        # size once made it 800 us).
         _, slope = fit_line(xs[-3:], ys[-3:])
         bandwidth = 1 / slope
-        launch = max(ys[0] - xs[0] / bandwidth, 0.0)
+        launch = max(statistics.median(
+            y - x / bandwidth for x, y in zip(xs[:3], ys[:3])), 0.0)
         print(f"memory: {bandwidth / 1e9:.2f} GB/s per rank, launch "
               f"{launch * 1e6:.2f} us", file=sys.stderr)
         notes.append(f"memory-bandwidth, kernel-launch: z = y * 0.5 + x over "
                      f"N = 2^10..2^24 f32 (12*N bytes); the line through "
-                     f"the three largest sizes (bandwidth); the smallest's "
-                     f"time beyond its bytes at that bandwidth (launch)")
+                     f"the three largest sizes (bandwidth); the median of "
+                     f"the three smallest's time beyond their bytes at that "
+                     f"bandwidth (launch)")
 
         # Matmul rate per element type.
         rates = {}

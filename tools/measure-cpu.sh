@@ -42,6 +42,12 @@ fi
 if [[ $(id -u) == 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
+# Open MPI's shared-memory messaging (ob1) unless the caller chose: its
+# default probes UCX first, whose progress thread then competes with the
+# OpenMP threads for the cores (on the 2-core development VM a step of
+# 1 rank x 2 threads measured 0.8 us or 0.4-1.2 ms by chance; with ob1,
+# 0.8 us every time). On one node ob1 is what moves the data either way.
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 exec mpirun -np "$ranks" --oversubscribe --bind-to none \
   -x OMP_NUM_THREADS="$threads" \
   "$exe" --quiet --warmup 1 --iterations "$iterations" "$@"

@@ -34,7 +34,7 @@ SAMPLES = [
     ("lamb", "N=4194304", "m,v", None),
     ("sgd", "N=4194304", None, None),
     ("megatron_mlp", "B=256,H=256", None, None),
-    ("pipeline_stage", "B=256,H=256", None,
+    ("pipeline_stage", "B=1024,H=1024", None,
      {2: ["PP=1,T=2", "PP=2,T=1"], 1: ["PP=1,T=1"]}),
 ]
 LAYOUTS = [(2, 1), (1, 2)]
