@@ -345,12 +345,7 @@ def prelude_pch(args, flags):
     h = hashlib.sha256()
     for f in flags:
         h.update(f.encode() + b"\0")
-    with _digests_lock:
-        if "headers" not in _digests:
-            _digests["headers"] = "".join(
-                tree_digest(d) for d in (args.runtime_include,
-                                         args.emu_include) if d)
-    h.update(_digests["headers"].encode())
+    h.update(headers_digest(args).encode())
     root = os.path.abspath(os.path.join(
         getattr(args, "build_cache", "") or args.work, "pch", h.hexdigest()))
     gch = os.path.join(root, PRELUDE + ".gch")
@@ -379,6 +374,17 @@ def file_digest(path):
     with _digests_lock:
         _digests[key] = digest
     return digest
+
+
+def headers_digest(args):
+    """The digest of the runtime's and the emulation's headers (once)."""
+    with _digests_lock:
+        if "headers" not in _digests:
+            _digests["headers"] = "".join(
+                tree_digest(d) for d in (args.runtime_include,
+                                         getattr(args, "emu_include", ""))
+                if d)
+        return _digests["headers"]
 
 
 def tree_digest(root, remember=True):
@@ -428,12 +434,7 @@ def build_cached(args, command, out_dir, name):
         if f.startswith(name + ".") or f.startswith(name + "_main."):
             h.update(f.encode() + b"\0" +
                      file_digest(os.path.join(out_dir, f)).encode())
-    with _digests_lock:
-        if "headers" not in _digests:
-            _digests["headers"] = "".join(
-                tree_digest(d) for d in (args.runtime_include,
-                                         args.emu_include) if d)
-    h.update(_digests["headers"].encode())
+    h.update(headers_digest(args).encode())
     cached = os.path.join(args.build_cache, h.hexdigest())
     binary = os.path.join(out_dir, name)
     if os.path.isfile(cached):

@@ -11,7 +11,10 @@ calibrated machine files tools/machines/cpu-2x1 and cpu-1x2.
 --repredict CSV predicts every row of an earlier run again with today's
 compiler and machine files (`coconetc tune` without --measure: seconds)
 and sets it beside the times that run measured: what a change of the model
-alone does to the same measurements.
+alone does to the same measurements. The predictions are read from the
+tune table at 3 significant digits: where they all tie (the Megatron MLP's
+28 schedules) the correlation means nothing (printed 1.00, as `tune
+--measure` prints it).
 
 Writes OUT/tuner-cpu.csv (one row per sample, layout and schedule), prints
 a table per run and a summary (Spearman's rank correlation, the median
@@ -21,12 +24,21 @@ tuner-predicted-measured.png: predicted against measured, log-log.
 """
 import argparse
 import csv
+import importlib.util
 import pathlib
 import re
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+# Spearman's rank correlation as `coconetc tune --measure` computes it (ties
+# at their average rank), shared with tools/calibrate-gpu.py.
+_spec = importlib.util.spec_from_file_location(
+    "calibrate_gpu", ROOT / "tools" / "calibrate-gpu.py")
+_calibrate_gpu = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_calibrate_gpu)
+spearman = _calibrate_gpu.spearman
 
 # (sample, sizes, --shard, the mesh shapes for 2 ranks / 1 rank)
 SAMPLES = [
@@ -106,30 +118,6 @@ def tune_command(args, sample, sizes, shard, ranks, threads, mesh):
     if shard:
         cmd += ["--shard", shard]
     return cmd
-
-
-def spearman(xs, ys):
-    """Spearman's rank correlation: Pearson's of the ranks, ties given
-    their average rank (as `coconetc tune --measure` computes it)."""
-    def ranks(v):
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        r = [0.0] * len(v)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2 + 1
-            i = j + 1
-        return r
-    rx, ry = ranks(xs), ranks(ys)
-    n = len(xs)
-    mx, my = sum(rx) / n, sum(ry) / n
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else 0.0
 
 
 def repredict(args):
