@@ -1,4 +1,4 @@
-//===- combine.cpp - combining blocks and matmul as the simulator does ----===//
+//===- combine.cpp - combining blocks as the simulator does ---------------===//
 //
 // combineBlocks is the simulator's `combine` (compiler/sim/Collectives.cpp)
 // on storage types, by the same rule (coconet/combine.h): floats accumulate
@@ -6,11 +6,9 @@
 // wrapping 64-bit arithmetic (i32 sign-extended) and wrap to their width;
 // avg divides the f64 sum by the number of members. It works a tile at a time,
 // with one functor per operator and vectorised conversions (cpu/convert.h), at
-// memory speed. matmul is the simulator's (compiler/sim/Simulator.cpp): every
-// element sums its K products in ascending order, in f64 or wrapping 64-bit
-// integers, and rounds once. Both are OpenMP-parallel over output elements;
-// each element is computed by one thread, in a fixed order, so the results do
-// not depend on the number of threads.
+// memory speed (matmul is matmul.cpp's). It is OpenMP-parallel over output
+// elements; each element is computed by one thread, in a fixed order, so the
+// results do not depend on the number of threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -172,34 +170,6 @@ void combineOp(const void *const *blocks, int64_t members, int64_t offset,
   }
 }
 
-template <typename Traits>
-void matmulTyped(int64_t batch, int64_t m, int64_t n, int64_t k,
-                 const typename Traits::Storage *a, int64_t strideA,
-                 const typename Traits::Storage *b, int64_t strideB,
-                 typename Traits::Storage *c, int64_t strideC) {
-  const int64_t perBatch = m * n;
-  const int64_t total = batch * perBatch;
-#pragma omp parallel for
-  for (int64_t index = 0; index < total; ++index) {
-    const int64_t bi = index / perBatch, rest = index % perBatch;
-    const int64_t i = rest / n, j = rest % n;
-    const typename Traits::Storage *row = a + bi * strideA + i * k;
-    const typename Traits::Storage *column = b + bi * strideB + j;
-    typename Traits::Storage *result = c + bi * strideC + i * n + j;
-    if constexpr (Traits::kFloat) {
-      double sum = 0;
-      for (int64_t kk = 0; kk < k; ++kk)
-        sum += Traits::load(row[kk]) * Traits::load(column[kk * n]);
-      *result = Traits::store(sum);
-    } else {
-      uint64_t sum = 0;
-      for (int64_t kk = 0; kk < k; ++kk)
-        sum += Traits::load(row[kk]) * Traits::load(column[kk * n]);
-      *result = Traits::store(sum);
-    }
-  }
-}
-
 } // namespace
 
 void combineMembers(const void *const *members, int64_t numMembers, void *out,
@@ -236,20 +206,6 @@ void combineBlocks(const void *blocks, int64_t members, void *out,
     each[static_cast<size_t>(m)] =
         static_cast<const uint8_t *>(blocks) + static_cast<size_t>(m) * bytes;
   combineMembers(each.data(), members, out, count, dtype, op);
-}
-
-void matmul(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
-            const void *a, int64_t strideA, const void *b, int64_t strideB,
-            void *c, int64_t strideC) {
-  if (batch < 1 || m < 1 || n < 1 || k < 0)
-    return;
-  visitDType(dtype, [&](auto traits) {
-    using Traits = decltype(traits);
-    using T = typename Traits::Storage;
-    matmulTyped<Traits>(batch, m, n, k, static_cast<const T *>(a), strideA,
-                        static_cast<const T *>(b), strideB, static_cast<T *>(c),
-                        strideC);
-  });
 }
 
 } // namespace coconet::rt::cpu

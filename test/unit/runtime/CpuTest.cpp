@@ -21,6 +21,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace coconet;
@@ -220,66 +221,94 @@ TEST_CASE("combineBlocks on hand-computed values", "[runtime][cpu]") {
 }
 
 TEST_CASE("matmul computes as the simulator's matmul", "[runtime][cpu]") {
-  const int64_t batch = 3, m = 5, k = 7, n = 4;
+  // Shapes that hit every edge of the blocked kernel (matmul.cpp): sizes of
+  // 1, sizes that are not multiples of the register block (8 x 24 doubles
+  // with AVX-512, 4 x 12 otherwise), K over two panels of 256, N over a
+  // block of 480 columns, M over a task's 768 rows; and exact multiples.
+  struct Shape {
+    int64_t batch, m, k, n;
+  };
+  const Shape shapes[] = {{3, 5, 7, 4},     {1, 1, 1, 1},    {1, 1, 300, 1},
+                          {2, 9, 1, 25},    {1, 8, 256, 24}, {2, 13, 257, 49},
+                          {1, 17, 600, 31}, {1, 3, 5, 500},  {1, 800, 3, 2}};
   uint64_t seed = 100;
-  for (const char *name : {"f16", "bf16", "f32", "f64"}) {
-    DYNAMIC_SECTION(name) {
-      const ir::DType dtype = *ir::parseDType(name);
-      sim::SimOptions options;
-      options.sizes = {{"P", 1}, {"B", batch}, {"M", m}, {"K", k}, {"N", n}};
-      // A single rank: the assembled forms are the global tensors.
-      auto fill = [&](llvm::ArrayRef<int64_t> shape) {
-        sim::Tensor t(dtype, shape);
-        for (int64_t i = 0; i < t.size(); ++i)
-          t.set(i, 2 * rt::uniformInput(++seed, 0, 0));
-        return t;
-      };
-      options.inputTensors["a"] = fill({batch, m, k});
-      options.inputTensors["b"] = fill({k, n});
-      options.inputTensors["c"] = fill({batch, k, n});
-      auto s = simulateSource(
-          std::string("program t(a: ") + name + "[B, M, K], b: " + name +
-              "[K, N], c: " + name +
-              "[B, K, N]) { x = matmul(a, b); y = matmul(a, c); return x, y; }",
-          options);
-      REQUIRE(s.error == "");
-      const rt::DType rd = toRuntime(dtype);
-      const std::vector<uint8_t> a = storageOf(s.at("a", 0)),
-                                 b = storageOf(s.at("b", 0)),
-                                 c = storageOf(s.at("c", 0));
-      const std::vector<uint8_t> wantX = storageOf(s.at("x", 0)),
-                                 wantY = storageOf(s.at("y", 0));
-      std::vector<uint8_t> x(wantX.size()), y(wantY.size());
-      rt::cpu::matmul(rd, batch, m, n, k, a.data(), m * k, b.data(), 0,
-                      x.data(), m * n);
-      rt::cpu::matmul(rd, batch, m, n, k, a.data(), m * k, c.data(), k * n,
-                      y.data(), m * n);
-      CHECK(x == wantX);
-      CHECK(y == wantY);
+  for (const Shape &shape : shapes)
+    for (const char *name : {"f16", "bf16", "f32", "f64"}) {
+      const int64_t batch = shape.batch, m = shape.m, k = shape.k, n = shape.n;
+      DYNAMIC_SECTION(name << " " << batch << "x" << m << "x" << k << "x"
+                           << n) {
+        const ir::DType dtype = *ir::parseDType(name);
+        sim::SimOptions options;
+        options.sizes = {{"P", 1}, {"B", batch}, {"M", m}, {"K", k}, {"N", n}};
+        // A single rank: the assembled forms are the global tensors.
+        // f64 values use all 53 bits, so that their products round and a
+        // sum's value depends on its order (a fused multiply-add, or k
+        // panels taken out of order, would show); narrower values are
+        // rounded to their type by set().
+        const bool wide = dtype == ir::DType::F64;
+        auto fill = [&](llvm::ArrayRef<int64_t> shape) {
+          sim::Tensor t(dtype, shape);
+          for (int64_t i = 0; i < t.size(); ++i)
+            t.set(i, wide ? std::ldexp(
+                                static_cast<double>(
+                                    rt::uniformInputBits(++seed, 0, 0) >> 11),
+                                -51) -
+                                2
+                          : 2 * rt::uniformInput(++seed, 0, 0));
+          return t;
+        };
+        options.inputTensors["a"] = fill({batch, m, k});
+        options.inputTensors["b"] = fill({k, n});
+        options.inputTensors["c"] = fill({batch, k, n});
+        auto s =
+            simulateSource(std::string("program t(a: ") + name +
+                               "[B, M, K], b: " + name + "[K, N], c: " + name +
+                               "[B, K, N]) { x = matmul(a, b); y = matmul(a, "
+                               "c); return x, y; }",
+                           options);
+        REQUIRE(s.error == "");
+        const rt::DType rd = toRuntime(dtype);
+        const std::vector<uint8_t> a = storageOf(s.at("a", 0)),
+                                   b = storageOf(s.at("b", 0)),
+                                   c = storageOf(s.at("c", 0));
+        const std::vector<uint8_t> wantX = storageOf(s.at("x", 0)),
+                                   wantY = storageOf(s.at("y", 0));
+        std::vector<uint8_t> x(wantX.size()), y(wantY.size());
+        rt::cpu::matmul(rd, batch, m, n, k, a.data(), m * k, b.data(), 0,
+                        x.data(), m * n);
+        rt::cpu::matmul(rd, batch, m, n, k, a.data(), m * k, c.data(), k * n,
+                        y.data(), m * n);
+        CHECK(x == wantX);
+        CHECK(y == wantY);
+      }
     }
-  }
 }
 
 TEST_CASE("matmul of integers wraps, sums of nothing are +0",
           "[runtime][cpu]") {
   using rt::DType;
   SECTION("i32 against a naive wrapping reference") {
-    const int64_t m = 4, n = 3, k = 5;
-    std::vector<int32_t> a(m * k), b(k * n), c(m * n);
-    for (size_t i = 0; i < a.size(); ++i)
-      a[i] = static_cast<int32_t>(rt::uniformInputBits(1, 0, i));
-    for (size_t i = 0; i < b.size(); ++i)
-      b[i] = static_cast<int32_t>(rt::uniformInputBits(2, 0, i));
-    rt::cpu::matmul(DType::I32, 1, m, n, k, a.data(), 0, b.data(), 0, c.data(),
-                    0);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        uint32_t sum = 0;
-        for (int64_t kk = 0; kk < k; ++kk)
-          sum += static_cast<uint32_t>(a[i * k + kk]) *
-                 static_cast<uint32_t>(b[kk * n + j]);
-        CHECK(c[i * n + j] == static_cast<int32_t>(sum));
-      }
+    const int64_t shapes[][3] = {
+        {4, 3, 5}, {1, 1, 1}, {13, 49, 300}, {3, 500, 2}};
+    for (const auto &shape : shapes) {
+      const int64_t m = shape[0], n = shape[1], k = shape[2];
+      CAPTURE(m, n, k);
+      std::vector<int32_t> a(m * k), b(k * n), c(m * n);
+      for (size_t i = 0; i < a.size(); ++i)
+        a[i] = static_cast<int32_t>(rt::uniformInputBits(1, 0, i));
+      for (size_t i = 0; i < b.size(); ++i)
+        b[i] = static_cast<int32_t>(rt::uniformInputBits(2, 0, i));
+      rt::cpu::matmul(DType::I32, 1, m, n, k, a.data(), 0, b.data(), 0,
+                      c.data(), 0);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          uint32_t sum = 0;
+          for (int64_t kk = 0; kk < k; ++kk)
+            sum += static_cast<uint32_t>(a[i * k + kk]) *
+                   static_cast<uint32_t>(b[kk * n + j]);
+          CHECK(c[i * n + j] == static_cast<int32_t>(sum));
+        }
+    }
   }
   SECTION("u64 and i64 by hand") {
     const uint64_t a[] = {UINT64_MAX, 2}, b[] = {3, UINT64_MAX};
