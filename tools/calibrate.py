@@ -14,7 +14,7 @@ tools/measure-cpu.sh:
   over N = 2^10 .. 2^24 f32; the report's bytes (read + write) against the
   time, a least-squares line: its slope is 1 / bandwidth, its intercept the
   launch;
-- matmul RATE per element type: a [M, K] x [K, N] matmul at 192^3 and 256^3
+- matmul RATE per element type: a [M, K] x [K, N] matmul at 256^3 and 512^3
   (FLOPs by the report over the time, the larger of the two);
 - ordered-sum: the time per element of an in-order f64 running sum, one
   thread's chain of dependent adds: n = norm(x) over N = 2^22 f32 on each
@@ -24,8 +24,9 @@ tools/measure-cpu.sh:
 - random-draw: the time per element of dropout's Philox draw: z =
   dropout(x, p, seed) over N = 2^22 f32, less the launch, over
   N / THREADS (compute-bound too);
-- collective allreduce / reducescatter / allgather `library` (the runtime's
-  exact collectives on MPI): one collective of 2^8 .. 2^22 f32 per rank; a
+- collective allreduce / reducescatter / allgather / sendrecv / alltoall
+  `library` (the runtime's exact collectives on MPI): one collective of
+  2^8 .. 2^22 f32 per rank; a
   least-squares fit of time = latency * steps(P) + volume(P, n) / bandwidth
   with the model's steps and volume for P = RANKS (CostModel.h);
 - collective ... `direct` (a fused collective kernel's own transfers over
@@ -159,7 +160,8 @@ def shape(collective, algorithm, p, n):
     if algorithm == "library":
         return {"allreduce": (2 * (p - 1), 2 * ring),
                 "reducescatter": (p - 1, ring),
-                "allgather": (p - 1, ring), "sendrecv": (1, n)}[collective]
+                "allgather": (p - 1, ring), "sendrecv": (1, n),
+                "alltoall": (p - 1, ring)}[collective]
     if algorithm == "oneshot":
         return {"allreduce": (1, (p - 1) * n), "reducescatter": (1, ring),
                 "allgather": (1, ring)}[collective]
@@ -241,7 +243,7 @@ program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
 }}
 """)
             best = 0
-            for n in ((192,) if args.quick else (192, 256)):
+            for n in ((192,) if args.quick else (256, 512)):
                 sizes = {"M": n, "K": n, "N": n}
                 rep = b.report(mm, sizes, r, program="mm")
                 flops = total(rep, "flops")
@@ -249,7 +251,7 @@ program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
                                                  iterations=3))
             rates[dtype] = best
             print(f"matmul {dtype}: {best / 1e9:.3f} GFLOP/s", file=sys.stderr)
-        notes.append("matmul: [n, n] x [n, n] at n = 192 and 256, the "
+        notes.append("matmul: [n, n] x [n, n] at n = 256 and 512, the "
                      "faster (the report's FLOPs over the time)")
 
         # The in-order f64 sum and the Philox draw, per element.
@@ -303,6 +305,10 @@ program sr(x: f32[N] replicated) {
     y = sendrecv(x, 1);
     return y;
 }
+program aa(x: f32[R, N] sliced(1)) {
+    y = alltoall(x, dim=0);
+    return y;
+}
 program fz(g: f32[N] local, w: f32[N] replicated) {
     gs = allreduce(sum, g);
     w1 = update(w, w + gs);
@@ -337,6 +343,7 @@ schedule fz_rs_ag for fz {
                     ("reducescatter", "library", "rs", None),
                     ("allgather", "library", "ag", None),
                     ("sendrecv", "library", "sr", None),
+                    ("alltoall", "library", "aa", None),
                     ("allreduce", "oneshot", "ar", "ar_oneshot"),
                     ("allreduce", "twoshot", "ar", "ar_twoshot"),
                     ("reducescatter", "oneshot", "rs", "rs_oneshot"),
@@ -349,7 +356,11 @@ schedule fz_rs_ag for fz {
                     for c, a, prog, sched in runs:
                         if (c, a) not in which:
                             continue
-                        sec = b.time(coll, {"N": n}, ranks, program=prog,
+                        # aa: [R, N] with R = the ranks, a rank's block
+                        # n elements as the others'.
+                        sizes = {"N": n, "R": ranks} if prog == "aa" \
+                            else {"N": n}
+                        sec = b.time(coll, sizes, ranks, program=prog,
                                      schedule=sched)
                         # n: a rank's input bytes (its output for allgather).
                         nb = 4 * n
@@ -398,7 +409,8 @@ schedule fz_rs_ag for fz {
                 print(f"{k[0]} direct: latency {lat * 1e6:.2f} us/step, "
                       f"{bwd / 1e9:.2f} GB/s", file=sys.stderr)
             notes.append("collective ... library, oneshot, twoshot: one "
-                         "allreduce, reducescatter, allgather (and sendrecv) "
+                         "allreduce, reducescatter, allgather (and sendrecv, "
+                         "alltoall) "
                          "of 2^8..2^22 "
                          "f32 per rank (the one- and two-shot ones by a "
                          "schedule's algorithm(y, NAME)), least squares of "

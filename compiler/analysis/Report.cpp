@@ -18,8 +18,9 @@
 //   operand's elements. A collective reads its input and writes its output.
 // - Network (ring algorithms; P the size of the collective's axis, the
 //   product of all axes for `over all`; n the per-rank bytes of the input,
-//   of the output for allgather): allreduce sends 2(P-1)/P*n, reducescatter
-//   and allgather (P-1)/P*n, broadcast, reduce (pipelined) and sendrecv n.
+//   of the output for allgather): allreduce sends 2(P-1)/P*n, reducescatter,
+//   allgather and alltoall (P-1)/P*n, broadcast, reduce (pipelined) and
+//   sendrecv n.
 //   A rank receives as much as it sends. A fused collective kernel sends
 //   what its collectives send; its memory is only what crosses its boundary.
 // - FLOPs: 2*M*N*K per rank for a matmul [..., M, K] x [..., K, N] (the
@@ -183,6 +184,7 @@ Polynomial CostModel::network(const Stage &stage) const {
     return ring * Polynomial(2);
   case StageKind::ReduceScatter:
   case StageKind::AllGather:
+  case StageKind::AllToAll: // all but its own block of its input
     return ring;
   case StageKind::Broadcast:
   case StageKind::Reduce:

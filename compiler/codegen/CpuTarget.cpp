@@ -204,6 +204,10 @@ public:
       call = "sendRecv(" + in + ", " + out + ", " + count + ", " + dtype +
              ", " + std::to_string(c.offset) + ", " + axis + ")";
       break;
+    case Collective::AllToAll:
+      call = "allToAll(" + in + ", " + out + ", " + ops.blockCount + ", " +
+             dtype + ", " + axis + ")";
+      break;
     }
     w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->" + call + ");");
   }

@@ -516,6 +516,7 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
+    case Collective::AllToAll:
       break; // the algorithm pass refuses these
     }
     if (!call.empty()) {
@@ -538,6 +539,10 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
   case Collective::AllGather:
     w.line("COCONET_NCCL_CHECK(ncclAllGather(" + in + ", " + out + ", " +
            ops.count + ", " + type + ", " + comm + ", cc_stream));");
+    break;
+  case Collective::AllToAll:
+    w.line("COCONET_NCCL_CHECK(ncclAlltoAll(" + in + ", " + out + ", " +
+           ops.blockCount + ", " + type + ", " + comm + ", cc_stream));");
     break;
   case Collective::Broadcast:
     w.line("COCONET_NCCL_CHECK(ncclBroadcast(" + in + ", " + out + ", " +

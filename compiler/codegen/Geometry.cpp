@@ -166,6 +166,8 @@ std::vector<GeometryField> stepGeometry(const Plan &plan, const Step &step) {
         } else if constexpr (std::is_same_v<T, CollectiveCall>) {
           g.add("count", g.count(body.count));
           g.add("out_count", g.count(body.outCount));
+          if (body.kind == Collective::AllToAll)
+            g.add("block_count", g.count(body.blockCount));
         } else if constexpr (std::is_same_v<T, PackKernel>) {
           g.add("outer", g.count(body.outer));
           g.add("blocks", printAxisSize(body.axis, g.mesh, createSize));

@@ -280,8 +280,12 @@ std::string kernelParams(const Target &t, const Plan &plan, const Step &step,
 
 CollectiveOperands collectiveOperands(const Plan &plan, const CollectiveCall &c,
                                       llvm::StringRef g) {
-  return {bufferName(plan, c.input), bufferName(plan, c.output),
-          g.str() + ".count", g.str() + ".out_count", std::to_string(c.root)};
+  return {bufferName(plan, c.input),
+          bufferName(plan, c.output),
+          g.str() + ".count",
+          g.str() + ".out_count",
+          std::to_string(c.root),
+          c.kind == Collective::AllToAll ? g.str() + ".block_count" : ""};
 }
 
 MatMulOperands matMulOperands(const Plan &plan, const MatMulCall &mm,

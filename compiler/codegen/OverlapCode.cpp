@@ -92,6 +92,7 @@ void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
+    case Collective::AllToAll:
       llvm_unreachable("planOverlaps keeps only allreduce, reducescatter and "
                        "allgather in parts");
     }

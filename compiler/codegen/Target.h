@@ -36,6 +36,8 @@ struct FusedKernel;
 /// part of them.
 struct CollectiveOperands {
   std::string in, out, count, outCount, root;
+  /// An alltoall's elements per member (count / P).
+  std::string blockCount;
 };
 /// What a matmul call multiplies (expressions in operator()).
 struct MatMulOperands {

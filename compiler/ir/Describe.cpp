@@ -68,6 +68,10 @@ StageDescription describeStage(const Program &program, const Stage &stage) {
     d.keywords.push_back("offset=" + std::to_string(stage.offset));
     overAxis();
     break;
+  case StageKind::AllToAll:
+    d.keywords.push_back("dim=" + std::to_string(stage.dim));
+    overAxis();
+    break;
   }
   if (stage.algorithm != CollectiveAlgorithm::Auto)
     d.keywords.push_back("algorithm=" +

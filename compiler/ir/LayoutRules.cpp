@@ -170,6 +170,33 @@ std::optional<Layout> communicationLayout(StageKind kind, const Layout &in,
       }
       out[a] = {AxisState::Sliced, dim};
       break;
+    case StageKind::AllToAll:
+      if (x.state != AxisState::Sliced) {
+        need = "a sliced input";
+        return std::nullopt;
+      }
+      if (x.dim == dim) {
+        need = "an input sliced along a dimension other than the scattered "
+               "dimension " +
+               std::to_string(dim);
+        return std::nullopt;
+      }
+      if (in.slicesDim(dim)) {
+        need = "an input whose scattered dimension " + std::to_string(dim) +
+               " is not sliced yet";
+        return std::nullopt;
+      }
+      // As for allgather: the gathered dimension's blocks are contiguous
+      // only for the innermost axis that slices it.
+      for (unsigned b = a + 1; b < in.size(); ++b)
+        if (in[b].state == AxisState::Sliced && in[b].dim == x.dim) {
+          badAxis = b;
+          need = "dimension " + std::to_string(x.dim) +
+                 " gathered over its inner axis first";
+          return std::nullopt;
+        }
+      out[a] = {AxisState::Sliced, dim};
+      break;
     case StageKind::Reduce:
     case StageKind::SendRecv:
       if (x.state == AxisState::Sliced) {

@@ -32,6 +32,11 @@
 //   Reduce         rank `root` gets the combination; the others get zeros.
 //   SendRecv       rank i of the axis receives the value of rank i - offset,
 //                  zeros when there is no such rank.
+//   AllToAll       the same global value, re-sliced: the input is sliced
+//                  along some dimension d over the axis, the result along
+//                  `dim`; rank i sends block j along `dim` of its block to
+//                  rank j, which concatenates what it receives along d in
+//                  rank order.
 // Any stage may carry `updates = p`: `x = update(p, e)` makes the stage that
 // computes e write its value into parameter p in place; it is then a result.
 // A collective's `axis` is an index into the mesh, or -1 for every axis.

@@ -90,7 +90,8 @@ static std::optional<Layout> ruleLayout(const Program &program,
   case StageKind::AllGather:
   case StageKind::Broadcast:
   case StageKind::Reduce:
-  case StageKind::SendRecv: {
+  case StageKind::SendRecv:
+  case StageKind::AllToAll: {
     unsigned badAxis = 0;
     auto layout = communicationLayout(stage.kind, in(0).layout, stage.axis,
                                       stage.dim, why, badAxis);
@@ -145,6 +146,7 @@ static std::string checkKind(const Program &program, const Stage &stage) {
   case StageKind::ReduceScatter:
   case StageKind::AllGather:
   case StageKind::SendRecv:
+  case StageKind::AllToAll:
     if (auto e = expectOperands(1); !e.empty())
       return e;
     if (auto e = axisOk(false); !e.empty())
@@ -223,6 +225,7 @@ static std::string checkSegments(const Program &program, const Stage &stage) {
   case StageKind::Broadcast:
   case StageKind::Reduce:
   case StageKind::SendRecv:
+  case StageKind::AllToAll:
     if (stage.operands.empty() ||
         stage.operands[0]->type.segments != t.segments)
       return "segmentation differs from its input's";

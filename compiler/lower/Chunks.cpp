@@ -96,6 +96,7 @@ std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
   case Collective::Broadcast:
   case Collective::Reduce:
   case Collective::SendRecv:
+  case Collective::AllToAll:
     return Refusal{K::Steps, "the collective is not an allreduce, "
                              "reducescatter or allgather"};
   }

@@ -98,8 +98,15 @@ void lowerCollective(Lowering &l, const Stage &s) {
   call.count = plan.buffers[input].shape;
   call.outCount = plan.buffers[output].shape;
 
-  // Pack before a reducescatter along dimension d > 0.
-  if (s.kind == StageKind::ReduceScatter && s.dim > 0) {
+  // An alltoall sends block j along `dim` of its input to member j: that
+  // block, with the gathered dimension as the input holds it.
+  if (s.kind == StageKind::AllToAll) {
+    call.blockCount = plan.buffers[input].shape;
+    call.blockCount[s.dim] = plan.buffers[output].shape[s.dim];
+  }
+  // Pack before a reducescatter or an alltoall along dimension d > 0.
+  if ((s.kind == StageKind::ReduceScatter || s.kind == StageKind::AllToAll) &&
+      s.dim > 0) {
     const Extents in = plan.buffers[input].shape;
     Extents outer = slice(in, 0, s.dim);
     if (!llvm::all_of(outer, [](const Extent &e) { return e.isOne(); })) {
@@ -125,9 +132,9 @@ void lowerCollective(Lowering &l, const Stage &s) {
       call.input = p;
     }
   }
-  // Unpack after an allgather along dimension d > 0.
+  // Unpack after an allgather or an alltoall along dimension d > 0.
   std::optional<PackKernel> unpack;
-  if (s.kind == StageKind::AllGather) {
+  if (s.kind == StageKind::AllGather || s.kind == StageKind::AllToAll) {
     int dim = gatheredDim(x.type.layout, s.axis);
     if (dim < 0) {
       l.unsupported(s, "an allgather over every axis of a value the axes "
@@ -417,6 +424,7 @@ void lowerStage(Lowering &l, const Stage &s) {
   case StageKind::Broadcast:
   case StageKind::Reduce:
   case StageKind::SendRecv:
+  case StageKind::AllToAll:
     lowerCollective(l, s);
     return;
   }

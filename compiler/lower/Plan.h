@@ -316,12 +316,15 @@ struct CollectiveCall {
   /// default, the communication library's).
   ir::CollectiveAlgorithm algorithm = ir::CollectiveAlgorithm::Auto;
   unsigned input = 0, output = 0;
-  /// Elements of the input block (allreduce, broadcast, reduce, sendrecv:
-  /// also of the output; reducescatter: P times the output's; allgather:
-  /// the output is P times this), P being the size of the axis group.
+  /// Elements of the input block (allreduce, broadcast, reduce, sendrecv,
+  /// alltoall: also of the output; reducescatter: P times the output's;
+  /// allgather: the output is P times this), P being the size of the axis
+  /// group.
   Extents count;
   /// Elements of the output block.
   Extents outCount;
+  /// AllToAll: elements of the block one member sends another (count / P).
+  Extents blockCount;
 };
 
 /// Moves dimension `dim` of a block to the front (pack, before a

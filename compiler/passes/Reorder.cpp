@@ -227,6 +227,7 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     case StageKind::AllGather:
     case StageKind::Broadcast:
     case StageKind::Reduce:
+    case StageKind::AllToAll:
       llvm_unreachable("refused above: not movable");
     }
     newType[s] = t;

@@ -601,7 +601,8 @@ Value CallChecker::checkCollective() {
     op = *parsed;
   }
   bool needsAxis = kind == StageKind::ReduceScatter ||
-                   kind == StageKind::AllGather || kind == StageKind::SendRecv;
+                   kind == StageKind::AllGather ||
+                   kind == StageKind::SendRecv || kind == StageKind::AllToAll;
   auto axis = axisArg(arg("axis", sig), needsAxis);
   if (!axis)
     return Value::error();
@@ -637,7 +638,8 @@ Value CallChecker::checkCollective() {
     return Value::error();
   }
   int dim = 0;
-  if (kind == StageKind::ReduceScatter || kind == StageKind::AllGather) {
+  if (kind == StageKind::ReduceScatter || kind == StageKind::AllGather ||
+      kind == StageKind::AllToAll) {
     if (!isTensorOrReport(*this, xExpr, t, 1))
       return Value::error();
   }

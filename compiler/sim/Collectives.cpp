@@ -120,7 +120,11 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
       }
       break;
     }
-    case StageKind::AllGather: {
+    case StageKind::AllGather:
+    case StageKind::AllToAll: {
+      // Every element of the result's block lies in exactly one member's
+      // input block (an alltoall's result is the same global value, sliced
+      // along another dimension).
       Coords c;
       for (int64_t i = 0; i < out.size(); ++i) {
         Tensor::coordsOf(i, po.localShape, c);

@@ -559,6 +559,7 @@ llvm::Error Run::compute(const Stage &stage, int64_t rank) {
   case StageKind::Broadcast:
   case StageKind::Reduce:
   case StageKind::SendRecv:
+  case StageKind::AllToAll:
     break;
   }
   return internalError(stage, "not a computation stage");

@@ -36,6 +36,7 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
       return AlgorithmShape{2 * (p - 1), 2 * ring};
     case Collective::ReduceScatter:
     case Collective::AllGather:
+    case Collective::AllToAll: // P - 1 pairwise exchanges of n / P
       return AlgorithmShape{p - 1, ring};
     case Collective::Broadcast:
     case Collective::Reduce:
@@ -54,6 +55,7 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
     case Collective::ReduceScatter:
     case Collective::AllGather:
     case Collective::SendRecv:
+    case Collective::AllToAll:
       return std::nullopt;
     }
     break;
@@ -68,6 +70,7 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
+    case Collective::AllToAll:
       return std::nullopt;
     }
     break;
@@ -86,6 +89,7 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
+    case Collective::AllToAll:
       return std::nullopt;
     }
     break;

@@ -27,7 +27,8 @@ static constexpr Algorithm kAlgorithms[] = {
     Algorithm::OneShot, Algorithm::TwoShot, Algorithm::Direct};
 static constexpr Collective kCollectives[] = {
     Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
-    Collective::Broadcast, Collective::Reduce,        Collective::SendRecv};
+    Collective::Broadcast, Collective::Reduce,        Collective::SendRecv,
+    Collective::AllToAll};
 
 llvm::StringRef algorithmName(Algorithm a) {
   switch (a) {
@@ -74,6 +75,8 @@ llvm::StringRef collectiveName(Collective c) {
     return "reduce";
   case Collective::SendRecv:
     return "sendrecv";
+  case Collective::AllToAll:
+    return "alltoall";
   }
   return "?";
 }
@@ -92,6 +95,8 @@ std::optional<Collective> collectiveOf(ir::StageKind kind) {
     return Collective::Reduce;
   case ir::StageKind::SendRecv:
     return Collective::SendRecv;
+  case ir::StageKind::AllToAll:
+    return Collective::AllToAll;
 #define STAGE(Name, Printed, Description)
 #define COMPUTE_STAGE(Name, Printed, Description) case ir::StageKind::Name:
 #define COMMUNICATION_STAGE(Name, Printed, Description)

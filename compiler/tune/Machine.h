@@ -52,7 +52,8 @@ enum class Collective {
   AllGather,
   Broadcast,
   Reduce,
-  SendRecv
+  SendRecv,
+  AllToAll
 };
 llvm::StringRef collectiveName(Collective c);
 std::optional<Collective> collectiveOf(ir::StageKind kind);

@@ -27,7 +27,7 @@ import sys
 # every path. kind "target": covered on each target by any run.
 
 COLLECTIVES = ["allreduce", "reducescatter", "allgather", "broadcast",
-               "reduce", "sendrecv"]
+               "reduce", "sendrecv", "alltoall"]
 REDUCTIONS = ["sum", "max", "min", "norm", "sumsq"]
 
 VOCABULARY = [

@@ -185,6 +185,7 @@ enum class Op {
   AllGather,
   Broadcast,
   SendRecv,
+  AllToAll,
   MatMul
 };
 
@@ -211,7 +212,8 @@ bool isReducing(Op op) {
 }
 bool isCommunication(Op op) {
   return op == Op::AllReduce || op == Op::ReduceScatter ||
-         op == Op::AllGather || op == Op::Broadcast || op == Op::SendRecv;
+         op == Op::AllGather || op == Op::Broadcast || op == Op::SendRecv ||
+         op == Op::AllToAll;
 }
 
 struct Model {
@@ -672,7 +674,8 @@ void Generator::statement() {
     bool done = r < 36   ? elementwise()
                 : r < 40 ? mixLocal()
                 : r < 52 ? reduction()
-                : r < 66 ? collective(Op::AllReduce)
+                : r < 62 ? collective(Op::AllReduce)
+                : r < 66 ? collective(Op::AllToAll)
                 : r < 72 ? collective(Op::ReduceScatter)
                 : r < 80 ? collective(Op::AllGather)
                 : r < 84 ? collective(Op::Broadcast)
@@ -839,6 +842,17 @@ bool Generator::collective(Op op) {
           n.lay[0] == n.lay[1])
         ok = false;
       break;
+    case Op::AllToAll: {
+      // A matrix sliced along one dimension on the axis, the other
+      // dimension sliced nowhere (and, as for allgather, not the outer axis
+      // of a dimension sliced over both).
+      const int a = axis < 0 ? 0 : axis;
+      ok = rankOf(n.sh) == 2 && n.lay[a].st == 'S' &&
+           !slicesDim(n.lay, 1 - n.lay[a].dim);
+      if (a == 0 && m.axes == 2 && n.lay[0] == n.lay[1])
+        ok = false;
+      break;
+    }
     default:
       break;
     }
@@ -878,6 +892,9 @@ bool Generator::collective(Op op) {
       break;
     case Op::SendRecv:
       n.lay[a] = {'L', 0};
+      break;
+    case Op::AllToAll:
+      n.lay[a] = {'S', 1 - in.lay[a].dim};
       break;
     default:
       break;
@@ -919,6 +936,10 @@ bool Generator::collective(Op op) {
   case Op::SendRecv:
     text = "sendrecv(" + in.name + (m.mesh ? ", " + ax : "") + ", " +
            (chance(0.5) ? "1" : "-1") + ")";
+    break;
+  case Op::AllToAll:
+    text = "alltoall(" + in.name + (m.mesh ? ", " + ax : "") +
+           ", dim=" + std::to_string(1 - in.lay[axis < 0 ? 0 : axis].dim) + ")";
     break;
   default:
     break;

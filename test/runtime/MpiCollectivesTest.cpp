@@ -355,6 +355,22 @@ void testAxis(cpu::Mesh &mesh, const std::vector<int64_t> &sizes, int axis,
            mesh.sendRecv(in.data(), out.data(), count, dtype, offset, axis),
            out, want);
   }
+  // allToAll: block `me` of every member's input, in coordinate order.
+  for (int64_t perRank : {int64_t(1), int64_t(5)}) {
+    ++tag;
+    Bytes in = makeBlock(dtype, mesh.rank(), perRank * p, tag);
+    Bytes want;
+    for (int64_t m : members) {
+      Bytes theirs = makeBlock(dtype, m, perRank * p, tag);
+      want.insert(want.end(), theirs.begin() + me * perRank * size,
+                  theirs.begin() + (me + 1) * perRank * size);
+    }
+    Bytes out(want.size(), 0xcd);
+    expect(describe(sizes, axis, dtype, "allToAll") + " count " +
+               std::to_string(perRank),
+           mesh.allToAll(in.data(), out.data(), perRank, dtype, axis), out,
+           want);
+  }
 }
 
 /// Calls that every rank must refuse alike (no rank may enter MPI).

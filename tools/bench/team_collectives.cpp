@@ -15,16 +15,21 @@
 //                  (Mesh::reduceScatter), one-shot (teamReduceScatter)
 //   allgather      mpi (MPI_Allgather), library (Mesh::allGather, which is
 //                  MPI_Allgather), one-shot (teamAllGather)
+//   alltoall       mpi (MPI_Alltoall called by hand), library
+//                  (Mesh::allToAll: MPI_Alltoall on the axis's
+//                  communicator, in pieces past INT_MAX bytes; no combine,
+//                  so MPI's result is exact too and the two are compared)
 //
 // A size is the bytes of one rank's whole vector: the allreduce's input and
 // output, the reducescatter's input (its output is 1/P of it), the
-// allgather's output (its input is 1/P of it). The team's window holds the
-// largest size in one piece; inputs and outputs are ordinary memory (the
-// team algorithms copy into the window: nothing is zero copy). Each time is
-// the median over iterations (after warm-up ones) of the slowest rank's
-// time, every iteration started together (MPI_Barrier). The results of the
-// exact algorithms are compared once per size, bit for bit: a difference is
-// reported on stderr and makes the exit status 1.
+// allgather's output (its input is 1/P of it), the alltoall's input and
+// output. The team's window holds the largest size in one piece; inputs
+// and outputs are ordinary memory (the team algorithms copy into the
+// window: nothing is zero copy). Each time is the median over iterations
+// (after warm-up ones) of the slowest rank's time, every iteration started
+// together (MPI_Barrier). The results of the exact algorithms are compared
+// once per size, bit for bit: a difference is reported on stderr and makes
+// the exit status 1.
 //
 //   team_collectives [--min BYTES] [--max BYTES] [--iterations N]
 //                    [--csv | --csv-file FILE]
@@ -279,6 +284,26 @@ int main(int argc, char **argv) {
               iterations, warmup));
       same("allgather", perRank * p);
       rows.push_back(ag);
+
+      Row aa{"alltoall", bytes, {}};
+      aa.seconds.emplace_back(
+          "mpi", timeIt(
+                     [&] {
+                       MPI_Alltoall(x, static_cast<int>(perRank), MPI_FLOAT, y,
+                                    static_cast<int>(perRank), MPI_FLOAT,
+                                    MPI_COMM_WORLD);
+                     },
+                     iterations, warmup));
+      std::copy(out.begin(), out.begin() + perRank * p, exact.begin());
+      aa.seconds.emplace_back(
+          "library", timeIt(
+                         [&] {
+                           check(mesh->allToAll(x, y, perRank, DType::F32, 0),
+                                 "allToAll");
+                         },
+                         iterations, warmup));
+      same("alltoall", perRank * p);
+      rows.push_back(aa);
     }
 
     if (me == 0) {
@@ -313,7 +338,8 @@ int main(int argc, char **argv) {
         auto order = [](const Row &r) {
           return std::string(r.collective) == "allreduce"       ? 0
                  : std::string(r.collective) == "reducescatter" ? 1
-                                                                : 2;
+                 : std::string(r.collective) == "allgather"     ? 2
+                                                                : 3;
         };
         std::stable_sort(
             rows.begin(), rows.end(),

@@ -9,8 +9,9 @@
 //                  combines it, and MPI_Allgatherv shares the pieces;
 //   reduceScatter  member j receives every member's block j (MPI_Alltoall);
 //   reduce         the root gathers all blocks (MPI_Gather);
-//   allGather, broadcast, sendRecv: MPI_Allgather (in place when the
-//                  member's block already is), MPI_Bcast, MPI_Sendrecv.
+//   allGather, broadcast, sendRecv, allToAll: MPI_Allgather (in place when
+//                  the member's block already is), MPI_Bcast, MPI_Sendrecv,
+//                  MPI_Alltoall.
 // A group of one member moves its input to its output once, or not at all
 // when they are the same memory (its bits as they are: a signalling NaN
 // stays signalling, where combining would quiet it). Data moves as
@@ -264,6 +265,39 @@ Status Mesh::allGather(const void *in, void *out, int64_t countPerRank,
         return invalid(what, "cannot make an MPI datatype for a piece");
       COCONET_MPI_CHECK(
           MPI_Allgather(send, bytes, MPI_BYTE, to, 1, part.type(), g.comm));
+    }
+  }
+  return Status::success();
+}
+
+Status Mesh::allToAll(const void *in, void *out, int64_t countPerRank,
+                      DType dtype, int axis) {
+  const char *what = "allToAll";
+  Group g;
+  COCONET_RETURN_IF_ERROR(groupOf(*this, what, axis, &g));
+  g.comm = axisComm(axis);
+  int64_t size = 0;
+  COCONET_RETURN_IF_ERROR(
+      elementBytes(what, countPerRank, dtype, g.size, &size));
+  if (g.size == 1)
+    return alone(in, out, countPerRank * size);
+  // Piece [at, at + n) of every block, sent and received in place.
+  const int64_t block = countPerRank * size;
+  const int64_t piece = pieceElements(size, g.size);
+  for (int64_t at = 0; at < countPerRank; at += piece) {
+    const int64_t n = std::min(piece, countPerRank - at);
+    const auto *from = static_cast<const uint8_t *>(in) + at * size;
+    auto *to = static_cast<uint8_t *>(out) + at * size;
+    if (n == countPerRank) {
+      const int bytes = static_cast<int>(block);
+      COCONET_MPI_CHECK(
+          MPI_Alltoall(from, bytes, MPI_BYTE, to, bytes, MPI_BYTE, g.comm));
+    } else {
+      Strided part(n * size, block);
+      if (!part.ok())
+        return invalid(what, "cannot make an MPI datatype for a piece");
+      COCONET_MPI_CHECK(
+          MPI_Alltoall(from, 1, part.type(), to, 1, part.type(), g.comm));
     }
   }
   return Status::success();

@@ -368,6 +368,20 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
   });
 }
 
+ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+                          ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream) {
+  DType dtype;
+  if (ncclResult_t r = checkCall("ncclAlltoAll", comm, datatype, &dtype,
+                                 nullptr, nullptr, sendbuff, recvbuff);
+      r != ncclSuccess)
+    return r;
+  return submit(stream, [=] {
+    return check(comm->mesh->allToAll(sendbuff, recvbuff,
+                                      static_cast<int64_t>(count), dtype, 0));
+  });
+}
+
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
                            ncclDataType_t datatype, int root, ncclComm_t comm,
                            cudaStream_t stream) {

@@ -151,6 +151,71 @@ program t(x: f32[2, 4] sliced(1)) { y = allgather(x); return y; })",
   CHECK(values(s.at("y", 1)) == std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7});
 }
 
+TEST_CASE("alltoall re-slices the same global value", "[sim][collective]") {
+  // x[i][j] = 100 i + j, [2P, 3P]; sliced along one dimension in, the other
+  // out: rank r's block of y holds exactly x's elements of that block.
+  for (int64_t p : {1, 2, 3, 4}) {
+    for (int from : {0, 1}) {
+      DYNAMIC_SECTION(p << " ranks, sliced(" << from << ") to sliced("
+                        << 1 - from << ")") {
+        const int64_t rows = 2 * p, cols = 3 * p;
+        sim::SimOptions o;
+        o.sizes["P"] = p;
+        o.sizes["N"] = rows;
+        o.sizes["M"] = cols;
+        o.inputTensors["x"] =
+            makeTensor(DType::F32, {rows, cols}, [&](int64_t k) {
+              return 100.0 * static_cast<double>(k / cols) +
+                     static_cast<double>(k % cols);
+            });
+        auto s = simulateSource(
+            "program t(x: f32[N, M] sliced(" + std::to_string(from) +
+                ")) { y = alltoall(x, dim=" + std::to_string(1 - from) +
+                "); return y; }",
+            o);
+        REQUIRE(s.error == "");
+        for (int64_t r = 0; r < p; ++r) {
+          const sim::Tensor &y = s.at("y", r);
+          // Out sliced(0): rows 2r, 2r + 1, every column; sliced(1):
+          // every row, columns 3r .. 3r + 2.
+          const int64_t bRows = from == 1 ? 2 : rows,
+                        bCols = from == 1 ? cols : 3;
+          const int64_t r0 = from == 1 ? 2 * r : 0, c0 = from == 1 ? 0 : 3 * r;
+          REQUIRE(y.size() == bRows * bCols);
+          for (int64_t i = 0; i < bRows; ++i)
+            for (int64_t j = 0; j < bCols; ++j)
+              CHECK(y.get(i * bCols + j) ==
+                    100.0 * static_cast<double>(r0 + i) +
+                        static_cast<double>(c0 + j));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("alltoall over one axis of two", "[sim][collective]") {
+  // mesh [ep: 2, tp: 2]; x [4, 4] sliced(0) over ep, replicated over tp.
+  // The alltoall over ep exchanges within each tp coordinate's group.
+  sim::SimOptions o;
+  o.sizes["E"] = 2;
+  o.sizes["T"] = 2;
+  o.inputTensors["x"] = makeTensor(DType::F32, {4, 4}, [](int64_t k) {
+    return static_cast<double>(k); // 4i + j
+  });
+  auto s = simulateSource(R"(
+program t(mesh [ep: E, tp: T], x: f32[4, 4] sliced(0, ep) replicated(tp)) {
+  y = alltoall(x, ep, dim=1); return y; })",
+                          o);
+  REQUIRE(s.error == "");
+  // Rank (e, t) = 2e + t holds columns 2e, 2e + 1 of every row.
+  CHECK(values(s.at("y", 0)) == std::vector<double>{0, 1, 4, 5, 8, 9, 12, 13});
+  CHECK(values(s.at("y", 1)) == std::vector<double>{0, 1, 4, 5, 8, 9, 12, 13});
+  CHECK(values(s.at("y", 2)) ==
+        std::vector<double>{2, 3, 6, 7, 10, 11, 14, 15});
+  CHECK(values(s.at("y", 3)) ==
+        std::vector<double>{2, 3, 6, 7, 10, 11, 14, 15});
+}
+
 TEST_CASE("broadcast copies the root's block", "[sim][collective]") {
   for (int64_t p : {1, 2, 3, 4}) {
     for (int64_t root = 0; root < p; ++root) {

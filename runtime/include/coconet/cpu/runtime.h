@@ -99,6 +99,11 @@ public:
   /// c - offset, or zeros where there is none.
   Status sendRecv(const void *in, void *out, int64_t count, DType dtype,
                   int64_t offset, int axis);
+  /// Member i sends block j (`countPerRank` elements, contiguous) of its
+  /// `countPerRank * P` elements to member j, and gets the blocks sent to
+  /// it concatenated in coordinate order (its own in place i).
+  Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
+                  int axis);
 
   /// How allReduce, reduceScatter and allGather move their data (a
   /// schedule's `algorithm`): Library, the exact collectives above on MPI;
