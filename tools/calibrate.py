@@ -79,11 +79,14 @@ class Bench:
         return path
 
     def driver(self, path, schedule=None, program=None):
-        key = (str(path), schedule)
+        # One driver per program of a file and schedule (the unscheduled
+        # programs of one file are different programs).
+        key = (str(path), schedule, program)
         if key in self.built:
             return self.built[key]
         select = ["--schedule", schedule] if schedule else ["--program", program]
-        tag = path.stem + (f"_{schedule}" if schedule else "")
+        tag = path.stem + (f"_{schedule}" if schedule else
+                           f"_{program}" if program else "")
         out = self.work / tag
         sh([str(self.coconetc), "--emit=driver", "--target=cpu"] + select +
            ["-o", str(out), str(path)])

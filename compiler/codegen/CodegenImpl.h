@@ -240,6 +240,12 @@ unsigned emitStepOrFused(CodeWriter &w, const Target &target,
 /// Is step `index` a kernel that an overlap runs in parts (its function
 /// takes the range of elements it computes)?
 bool rangedStep(const lower::Plan &plan, unsigned index);
+/// Does step `index` not run (an alltoall's pack, which the parts of the
+/// matmul overlapped with it do themselves)? It has no kernel then.
+bool skippedStep(const lower::Plan &plan, unsigned index);
+/// Is buffer `b` never used (the result of a matmul whose parts write the
+/// alltoall's packed buffer instead)? It is not declared then.
+bool unusedBuffer(const lower::Plan &plan, unsigned b);
 /// The overlap run in parts whose producer is step `index`, if any.
 const lower::OverlapGroup *overlapAt(const lower::Plan &plan, unsigned index);
 /// Emits the steps of overlap `o` in parts; returns its last step.

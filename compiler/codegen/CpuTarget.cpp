@@ -43,6 +43,7 @@ TargetInfo cpuInfo() {
   i.otherBlocks = kRowTiles;
   // One thread computes each group, in the simulator's order.
   i.groupThreads = false;
+  i.packRows = true;
   i.overlapHeader = "coconet/cpu/progress.h";
   i.overlapState = "std::unique_ptr<coconet::rt::cpu::Progress> cc_progress;";
   i.overlapCreate = "COCONET_RETURN_IF_ERROR(coconet::rt::cpu::Progress::"
@@ -205,8 +206,11 @@ public:
              ", " + std::to_string(c.offset) + ", " + axis + ")";
       break;
     case Collective::AllToAll:
-      call = "allToAll(" + in + ", " + out + ", " + ops.blockCount + ", " +
-             dtype + ", " + axis + ")";
+      call =
+          "allToAll(" + in + ", " + out + ", " + ops.blockCount + ", " + dtype +
+          ", " + axis +
+          (ops.blockStride.empty() ? std::string() : ", " + ops.blockStride) +
+          ")";
       break;
     }
     w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->" + call + ");");

@@ -541,8 +541,24 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
            ops.count + ", " + type + ", " + comm + ", cc_stream));");
     break;
   case Collective::AllToAll:
-    w.line("COCONET_NCCL_CHECK(ncclAlltoAll(" + in + ", " + out + ", " +
-           ops.blockCount + ", " + type + ", " + comm + ", cc_stream));");
+    if (ops.blockStride.empty()) {
+      w.line("COCONET_NCCL_CHECK(ncclAlltoAll(" + in + ", " + out + ", " +
+             ops.blockCount + ", " + type + ", " + comm + ", cc_stream));");
+      break;
+    }
+    // Blocks apart (an overlap's part of every block): a send and a receive
+    // per member, in one group.
+    w.line("COCONET_NCCL_CHECK(ncclGroupStart());");
+    w.open("for (int64_t cc_r = 0; cc_r < cc_s.mesh->axisSize(" +
+           std::to_string(s.axis) + "); ++cc_r)");
+    w.line("COCONET_NCCL_CHECK(ncclSend(" + in + " + cc_r * " +
+           ops.blockStride + ", " + ops.blockCount + ", " + type +
+           ", static_cast<int>(cc_r), " + comm + ", cc_stream));");
+    w.line("COCONET_NCCL_CHECK(ncclRecv(" + out + " + cc_r * " +
+           ops.blockStride + ", " + ops.blockCount + ", " + type +
+           ", static_cast<int>(cc_r), " + comm + ", cc_stream));");
+    w.close();
+    w.line("COCONET_NCCL_CHECK(ncclGroupEnd());");
     break;
   case Collective::Broadcast:
     w.line("COCONET_NCCL_CHECK(ncclBroadcast(" + in + ", " + out + ", " +

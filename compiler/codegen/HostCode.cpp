@@ -540,7 +540,8 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line("(void)" + plan.buffers[b].name + ";");
   // Scratch buffers.
   for (const Buffer &b : plan.buffers)
-    if (b.kind == Buffer::Kind::Scratch && b.slot)
+    if (b.kind == Buffer::Kind::Scratch && b.slot &&
+        !unusedBuffer(plan, static_cast<unsigned>(&b - plan.buffers.data())))
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
              " *>(cc_s.arena + cc_s.slot[" + std::to_string(*b.slot) + "]);");

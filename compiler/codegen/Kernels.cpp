@@ -247,6 +247,25 @@ void emitTranspose(CodeWriter &w, const Target &t, const Plan &plan,
 void emitPack(CodeWriter &w, const Target &t, const Plan &plan,
               const Step &step, const PackKernel &p) {
   const Buffer &in = plan.buffers[p.input], &out = plan.buffers[p.output];
+  if (t.info.packRows) {
+    // Row cc_i of the output, a chunk from its place in the input.
+    std::string from = "(cc_o * cc_g.blocks + cc_b) * cc_g.chunk";
+    std::string to = "(cc_b * cc_g.outer + cc_o) * cc_g.chunk";
+    std::string row = "const int64_t cc_b = cc_i / cc_g.outer, cc_o = cc_i % "
+                      "cc_g.outer;";
+    if (p.unpack) {
+      std::swap(from, to);
+      row = "const int64_t cc_o = cc_i / cc_g.blocks, cc_b = cc_i % "
+            "cc_g.blocks;";
+    }
+    emitCopyKernel(w, t, plan, step, "cc_g.outer * cc_g.blocks", {row},
+                   "std::memcpy(" + out.name + " + " + to + ", " + in.name +
+                       " + " + from +
+                       ", static_cast<size_t>(cc_g.chunk) * "
+                       "sizeof(" +
+                       t.storageType(out.dtype) + "));");
+    return;
+  }
   std::string from = "(cc_o * cc_g.blocks + cc_b) * cc_g.chunk + cc_c";
   std::string to = "(cc_b * cc_g.outer + cc_o) * cc_g.chunk + cc_c";
   if (p.unpack)
@@ -285,7 +304,8 @@ CollectiveOperands collectiveOperands(const Plan &plan, const CollectiveCall &c,
           g.str() + ".count",
           g.str() + ".out_count",
           std::to_string(c.root),
-          c.kind == Collective::AllToAll ? g.str() + ".block_count" : ""};
+          c.kind == Collective::AllToAll ? g.str() + ".block_count" : "",
+          ""};
 }
 
 MatMulOperands matMulOperands(const Plan &plan, const MatMulCall &mm,
@@ -320,6 +340,8 @@ void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
   emitLines(w, t.info.kernelPrelude);
   for (unsigned index = 0; index < plan.steps.size(); ++index) {
     const Step &step = plan.steps[index];
+    if (skippedStep(plan, index))
+      continue;
     bool kernel = true;
     std::visit(
         [&](const auto &body) {

@@ -30,6 +30,12 @@ std::string indexOf(const Plan &plan, const OverlapGroup &o) {
   return std::to_string(&o - plan.overlaps.data());
 }
 
+/// Whether `o`'s consumer is an alltoall (its parts are batches).
+bool isAllToAll(const Plan &plan, const OverlapGroup &o) {
+  const auto *c = std::get_if<CollectiveCall>(&plan.steps[o.consumer].body);
+  return c && c->kind == Collective::AllToAll;
+}
+
 bool anyInChunks(const Plan &plan) {
   return llvm::any_of(plan.overlaps,
                       [](const OverlapGroup &o) { return o.inChunks(); });
@@ -114,6 +120,19 @@ bool rangedStep(const Plan &plan, unsigned index) {
   });
 }
 
+bool skippedStep(const Plan &plan, unsigned index) {
+  return llvm::any_of(plan.overlaps, [&](const OverlapGroup &o) {
+    return o.inChunks() && o.packStep == index;
+  });
+}
+
+bool unusedBuffer(const Plan &plan, unsigned b) {
+  return llvm::any_of(plan.overlaps, [&](const OverlapGroup &o) {
+    return o.inChunks() && o.packStep &&
+           std::get<MatMulCall>(plan.steps[o.producer].body).c == b;
+  });
+}
+
 const OverlapGroup *overlapAt(const Plan &plan, unsigned index) {
   for (const OverlapGroup &o : plan.overlaps)
     if (o.inChunks() && o.producer == index)
@@ -161,6 +180,17 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     const std::string blocks =
         !o.blockAxis ? "1" : printAxisSize(*o.blockAxis, plan.mesh, createSize);
     w.line("state->cc_blocks" + i + " = " + blocks + ";");
+    if (isAllToAll(plan, o)) {
+      // Batches per part; a part of one member's block: those batches'
+      // rows that go to one member.
+      w.line("state->cc_rows" + i + " = " +
+             printCount(mm.batch, plan.mesh, createSize) + " / " +
+             std::to_string(o.chunks) + ";");
+      w.line("state->cc_part" + i + " = state->cc_rows" + i + " * (" +
+             printExtent(mm.m, plan.mesh, createSize) + " / state->cc_blocks" +
+             i + ") * " + printExtent(mm.n, plan.mesh, createSize) + ";");
+      continue;
+    }
     w.line("state->cc_rows" + i + " = " +
            printExtent(mm.m, plan.mesh, createSize) + " / (state->cc_blocks" +
            i + " * " + std::to_string(o.chunks) + ");");
@@ -174,8 +204,78 @@ void emitOverlapDestroy(CodeWriter &w, const Plan &plan, const Target &t) {
     emitLines(w, t.info.overlapDestroy);
 }
 
+/// An overlap of a batched matmul and the alltoall that scatters its rows
+/// (lower/Chunks.cpp): part c is batches [c * rows, (c + 1) * rows); its
+/// matmul writes the rows of those batches that go to member q at q's
+/// block of the packed buffer, and the alltoall sends the part of every
+/// block at once.
+unsigned emitAllToAllOverlap(CodeWriter &w, const Target &t, const Plan &plan,
+                             const OverlapGroup &o) {
+  const std::string i = indexOf(plan, o);
+  const Step &producer = plan.steps[o.producer];
+  const auto &mm = std::get<MatMulCall>(producer.body);
+  const Step &consumer = plan.steps[o.consumer];
+  const auto &c = std::get<CollectiveCall>(consumer.body);
+  const std::string g = "cc_s." + geometryMember(producer);
+  const std::string cg = "cc_s." + geometryMember(consumer);
+  const std::string part = "cc_s.cc_part" + i, rows = "cc_s.cc_rows" + i,
+                    blocks = "cc_s.cc_blocks" + i;
+  w.line();
+  w.comment("Steps " + std::to_string(o.producer) + " to " +
+            std::to_string(o.consumer) + ": " + producer.summary + " in " +
+            std::to_string(o.chunks) +
+            " parts of its batches, each written in the order " +
+            consumer.summary + "\nsends it" +
+            (o.packStep ? " (for step " + std::to_string(*o.packStep) +
+                              ", which does not run)"
+                        : std::string()) +
+            "; each part goes out as soon as it is done, while the next part "
+            "is\ncomputed.");
+  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(o.chunks) +
+         "; ++cc_c)");
+  w.line("const int64_t cc_begin = cc_c * " + part + ", cc_end = cc_begin + " +
+         part + ";");
+  w.line("(void)cc_end;");
+  w.comment("Step " + std::to_string(o.producer) + ": " + producer.summary +
+            ", this part: the rows member cc_q gets, to its block.");
+  w.open("for (int64_t cc_q = 0; cc_q < " + blocks + "; ++cc_q)");
+  MatMulOperands ops = matMulOperands(plan, mm, g);
+  const std::string rowsPerBlock = "(" + g + ".m / " + blocks + ")";
+  ops.batch = rows;
+  ops.m = rowsPerBlock;
+  ops.a += " + (cc_c * " + rows + " * " + g + ".m + cc_q * " + rowsPerBlock +
+           ") * " + g + ".k";
+  if (mm.batchedB)
+    ops.b += " + cc_c * " + rows + " * " + g + ".k * " + g + ".n";
+  ops.c = bufferName(plan, o.partsInto) + " + cc_q * " + cg +
+          ".block_count + cc_begin";
+  ops.strideC = rowsPerBlock + " * " + g + ".n";
+  t.emitMatMul(w, plan, mm, ops);
+  w.close();
+  emitLines(w, t.info.part.before);
+  w.line(t.info.part.open);
+  w.indent();
+  emitLines(w, t.info.part.head);
+  w.comment("Step " + std::to_string(o.consumer) + ": " + consumer.summary +
+            ", this part of every block.");
+  CollectiveOperands cops = collectiveOperands(plan, c, cg);
+  cops.in = bufferName(plan, o.partsInto) + " + cc_begin";
+  cops.out += " + cc_begin";
+  cops.blockCount = part;
+  cops.blockStride = cg + ".block_count";
+  t.emitCollective(w, plan, c, cops);
+  emitLines(w, t.info.part.tail);
+  w.dedent();
+  w.line(t.info.part.close);
+  w.close();
+  emitLines(w, t.info.overlapEnd);
+  return o.consumer;
+}
+
 unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
                      const OverlapGroup &o) {
+  if (isAllToAll(plan, o))
+    return emitAllToAllOverlap(w, t, plan, o);
   const std::string i = indexOf(plan, o);
   const Step &producer = plan.steps[o.producer];
   const auto &mm = std::get<MatMulCall>(producer.body);

@@ -36,8 +36,9 @@ struct FusedKernel;
 /// part of them.
 struct CollectiveOperands {
   std::string in, out, count, outCount, root;
-  /// An alltoall's elements per member (count / P).
-  std::string blockCount;
+  /// An alltoall's elements per member (count / P), and how far apart its
+  /// blocks are in the input and the output (empty: blockCount, contiguous).
+  std::string blockCount, blockStride;
 };
 /// What a matmul call multiplies (expressions in operator()).
 struct MatMulOperands {
@@ -110,6 +111,10 @@ struct TargetInfo {
   /// the group shares, the condition of its leader thread, its barrier.
   bool groupThreads = false;
   llvm::StringRef groupShared, groupLeader, groupBarrier;
+  /// A pack or unpack kernel copies one whole chunk per item (a row: one
+  /// memcpy, the rows over the threads), or one element per item (a GPU
+  /// thread each).
+  bool packRows = false;
 
   // --- Steps of operator() ---
   /// Around independent collectives issued together.

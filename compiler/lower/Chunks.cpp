@@ -12,7 +12,13 @@
 //     the reducescatter may read: the matmul's result is scratch that no
 //     other step reads;
 //   - a fused collective's allgather runs after the last part where it is
-//     not computed by the fused kernel (the fallback).
+//     not computed by the fused kernel (the fallback);
+//   - an alltoall follows a batched matmul [B, M, N] and scatters its rows:
+//     the parts are batches (experts), each part's matmul writes the rows
+//     every member gets in the alltoall's packed order (the pack step
+//     between them does not run, and the matmul's own result stays
+//     unwritten, so no other step may read it), then the part of every
+//     block goes out in one alltoall of blocks apart.
 // Otherwise they run whole, one after the other, and the plan says why.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +32,60 @@ namespace coconet::lower {
 
 namespace {
 
+/// Whether some step other than `except` reads buffer `b`.
+std::optional<unsigned> otherReader(const Plan &plan, unsigned b,
+                                    llvm::ArrayRef<unsigned> except) {
+  for (unsigned i = 0; i < plan.steps.size(); ++i)
+    if (!llvm::is_contained(except, i) &&
+        llvm::is_contained(plan.steps[i].reads, b))
+      return i;
+  return std::nullopt;
+}
+
+/// A batched matmul [B, M, N] (B its one batch dimension, sliced over the
+/// alltoall's axis) whose result an alltoall scatters along M: part c is
+/// the batches [c B/K, (c + 1) B/K) of this rank, and each part's matmul
+/// writes the rows every member gets where the alltoall sends them from
+/// (the packed order, so the pack step does not run).
+std::optional<Refusal> analyseAllToAll(Plan &plan, OverlapGroup &o,
+                                       const MatMulCall &mm,
+                                       const CollectiveCall &c) {
+  using K = Refusal::Kind;
+  if (mm.batch.size() != 1 || plan.buffers[mm.c].shape.size() != 3 ||
+      o.dim != 0 || c.scatterDim != 1)
+    return Refusal{K::Shape, "an alltoall runs in parts after a batched "
+                             "matmul [B, M, N] whose batches are the parts "
+                             "and whose rows M it scatters"};
+  const Buffer &y = plan.buffers[mm.c];
+  if (o.consumer == o.producer + 2) {
+    const auto *pack =
+        std::get_if<PackKernel>(&plan.steps[o.producer + 1].body);
+    if (!pack || pack->unpack || pack->input != mm.c || pack->output != c.input)
+      return Refusal{K::Steps,
+                     "other steps run between the matmul and the collective"};
+    // The matmul's parts write the packed buffer: its own stays unwritten.
+    if (y.kind != Buffer::Kind::Scratch)
+      return Refusal{K::Memory, "'" + y.value +
+                                    "' is a result (its parts are written "
+                                    "in the alltoall's order)"};
+    if (auto i = otherReader(plan, mm.c, {o.producer + 1}))
+      return Refusal{K::Memory,
+                     "'" + y.value + "' is also read by step " +
+                         std::to_string(*i) +
+                         " (its parts are written in the alltoall's order)"};
+    o.packStep = o.producer + 1;
+    o.partsInto = pack->output;
+  } else if (o.consumer == o.producer + 1 && c.input == mm.c) {
+    o.partsInto = mm.c; // one batch per rank: the packed order is its own
+  } else {
+    return Refusal{K::Steps,
+                   "other steps run between the matmul and the collective"};
+  }
+  o.blockAxis = static_cast<unsigned>(c.axis);
+  o.perChunk.push_back(o.consumer);
+  return std::nullopt;
+}
+
 /// Fills in `o`'s parts, or says why it runs whole.
 std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
   using K = Refusal::Kind;
@@ -34,6 +94,8 @@ std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
   if (!mm || !c)
     return Refusal{K::Steps, "the producer is not a matmul step followed by a "
                              "collective"};
+  if (c->kind == Collective::AllToAll)
+    return analyseAllToAll(plan, o, *mm, *c);
   if (llvm::any_of(mm->batch, [](const Extent &e) { return !e.isOne(); }))
     return Refusal{K::Shape, "the matmul is batched"};
   if (o.dim != 0 || plan.buffers[mm->c].shape.size() != 2)
@@ -93,10 +155,10 @@ std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
   case Collective::AllReduce:
   case Collective::AllGather:
     return std::nullopt;
+  case Collective::AllToAll: // analyseAllToAll
   case Collective::Broadcast:
   case Collective::Reduce:
   case Collective::SendRecv:
-  case Collective::AllToAll:
     return Refusal{K::Steps, "the collective is not an allreduce, "
                              "reducescatter or allgather"};
   }
@@ -112,6 +174,7 @@ void planOverlaps(Plan &plan, bool sequential) {
       o.perChunk.clear();
       o.after.reset();
       o.blockAxis.reset();
+      o.packStep.reset();
       continue;
     }
     // Its steps run in a loop: no collective group crosses it.
@@ -121,6 +184,8 @@ void planOverlaps(Plan &plan, bool sequential) {
       plan.steps[s].groupWithNext = false;
     if (o.after)
       plan.steps[*o.after].groupWithNext = false;
+    if (o.packStep)
+      plan.steps[*o.packStep].groupWithNext = false;
   }
 }
 

@@ -103,6 +103,7 @@ void lowerCollective(Lowering &l, const Stage &s) {
   if (s.kind == StageKind::AllToAll) {
     call.blockCount = plan.buffers[input].shape;
     call.blockCount[s.dim] = plan.buffers[output].shape[s.dim];
+    call.scatterDim = s.dim;
   }
   // Pack before a reducescatter or an alltoall along dimension d > 0.
   if ((s.kind == StageKind::ReduceScatter || s.kind == StageKind::AllToAll) &&

@@ -323,8 +323,10 @@ struct CollectiveCall {
   Extents count;
   /// Elements of the output block.
   Extents outCount;
-  /// AllToAll: elements of the block one member sends another (count / P).
+  /// AllToAll: elements of the block one member sends another (count / P),
+  /// and the dimension it scatters.
   Extents blockCount;
+  int scatterDim = 0;
 };
 
 /// Moves dimension `dim` of a block to the front (pack, before a
@@ -476,9 +478,15 @@ struct OverlapGroup {
   /// (`after`).
   llvm::SmallVector<unsigned, 3> perChunk;
   std::optional<unsigned> after;
-  /// The axis of the reducescatter whose members the blocks go to; none:
-  /// one block.
+  /// The axis of the reducescatter (or alltoall) whose members the blocks
+  /// go to; none: one block.
   std::optional<unsigned> blockAxis;
+  /// An alltoall consumer: the pack step between the matmul and it, which
+  /// the parts do not run (each part's matmul writes its rows in the packed
+  /// order itself), and the buffer the matmul's parts write (the pack's
+  /// output, or the matmul's own result where there is no pack).
+  std::optional<unsigned> packStep;
+  unsigned partsInto = 0;
   /// Why producer and consumer run one after the other, whole (none when
   /// they run in parts).
   std::optional<Refusal> sequential;

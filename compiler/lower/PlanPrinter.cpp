@@ -283,9 +283,17 @@ void Printer::print() {
       os << " " << s;
     if (o.after)
       os << ", then step " << *o.after;
-    if (o.blockAxis)
+    const auto *consumer =
+        std::get_if<CollectiveCall>(&plan.steps[o.consumer].body);
+    if (consumer && consumer->kind == Collective::AllToAll) {
+      os << "; batches into " << name(o.partsInto)
+         << " in the alltoall's order";
+      if (o.packStep)
+        os << ", step " << *o.packStep << " not run";
+    } else if (o.blockAxis) {
       os << "; " << name(std::get<MatMulCall>(plan.steps[o.producer].body).c)
          << " chunk-major over " << mesh.axes[*o.blockAxis].name;
+    }
     os << '\n';
   }
   for (const SizeCheck &c : plan.checks) {

@@ -1,15 +1,17 @@
 //===- Overlap.cpp - a matmul overlapped with the collective it feeds -----===//
 //
 // `overlap(producer, consumer) chunks K`: the producer (a matmul) and the
-// collective that reads its result (allreduce, reducescatter or allgather)
-// run concurrently in K chunks, so communication of chunk c overlaps the
-// computation of chunk c + 1. The chunked dimension is the one the
-// collective distributes (the scattered or gathered dimension; dimension 0
-// for an allreduce), and each rank's block of it is cut into K parts, so
-// the size must be a multiple of K (times the ranks of the axis for a
-// reducescatter or allgather): refused here when the size is a constant,
-// checked by the simulator and the generated code otherwise. Every element
-// is still computed and reduced exactly as before: no values change.
+// collective that reads its result (allreduce, reducescatter, allgather or
+// alltoall) run concurrently in K chunks, so communication of chunk c
+// overlaps the computation of chunk c + 1. The chunked dimension is the one
+// the collective distributes (the scattered or gathered dimension: for an
+// alltoall the one it gathers, the experts of a mixture-of-experts layer;
+// dimension 0 for an allreduce), and each rank's block of it is cut into K
+// parts, so the size must be a multiple of K (times the ranks of the axis
+// for a reducescatter, allgather or alltoall): refused here when the size
+// is a constant, checked by the simulator and the generated code
+// otherwise. Every element is still computed and reduced exactly as
+// before: no values change.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +49,8 @@ public:
     }
     bool collective = consumer->kind == StageKind::AllReduce ||
                       consumer->kind == StageKind::ReduceScatter ||
-                      consumer->kind == StageKind::AllGather;
+                      consumer->kind == StageKind::AllGather ||
+                      consumer->kind == StageKind::AllToAll;
     if (!collective) {
       refuse(diags, 1, DiagId::OverlapConsumer, consumer->name,
              describeKind(*consumer))
@@ -76,7 +79,8 @@ public:
     int dim = 0;
     if (consumer->kind == StageKind::ReduceScatter) {
       dim = consumer->dim;
-    } else if (consumer->kind == StageKind::AllGather) {
+    } else if (consumer->kind == StageKind::AllGather ||
+               consumer->kind == StageKind::AllToAll) {
       int axis = consumer->axis < 0 ? 0 : consumer->axis;
       dim = producer->type.layout[axis].dim;
     }

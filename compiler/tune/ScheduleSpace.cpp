@@ -355,7 +355,7 @@ void Enumerator::overlaps(const State &s, size_t next) {
     for (const Stage *u : s.program->getUsers(st.get()))
       if ((u->kind == StageKind::AllReduce ||
            u->kind == StageKind::ReduceScatter ||
-           u->kind == StageKind::AllGather) &&
+           u->kind == StageKind::AllGather || u->kind == StageKind::AllToAll) &&
           nameable(*u))
         pairs.push_back({st->name, u->name});
   }

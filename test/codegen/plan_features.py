@@ -88,6 +88,12 @@ VOCABULARY = [
     ("overlap:then-step", "path",
      "an allgather after the last part (a fused collective's)"),
     ("overlap:chunk-major", "path", "the matmul writes its result chunk-major"),
+    ("overlap:alltoall", "path",
+     "parts of an alltoall: batches of the matmul, each written in the "
+     "alltoall's order"),
+    ("overlap:pack-in-parts", "path",
+     "the matmul's parts write the alltoall's packed buffer (its pack step "
+     "does not run)"),
     # Refusals: the steps in sequence on every path.
     ("fused:refused", "target",
      "a fused collective that no kernel computes (the plan says why)"),
@@ -158,7 +164,8 @@ PRINTER_WORDS = {
                 ", its own block through the view ", " and into "],
     "overlap:*": ["  overlap: step ", " with step ", " chunks along dim ",
                   ", in sequence: ", ": per chunk steps", ", then step ",
-                  " chunk-major over "],
+                  " chunk-major over ", "; batches into ",
+                  " in the alltoall's order", ", step ", " not run"],
     "buffer:*, symmetric:*": [" param ", " sharded", " written",
                               " scalar param ", " output ", " scratch slot ",
                               ", or ", " when ", " is 1", " view of ",
@@ -235,7 +242,8 @@ KERNEL = re.compile(r"^    kernel: (?:its own, passing (\w+) through|step (\d+))
 OVERLAP = re.compile(r"^  overlap: step (\d+) with step (\d+), (\d+) chunks "
                      r"along dim (\d+)(?:, in sequence: (.*)|: per chunk "
                      r"steps((?: \d+)+)(?:, then step (\d+))?(?:; (\w+) "
-                     r"chunk-major over (\w+))?)$")
+                     r"chunk-major over (\w+)|; batches into (\w+) in the "
+                     r"alltoall's order(, step \d+ not run)?)?)$")
 COLLECTIVE = re.compile(r"^(" + "|".join(COLLECTIVES) + r")(?:\((\w+)\))?"
                         r"(?: root -?\d+)?(?: offset -?\d+)? over (all axes|\w+) (\w+) "
                         r"(.+) -> (\w+) (.+?)(, \w+ \(the schedule's "
@@ -289,7 +297,9 @@ def parse(text):
                 "chunks": int(m.group(3)), "why": m.group(5),
                 "per_chunk": [int(s) for s in (m.group(6) or "").split()],
                 "after": int(m.group(7)) if m.group(7) else None,
-                "chunk_major": m.group(8) is not None})
+                "chunk_major": m.group(8) is not None,
+                "batches_into": m.group(10),
+                "pack_in_parts": m.group(11) is not None})
         elif line.startswith("  check: "):
             plan.checks.append(line[len("  check: "):])
         elif section == "buffers":
@@ -465,12 +475,14 @@ def features(text):
         if fused_consumer:
             out.add("overlap:fused")
         if consumer["kind"] == "collective" and consumer["collective"] in (
-                "allreduce", "reducescatter", "allgather"):
+                "allreduce", "reducescatter", "allgather", "alltoall"):
             out.add("overlap:" + consumer["collective"])
         if o["after"] is not None:
             out.add("overlap:then-step")
         if o["chunk_major"]:
             out.add("overlap:chunk-major")
+        if o["pack_in_parts"]:
+            out.add("overlap:pack-in-parts")
 
     if kernels or in_parts or plan.overlaps or plan.fused:
         for b in plan.buffers.values():

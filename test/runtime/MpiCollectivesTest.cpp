@@ -371,6 +371,23 @@ void testAxis(cpu::Mesh &mesh, const std::vector<int64_t> &sizes, int axis,
            mesh.allToAll(in.data(), out.data(), perRank, dtype, axis), out,
            want);
   }
+  // allToAll with blocks 5 elements apart: the gaps stay as they were.
+  {
+    ++tag;
+    const int64_t perRank = 2, stride = 5;
+    Bytes in = makeBlock(dtype, mesh.rank(), stride * p, tag);
+    Bytes want(static_cast<size_t>(stride * p) * size, 0xcd);
+    for (int64_t i = 0; i < p; ++i) {
+      Bytes theirs = makeBlock(dtype, members[i], stride * p, tag);
+      std::copy(theirs.begin() + me * stride * size,
+                theirs.begin() + (me * stride + perRank) * size,
+                want.begin() + i * stride * size);
+    }
+    Bytes out(want.size(), 0xcd);
+    expect(describe(sizes, axis, dtype, "allToAll") + " stride 5",
+           mesh.allToAll(in.data(), out.data(), perRank, dtype, axis, stride),
+           out, want);
+  }
 }
 
 /// Calls that every rank must refuse alike (no rank may enter MPI).
@@ -396,6 +413,9 @@ void testRefusals(cpu::Mesh &mesh) {
   // 64 bits is refused.)
   refused("a huge count", mesh.allGather(buffer.data(), buffer.data(),
                                          int64_t(1) << 62, DType::F64, -1));
+  refused(
+      "blocks closer than their size",
+      mesh.allToAll(buffer.data(), buffer.data() + 32, 2, DType::F32, -1, 1));
 }
 
 std::vector<std::vector<int64_t>> meshesFor(int64_t p) {

@@ -272,6 +272,11 @@ Status Mesh::allGather(const void *in, void *out, int64_t countPerRank,
 
 Status Mesh::allToAll(const void *in, void *out, int64_t countPerRank,
                       DType dtype, int axis) {
+  return allToAll(in, out, countPerRank, dtype, axis, countPerRank);
+}
+
+Status Mesh::allToAll(const void *in, void *out, int64_t countPerRank,
+                      DType dtype, int axis, int64_t stride) {
   const char *what = "allToAll";
   Group g;
   COCONET_RETURN_IF_ERROR(groupOf(*this, what, axis, &g));
@@ -279,16 +284,21 @@ Status Mesh::allToAll(const void *in, void *out, int64_t countPerRank,
   int64_t size = 0;
   COCONET_RETURN_IF_ERROR(
       elementBytes(what, countPerRank, dtype, g.size, &size));
+  if (stride < countPerRank)
+    return invalid(what, "blocks of " + std::to_string(countPerRank) +
+                             " elements cannot be " + std::to_string(stride) +
+                             " apart");
+  COCONET_RETURN_IF_ERROR(elementBytes(what, stride, dtype, g.size, &size));
   if (g.size == 1)
     return alone(in, out, countPerRank * size);
   // Piece [at, at + n) of every block, sent and received in place.
-  const int64_t block = countPerRank * size;
+  const int64_t block = stride * size;
   const int64_t piece = pieceElements(size, g.size);
   for (int64_t at = 0; at < countPerRank; at += piece) {
     const int64_t n = std::min(piece, countPerRank - at);
     const auto *from = static_cast<const uint8_t *>(in) + at * size;
     auto *to = static_cast<uint8_t *>(out) + at * size;
-    if (n == countPerRank) {
+    if (n == stride) {
       const int bytes = static_cast<int>(block);
       COCONET_MPI_CHECK(
           MPI_Alltoall(from, bytes, MPI_BYTE, to, bytes, MPI_BYTE, g.comm));

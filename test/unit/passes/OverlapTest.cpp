@@ -223,14 +223,14 @@ schedule bcast for p {
       c, "elementwise",
       c.at("overlap(y, ^z)") +
           ": error: cannot overlap with 'z': it is an elementwise stage; the "
-          "consumer must be an allreduce, reducescatter or allgather "
+          "consumer must be an allreduce, reducescatter, allgather or alltoall "
           "[overlap-consumer]");
   CHECK(hasLine(d, c.at("^z = 2.0 * y;") + ": note: 'z' is defined here"));
   expectRefusal(c, "bcast",
                 c.at("overlap(y, ^yb)") +
                     ": error: cannot overlap with 'yb': it is a broadcast; "
-                    "the consumer must be an allreduce, reducescatter or "
-                    "allgather [overlap-consumer]");
+                    "the consumer must be an allreduce, reducescatter, "
+                    "allgather or alltoall [overlap-consumer]");
 }
 
 TEST_CASE("overlap refuses a consumer that does not read the producer",

@@ -104,6 +104,12 @@ public:
   /// it concatenated in coordinate order (its own in place i).
   Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
                   int axis);
+  /// The same with the blocks `stride` elements apart (stride >=
+  /// countPerRank) in `in` and in `out`: member i's block j starts at
+  /// in + j * stride and lands at out + i * stride on member j (one part of
+  /// every block, for an overlap in parts).
+  Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
+                  int axis, int64_t stride);
 
   /// How allReduce, reduceScatter and allGather move their data (a
   /// schedule's `algorithm`): Library, the exact collectives above on MPI;
