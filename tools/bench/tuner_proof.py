@@ -45,7 +45,7 @@ SAMPLES = [
     ("adam", "N=4194304", "m,v", None),
     ("lamb", "N=4194304", "m,v", None),
     ("sgd", "N=4194304", None, None),
-    ("megatron_mlp", "B=256,H=256", None, None),
+    ("megatron_mlp", "B=1024,H=512", None, None),
     ("pipeline_stage", "B=1024,H=1024", None,
      {2: ["PP=1,T=2", "PP=2,T=1"], 1: ["PP=1,T=1"]}),
 ]

@@ -49,8 +49,7 @@ namespace {
 
 using detail::visitDType;
 
-// --- Vectors of doubles and the register blocking
-// -----------------------------
+// --- Vectors of doubles and the register blocking ----------------------------
 
 #if defined(__AVX512F__)
 constexpr int kLanes = 8;
@@ -142,8 +141,7 @@ void microKernel(int64_t kc, const double *__restrict ap,
       storeVec(sums + r * kNR + v * kLanes, c[r][v]);
 }
 
-// --- Buffers
-// ------------------------------------------------------------------
+// --- Buffers -----------------------------------------------------------------
 
 /// A growing, 64-byte aligned array of doubles, one per thread and use, kept
 /// between calls (a call's first touch of fresh pages would cost more than
@@ -167,8 +165,7 @@ private:
   int64_t capacity_ = 0;
 };
 
-// --- Widening into packed panels
-// ----------------------------------------------
+// --- Widening into packed panels ---------------------------------------------
 
 /// out[0, n) = in[0, n) as doubles; `wide` is room for n floats.
 template <typename T>
@@ -222,8 +219,7 @@ void packA(const T *a, int64_t lda, int64_t mc, int64_t kc, double *ap,
   }
 }
 
-// --- Floats
-// -------------------------------------------------------------------
+// --- Floats ------------------------------------------------------------------
 
 /// One task: rows [i0, i0 + mc) and columns [j0, j0 + nc) of one batch's C.
 template <typename Traits>
@@ -253,19 +249,23 @@ void floatBlock(int64_t k, int64_t n, const typename Traits::Storage *a,
         microKernel<kFused>(kc, ap + q * kc * kMR, bp + p * kc * kNR,
                             sums + (q * colPanels + p) * tile);
   }
-  // Round once, into C.
+  // Round once, into C: a micro-tile's row at a time (contiguous on both
+  // sides, so the conversion vectorises).
   for (int64_t i = 0; i < mc; ++i) {
     const int64_t q = i / kMR, r = i % kMR;
     typename Traits::Storage *out = c + (i0 + i) * n + j0;
-    for (int64_t j = 0; j < nc; ++j) {
-      const int64_t p = j / kNR, s = j % kNR;
-      out[j] = Traits::store(sums[(q * colPanels + p) * tile + r * kNR + s]);
+    for (int64_t p = 0; p < colPanels; ++p) {
+      const double *from = sums + (q * colPanels + p) * tile + r * kNR;
+      typename Traits::Storage *to = out + p * kNR;
+      const int64_t width = std::min<int64_t>(kNR, nc - p * kNR);
+#pragma omp simd
+      for (int64_t s = 0; s < width; ++s)
+        to[s] = Traits::store(from[s]);
     }
   }
 }
 
-// --- Integers
-// -----------------------------------------------------------------
+// --- Integers ----------------------------------------------------------------
 
 /// Rows [i0, i0 + mc) and columns [j0, j0 + nc) of one batch's C.
 template <typename Traits>
