@@ -1,4 +1,4 @@
-//===- Reorder.cpp - move an allgather past the stages that consume it ----===//
+//===- Reorder.cpp - move an allgather or alltoall past its consumers -----===//
 //
 // `reorder(ag, s1, ..., sn)`, where ag = allgather(rs) over axis a, makes
 // the listed stages compute on the slices rs holds instead of on the
@@ -23,6 +23,13 @@
 // stage, as a result or as an update) gets an allgather; the last of them
 // in program order inherits the name ag when the old allgather is no
 // longer used, the others are named ag.<stage>.
+//
+// ag may also be an alltoall: the same global value re-sliced, so a listed
+// elementwise stage computes on rs's slicing (the blocks it holds before
+// the exchange) exactly the elements it computed after it, and every
+// listed value still needed afterwards is exchanged by an alltoall like
+// ag's. Only elementwise stages move across an alltoall (a reduction or a
+// sendrecv would need the other slicing's completion rules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,8 +68,11 @@ private:
   LogicalResult plan(ir::Program &program, DiagnosticEngine &diags);
   /// Turns reduction `s` (now reading slices) into partial + allreduce.
   void completeReduction(ir::Program &program, Stage *s);
-  /// Gives `s` an allgather for its users outside the group.
+  /// Gives `s` an allgather (or alltoall) for its users outside the group.
   void gather(ir::Program &program, Stage *s, const std::string &name);
+  /// Whether an alltoall like ag's takes `s`, computed as `t`, back to the
+  /// layout `s` has now.
+  bool exchangeable(const Stage *s, const ir::TensorType &t) const;
 
   const ir::TensorType &typeOf(Stage *s) const {
     if (s == ag)
@@ -73,6 +83,9 @@ private:
 
   Stage *ag = nullptr, *rs = nullptr;
   int axis = 0;
+  /// ag is an alltoall: the listed values are re-sliced, not gathered.
+  bool exchange = false;
+  int exchangeDim = 0;
   llvm::SmallVector<Stage *, 8> listed; ///< program order
   llvm::DenseSet<Stage *> inList;
   llvm::DenseMap<Stage *, unsigned> argOf; ///< directive argument index
@@ -89,7 +102,8 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
   ag = lookup(program, diags, 0);
   if (!ag)
     return failure();
-  if (ag->kind != StageKind::AllGather ||
+  exchange = ag->kind == StageKind::AllToAll;
+  if ((ag->kind != StageKind::AllGather && !exchange) ||
       (ag->axis < 0 && program.mesh.size() > 1)) {
     refuse(diags, 0, DiagId::ReorderNotAllGather, ag->name,
            ag->kind == StageKind::AllGather
@@ -99,6 +113,7 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     return failure();
   }
   axis = ag->axis < 0 ? 0 : ag->axis;
+  exchangeDim = ag->dim;
   rs = ag->operands[0];
   agLoc = ag->loc;
   agAlgorithm = ag->algorithm;
@@ -134,6 +149,12 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     bool movable = s->kind == StageKind::Elementwise ||
                    s->kind == StageKind::Reduction ||
                    s->kind == StageKind::SendRecv;
+    if (exchange && movable && s->kind != StageKind::Elementwise) {
+      refuse(diags, arg, DiagId::ReorderAllToAllKind, ag->name, s->name,
+             describeKind(*s))
+          .note(s->loc, DiagId::StageDefinedHere, s->name);
+      return failure();
+    }
     if (!movable || s == ag) {
       refuse(diags, arg, DiagId::ReorderStageKind, ag->name, s->name,
              s == ag ? std::string("the allgather itself") : describeKind(*s))
@@ -181,6 +202,13 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
         joined = *j;
       }
       t.layout = joined;
+      if (exchange && !exchangeable(s, t)) {
+        refuse(diags, arg, DiagId::ReorderLayoutMismatch, ag->name, s->name,
+               "yield " + t.layout.str(program.mesh) +
+                   ", which an alltoall over '" + axisName +
+                   "' cannot re-slice to " + s->type.layout.str(program.mesh));
+        return failure();
+      }
       break;
     }
     case StageKind::Reduction: {
@@ -301,11 +329,22 @@ void ReorderPass::completeReduction(ir::Program &program, Stage *s) {
         program.mesh.axes[axis].name + "'");
 }
 
+bool ReorderPass::exchangeable(const Stage *s, const ir::TensorType &t) const {
+  std::string need;
+  unsigned bad = 0;
+  auto l = ir::communicationLayout(StageKind::AllToAll, t.layout, axis,
+                                   exchangeDim, need, bad);
+  return l && *l == s->type.layout;
+}
+
 void ReorderPass::gather(ir::Program &program, Stage *s,
                          const std::string &name) {
-  Stage *g = program.insertStage(s->id + 1, StageKind::AllGather, name,
-                                 oldType[s], {s}, agLoc);
+  Stage *g = program.insertStage(
+      s->id + 1, exchange ? StageKind::AllToAll : StageKind::AllGather, name,
+      oldType[s], {s}, agLoc);
   g->axis = axis;
+  if (exchange)
+    g->dim = exchangeDim;
   g->algorithm = agAlgorithm;
   program.replaceUses(s, g, [&](const Stage &user) {
     return &user != g && !inList.contains(const_cast<Stage *>(&user));
@@ -337,9 +376,13 @@ LogicalResult ReorderPass::run(ir::Program &program, DiagnosticEngine &diags) {
   // readers already read it sliced.
   llvm::SmallVector<Stage *, 4> leaving;
   for (Stage *s : listed) {
-    if (completes.contains(s) ||
-        s->type.layout[axis].state != AxisState::Sliced ||
-        oldType[s].layout[axis].state == AxisState::Sliced)
+    if (completes.contains(s))
+      continue;
+    // Across an alltoall every listed value changes its slicing; across an
+    // allgather those that become sliced here.
+    if (exchange ? s->type.layout == oldType[s].layout
+                 : s->type.layout[axis].state != AxisState::Sliced ||
+                       oldType[s].layout[axis].state == AxisState::Sliced)
       continue;
     bool outside = llvm::any_of(program.getUsers(s),
                                 [&](Stage *u) { return !inList.contains(u); });

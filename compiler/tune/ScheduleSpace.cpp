@@ -183,11 +183,13 @@ void Enumerator::splits(const State &s) {
 //===-- reorder -----------------------------------------------------------===//
 
 void Enumerator::reorders(const State &s, std::set<std::string> decided) {
-  // The first allgather a schedule can name that is not decided yet.
+  // The first allgather or alltoall a schedule can name that is not
+  // decided yet.
   const Stage *ag = nullptr;
   for (const auto &st : s.program->getStages())
-    if (st->kind == StageKind::AllGather && nameable(*st) &&
-        !s.program->kernelOf(st.get()) && !decided.count(st->name)) {
+    if ((st->kind == StageKind::AllGather || st->kind == StageKind::AllToAll) &&
+        nameable(*st) && !s.program->kernelOf(st.get()) &&
+        !decided.count(st->name)) {
       ag = st.get();
       break;
     }
@@ -201,9 +203,11 @@ void Enumerator::reorders(const State &s, std::set<std::string> decided) {
   for (const auto &st : s.program->getStages()) {
     if (st->id <= ag->id || !nameable(*st))
       continue;
-    bool kind = st->kind == StageKind::Elementwise ||
-                st->kind == StageKind::Reduction ||
-                st->kind == StageKind::SendRecv;
+    // Only elementwise stages move across an alltoall.
+    bool kind =
+        st->kind == StageKind::Elementwise ||
+        (ag->kind == StageKind::AllGather &&
+         (st->kind == StageKind::Reduction || st->kind == StageKind::SendRecv));
     if (kind && llvm::any_of(st->operands, [&](const Stage *o) {
           return reached.contains(o);
         })) {

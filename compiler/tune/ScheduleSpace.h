@@ -6,8 +6,9 @@
 // each over its choices on the program the earlier ones produced:
 //
 //   split    every subset of the allreduces a schedule can name;
-//   reorder  for each allgather, every prefix of the chain of stages that
-//            reads it (in program order) up to the first one refused;
+//   reorder  for each allgather (or alltoall), every prefix of the chain
+//            of stages that reads it (in program order; elementwise only
+//            for an alltoall) up to the first one refused;
 //   shard    every subset of the parameters that can be sharded and
 //            that the caller allows to be (SpaceOptions::shardable);
 //   fuse     nothing, the elementwise stages grouped into the largest

@@ -429,7 +429,7 @@ schedule s for p {
       c, "s",
       c.at("reorder(^gs, w1)") +
           ": error: cannot reorder 'gs': it is an allreduce, not an "
-          "allgather [reorder-not-all-gather]");
+          "allgather or an alltoall [reorder-not-all-gather]");
   CHECK(hasLine(d, c.at("^gs = allreduce") + ": note: 'gs' is defined here"));
 }
 
