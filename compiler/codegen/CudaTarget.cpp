@@ -106,6 +106,26 @@ TargetInfo cudaInfo() {
             "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.cc_side, "
             "cc_s.cc_ready, 0));",
             "{", "cudaStream_t cc_stream = cc_s.cc_side;", "", "}"};
+  i.dispatch.state = "cudaEvent_t cc_arrived[$K] = {};";
+  i.dispatch.create = "for (cudaEvent_t &cc_e : state->cc_arrived)\n"
+                      "  COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&cc_e, "
+                      "cudaEventDisableTiming));";
+  i.dispatch.destroy = "for (cudaEvent_t cc_e : cc_state->cc_arrived)\n"
+                       "  if (cc_e)\n"
+                       "    cudaEventDestroy(cc_e);";
+  i.dispatch.before =
+      "// Every part's alltoall on the second stream once what comes before "
+      "is done;\n"
+      "// the main stream computes each part once it has arrived.\n"
+      "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_ready, cc_s.stream));\n"
+      "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.cc_side, cc_s.cc_ready, "
+      "0));";
+  i.dispatch.open = "{";
+  i.dispatch.arrived =
+      "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_arrived[cc_c], "
+      "cc_s.cc_side));";
+  i.dispatch.await = "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.stream, "
+                     "cc_s.cc_arrived[cc_c], 0));";
   i.overlapEnd =
       "// The main stream goes on when every part is done.\n"
       "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_done, cc_s.cc_side));\n"

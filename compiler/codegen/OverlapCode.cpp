@@ -8,7 +8,9 @@
 // the next part. The consumer's part is the collective on the part's
 // elements, or the fused collective's kernel on them (where the team is
 // available; else its steps on them, and its allgather once after the
-// last part).
+// last part). A dispatch (an alltoall whose parts a matmul reads) is two
+// loops: every part's alltoall handed to what runs beside, then each
+// part's matmul once that part has arrived.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,10 +32,42 @@ std::string indexOf(const Plan &plan, const OverlapGroup &o) {
   return std::to_string(&o - plan.overlaps.data());
 }
 
-/// Whether `o`'s consumer is an alltoall (its parts are batches).
+/// Whether `o`'s consumer is an alltoall, or its producer (a dispatch):
+/// its parts are batches.
 bool isAllToAll(const Plan &plan, const OverlapGroup &o) {
   const auto *c = std::get_if<CollectiveCall>(&plan.steps[o.consumer].body);
-  return c && c->kind == Collective::AllToAll;
+  return o.dispatch || (c && c->kind == Collective::AllToAll);
+}
+
+bool anyDispatch(const Plan &plan) {
+  return llvm::any_of(plan.overlaps, [](const OverlapGroup &o) {
+    return o.inChunks() && o.dispatch;
+  });
+}
+
+/// The most parts of a dispatch (the events the CUDA target keeps).
+int64_t dispatchParts(const Plan &plan) {
+  int64_t most = 0;
+  for (const OverlapGroup &o : plan.overlaps)
+    if (o.inChunks() && o.dispatch)
+      most = std::max(most, o.chunks);
+  return most;
+}
+
+/// A target's dispatch hook with $I (the overlap's index) and $K (its
+/// parts, or the most parts of any dispatch) filled in.
+std::string fill(llvm::StringRef hook, llvm::StringRef index, int64_t parts) {
+  std::string out;
+  for (size_t i = 0; i < hook.size(); ++i) {
+    if (hook[i] == '$' && i + 1 < hook.size() &&
+        (hook[i + 1] == 'I' || hook[i + 1] == 'K')) {
+      out += hook[i + 1] == 'I' ? index.str() : std::to_string(parts);
+      ++i;
+      continue;
+    }
+    out += hook[i];
+  }
+  return out;
 }
 
 bool anyInChunks(const Plan &plan) {
@@ -127,9 +161,13 @@ bool skippedStep(const Plan &plan, unsigned index) {
 }
 
 bool unusedBuffer(const Plan &plan, unsigned b) {
+  // The pack's input (the matmul's parts write the packed buffer), or the
+  // unpack's output (the matmul's parts read what arrived).
   return llvm::any_of(plan.overlaps, [&](const OverlapGroup &o) {
-    return o.inChunks() && o.packStep &&
-           std::get<MatMulCall>(plan.steps[o.producer].body).c == b;
+    if (!o.inChunks() || !o.packStep)
+      return false;
+    const auto &pack = std::get<PackKernel>(plan.steps[*o.packStep].body);
+    return (o.dispatch ? pack.output : pack.input) == b;
   });
 }
 
@@ -150,6 +188,8 @@ void emitOverlapState(CodeWriter &w, const Plan &plan, const Target &t) {
       w.line("int64_t cc_rows" + indexOf(plan, o) + " = 0, cc_blocks" +
              indexOf(plan, o) + " = 1, cc_part" + indexOf(plan, o) + " = 0;");
   emitLines(w, t.info.overlapState);
+  if (anyDispatch(plan))
+    emitLines(w, fill(t.info.dispatch.state, "", dispatchParts(plan)));
 }
 
 void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
@@ -172,25 +212,32 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   }
   if (!anyInChunks(plan))
     return;
+  if (anyDispatch(plan))
+    emitLines(w, fill(t.info.dispatch.create, "", dispatchParts(plan)));
   for (const OverlapGroup &o : plan.overlaps) {
     if (!o.inChunks())
       continue;
     const std::string i = indexOf(plan, o);
-    const auto &mm = std::get<MatMulCall>(plan.steps[o.producer].body);
     const std::string blocks =
         !o.blockAxis ? "1" : printAxisSize(*o.blockAxis, plan.mesh, createSize);
     w.line("state->cc_blocks" + i + " = " + blocks + ";");
     if (isAllToAll(plan, o)) {
+      const auto &mm = std::get<MatMulCall>(
+          plan.steps[o.dispatch ? o.consumer : o.producer].body);
       // Batches per part; a part of one member's block: those batches'
       // rows that go to one member.
       w.line("state->cc_rows" + i + " = " +
              printCount(mm.batch, plan.mesh, createSize) + " / " +
              std::to_string(o.chunks) + ";");
+      // (Of a dispatch, those batches' rows that came from one member.)
       w.line("state->cc_part" + i + " = state->cc_rows" + i + " * (" +
              printExtent(mm.m, plan.mesh, createSize) + " / state->cc_blocks" +
-             i + ") * " + printExtent(mm.n, plan.mesh, createSize) + ";");
+             i + ") * " +
+             printExtent(o.dispatch ? mm.k : mm.n, plan.mesh, createSize) +
+             ";");
       continue;
     }
+    const auto &mm = std::get<MatMulCall>(plan.steps[o.producer].body);
     w.line("state->cc_rows" + i + " = " +
            printExtent(mm.m, plan.mesh, createSize) + " / (state->cc_blocks" +
            i + " * " + std::to_string(o.chunks) + ");");
@@ -202,6 +249,83 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
 void emitOverlapDestroy(CodeWriter &w, const Plan &plan, const Target &t) {
   if (anyInChunks(plan))
     emitLines(w, t.info.overlapDestroy);
+  if (anyDispatch(plan))
+    emitLines(w, fill(t.info.dispatch.destroy, "", dispatchParts(plan)));
+}
+
+/// A dispatch (lower/Chunks.cpp): the alltoall hands out the batched
+/// matmul's batches; part c is batches [c * rows, (c + 1) * rows) of this
+/// rank. Every part's alltoall is handed to what runs beside (in order),
+/// then the matmul computes each part as soon as it has arrived, reading
+/// every member's rows where they arrived (one call per member), while the
+/// later parts are still on their way.
+unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
+                             const OverlapGroup &o) {
+  const std::string i = indexOf(plan, o);
+  const Step &producer = plan.steps[o.producer];
+  const auto &c = std::get<CollectiveCall>(producer.body);
+  const Step &consumer = plan.steps[o.consumer];
+  const auto &mm = std::get<MatMulCall>(consumer.body);
+  const std::string g = "cc_s." + geometryMember(consumer);
+  const std::string cg = "cc_s." + geometryMember(producer);
+  const std::string part = "cc_s.cc_part" + i, rows = "cc_s.cc_rows" + i,
+                    blocks = "cc_s.cc_blocks" + i;
+  const TargetInfo::Dispatch &hooks = t.info.dispatch;
+  w.line();
+  w.comment("Steps " + std::to_string(o.producer) + " to " +
+            std::to_string(o.consumer) + ": " + producer.summary + " in " +
+            std::to_string(o.chunks) + " parts of the batches " +
+            consumer.summary +
+            " reads;\nthe matmul computes each part as "
+            "soon as it has arrived,\nreading it where it arrived (step " +
+            std::to_string(*o.packStep) +
+            " does not run), while the later parts\narrive.");
+  emitLines(w, fill(hooks.arrivals, i, o.chunks));
+  emitLines(w, hooks.before);
+  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(o.chunks) +
+         "; ++cc_c)");
+  w.line("const int64_t cc_begin = cc_c * " + part + ", cc_end = cc_begin + " +
+         part + ";");
+  w.line("(void)cc_end;");
+  w.line(fill(hooks.open, i, o.chunks));
+  w.indent();
+  emitLines(w, t.info.part.head);
+  w.comment("Step " + std::to_string(o.producer) + ": " + producer.summary +
+            ", this part of every block.");
+  CollectiveOperands cops = collectiveOperands(plan, c, cg);
+  cops.in += " + cc_begin";
+  cops.out = bufferName(plan, o.partsFrom) + " + cc_begin";
+  cops.blockCount = part;
+  cops.blockStride = cg + ".block_count";
+  t.emitCollective(w, plan, c, cops);
+  emitLines(w, t.info.part.tail);
+  w.dedent();
+  w.line(t.info.part.close);
+  emitLines(w, fill(hooks.arrived, i, o.chunks));
+  w.close();
+  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(o.chunks) +
+         "; ++cc_c)");
+  w.line("const int64_t cc_begin = cc_c * " + part + ";");
+  emitLines(w, fill(hooks.await, i, o.chunks));
+  w.comment("Step " + std::to_string(o.consumer) + ": " + consumer.summary +
+            ", this part: the rows that came from member cc_q.");
+  w.open("for (int64_t cc_q = 0; cc_q < " + blocks + "; ++cc_q)");
+  MatMulOperands ops = matMulOperands(plan, mm, g);
+  const std::string rowsPerBlock = "(" + g + ".m / " + blocks + ")";
+  ops.batch = rows;
+  ops.m = rowsPerBlock;
+  ops.a = bufferName(plan, o.partsFrom) + " + cc_q * " + cg +
+          ".block_count + cc_begin";
+  ops.strideA = rowsPerBlock + " * " + g + ".k";
+  if (mm.batchedB)
+    ops.b += " + cc_c * " + rows + " * " + g + ".k * " + g + ".n";
+  ops.c += " + (cc_c * " + rows + " * " + g + ".m + cc_q * " + rowsPerBlock +
+           ") * " + g + ".n";
+  t.emitMatMul(w, plan, mm, ops);
+  w.close();
+  w.close();
+  emitLines(w, t.info.overlapEnd);
+  return o.consumer;
 }
 
 /// An overlap of a batched matmul and the alltoall that scatters its rows
@@ -274,6 +398,8 @@ unsigned emitAllToAllOverlap(CodeWriter &w, const Target &t, const Plan &plan,
 
 unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
                      const OverlapGroup &o) {
+  if (o.dispatch)
+    return emitDispatchOverlap(w, t, plan, o);
   if (isAllToAll(plan, o))
     return emitAllToAllOverlap(w, t, plan, o);
   const std::string i = indexOf(plan, o);

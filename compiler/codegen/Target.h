@@ -144,6 +144,18 @@ struct TargetInfo {
   } part;
   /// After the last part: the steps that follow see every part done.
   llvm::StringRef overlapEnd;
+  /// A dispatch (an alltoall's parts, each read by a matmul as soon as it
+  /// has arrived): State members, their creation and destruction (where
+  /// any overlap has a dispatch); `arrivals` and `before` before the first
+  /// loop; each
+  /// part's alltoall in `part` but opened by `open` (instead of
+  /// part.open), followed by `arrived`; `await` before the matmul's part in
+  /// the second loop. $I is the overlap's index, $K its parts (in state,
+  /// create and destroy: the most parts of any dispatch).
+  struct Dispatch {
+    llvm::StringRef state, create, destroy, arrivals, before, open, arrived,
+        await;
+  } dispatch;
 
   // --- Fused collectives ---
   /// The runtime's header declaring its Team; the team's rank and size and

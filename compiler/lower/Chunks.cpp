@@ -18,7 +18,12 @@
 //     every member gets in the alltoall's packed order (the pack step
 //     between them does not run, and the matmul's own result stays
 //     unwritten, so no other step may read it), then the part of every
-//     block goes out in one alltoall of blocks apart.
+//     block goes out in one alltoall of blocks apart;
+//   - the other way round (a dispatch), an alltoall hands out the batches
+//     of the batched matmul that reads it and gathers its rows: each part
+//     of the batches arrives in one alltoall of blocks apart, and the
+//     part's matmul reads the rows where they arrived (the unpack step
+//     between them does not run; its result stays unwritten).
 // Otherwise they run whole, one after the other, and the plan says why.
 //
 //===----------------------------------------------------------------------===//
@@ -86,9 +91,62 @@ std::optional<Refusal> analyseAllToAll(Plan &plan, OverlapGroup &o,
   return std::nullopt;
 }
 
+/// An alltoall that hands out experts (scatters dimension 0 of [E, C, H],
+/// gathers its rows C) and the batched matmul [B, M, K] x [B, K, N] that
+/// reads it (a mixture-of-experts dispatch): part c is the batches
+/// [c B/K, (c + 1) B/K) of this rank; the alltoall receives every member's
+/// rows of those batches in one call of blocks apart, and the part's matmul
+/// reads them where they arrived (one call per member's rows), so the
+/// unpack step between them does not run and its result stays unwritten.
+std::optional<Refusal> analyseDispatch(Plan &plan, OverlapGroup &o,
+                                       const CollectiveCall &c,
+                                       const MatMulCall &mm) {
+  using K = Refusal::Kind;
+  o.dispatch = true;
+  if (mm.batch.size() != 1 || plan.buffers[mm.a].shape.size() != 3 ||
+      o.dim != 0 || c.scatterDim != 0)
+    return Refusal{K::Shape, "a matmul runs in parts after an alltoall that "
+                             "hands out its batches [B, M, K] and gathers "
+                             "its rows M"};
+  if (o.consumer != o.producer + 2)
+    return Refusal{K::Steps,
+                   "other steps run between the collective and the matmul"};
+  const auto *unpack =
+      std::get_if<PackKernel>(&plan.steps[o.producer + 1].body);
+  if (!unpack || !unpack->unpack || unpack->input != c.output ||
+      unpack->output != mm.a || unpack->outer.size() != 1 ||
+      unpack->inner.size() != 1)
+    return Refusal{K::Shape, "a matmul runs in parts after an alltoall that "
+                             "hands out its batches [B, M, K] and gathers "
+                             "its rows M"};
+  const Buffer &d = plan.buffers[mm.a];
+  if (d.kind != Buffer::Kind::Scratch)
+    return Refusal{K::Memory, "'" + d.value +
+                                  "' is a result (the matmul's parts read "
+                                  "what arrived where it arrived)"};
+  if (auto i = otherReader(plan, mm.a, {o.producer + 1, o.consumer}))
+    return Refusal{K::Memory,
+                   "'" + d.value + "' is also read by step " +
+                       std::to_string(*i) +
+                       " (the matmul's parts read what arrived where it "
+                       "arrived)"};
+  o.packStep = o.producer + 1;
+  o.partsFrom = c.output;
+  o.blockAxis = static_cast<unsigned>(c.axis);
+  o.perChunk.push_back(o.consumer);
+  return std::nullopt;
+}
+
 /// Fills in `o`'s parts, or says why it runs whole.
 std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
   using K = Refusal::Kind;
+  if (const auto *c = std::get_if<CollectiveCall>(&plan.steps[o.producer].body);
+      c && c->kind == Collective::AllToAll) {
+    const auto *mm = std::get_if<MatMulCall>(&plan.steps[o.consumer].body);
+    if (!mm)
+      return Refusal{K::Steps, "the alltoall is not followed by a matmul step"};
+    return analyseDispatch(plan, o, *c, *mm);
+  }
   const auto *mm = std::get_if<MatMulCall>(&plan.steps[o.producer].body);
   const auto *c = std::get_if<CollectiveCall>(&plan.steps[o.consumer].body);
   if (!mm || !c)

@@ -285,7 +285,10 @@ void Printer::print() {
       os << ", then step " << *o.after;
     const auto *consumer =
         std::get_if<CollectiveCall>(&plan.steps[o.consumer].body);
-    if (consumer && consumer->kind == Collective::AllToAll) {
+    if (o.dispatch) {
+      os << "; batches read from " << name(o.partsFrom)
+         << " where they arrive, step " << *o.packStep << " not run";
+    } else if (consumer && consumer->kind == Collective::AllToAll) {
       os << "; batches into " << name(o.partsInto)
          << " in the alltoall's order";
       if (o.packStep)

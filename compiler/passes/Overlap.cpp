@@ -1,16 +1,19 @@
-//===- Overlap.cpp - a matmul overlapped with the collective it feeds -----===//
+//===- Overlap.cpp - a matmul overlapped with a collective ----------------===//
 //
 // `overlap(producer, consumer) chunks K`: the producer (a matmul) and the
 // collective that reads its result (allreduce, reducescatter, allgather or
 // alltoall) run concurrently in K chunks, so communication of chunk c
-// overlaps the computation of chunk c + 1. The chunked dimension is the one
-// the collective distributes (the scattered or gathered dimension: for an
-// alltoall the one it gathers, the experts of a mixture-of-experts layer;
-// dimension 0 for an allreduce), and each rank's block of it is cut into K
-// parts, so the size must be a multiple of K (times the ranks of the axis
-// for a reducescatter, allgather or alltoall): refused here when the size
-// is a constant, checked by the simulator and the generated code
-// otherwise. Every element is still computed and reduced exactly as
+// overlaps the computation of chunk c + 1. The other way round, the
+// producer may be an alltoall and the consumer the matmul that reads it
+// (a mixture-of-experts dispatch): part c + 1 arrives while the matmul
+// computes part c, chunked along the dimension the alltoall scatters. The
+// chunked dimension is the one the collective distributes (the scattered or
+// gathered dimension: for an alltoall the one it gathers, the experts of a
+// mixture-of-experts layer; dimension 0 for an allreduce), and each rank's
+// block of it is cut into K parts, so the size must be a multiple of K (times
+// the ranks of the axis for a reducescatter, allgather or alltoall): refused
+// here when the size is a constant, checked by the simulator and the generated
+// code otherwise. Every element is still computed and reduced exactly as
 // before: no values change.
 //
 //===----------------------------------------------------------------------===//
@@ -41,7 +44,11 @@ public:
     Stage *consumer = lookup(program, diags, 1);
     if (!consumer)
       return failure();
-    if (producer->kind != StageKind::MatMul) {
+    // An alltoall whose result a matmul reads (a mixture-of-experts
+    // dispatch) overlaps the other way round: the matmul computes each part
+    // as soon as it has arrived.
+    const bool dispatch = producer->kind == StageKind::AllToAll;
+    if (producer->kind != StageKind::MatMul && !dispatch) {
       refuse(diags, 0, DiagId::OverlapProducer, producer->name,
              describeKind(*producer))
           .note(producer->loc, DiagId::StageDefinedHere, producer->name);
@@ -51,9 +58,11 @@ public:
                       consumer->kind == StageKind::ReduceScatter ||
                       consumer->kind == StageKind::AllGather ||
                       consumer->kind == StageKind::AllToAll;
-    if (!collective) {
-      refuse(diags, 1, DiagId::OverlapConsumer, consumer->name,
-             describeKind(*consumer))
+    if (dispatch ? consumer->kind != StageKind::MatMul : !collective) {
+      refuse(diags, 1,
+             dispatch ? DiagId::OverlapDispatchConsumer
+                      : DiagId::OverlapConsumer,
+             consumer->name, describeKind(*consumer))
           .note(consumer->loc, DiagId::StageDefinedHere, consumer->name);
       return failure();
     }
@@ -62,9 +71,11 @@ public:
              consumer->name);
       return failure();
     }
-    if (consumer->algorithm != ir::CollectiveAlgorithm::Auto) {
-      refuse(diags, 1, DiagId::OverlapAlgorithm, consumer->name,
-             ir::collectiveAlgorithmName(consumer->algorithm));
+    Stage *collectiveStage = dispatch ? producer : consumer;
+    if (collectiveStage->algorithm != ir::CollectiveAlgorithm::Auto) {
+      refuse(diags, dispatch ? 0 : 1, DiagId::OverlapAlgorithm,
+             collectiveStage->name,
+             ir::collectiveAlgorithmName(collectiveStage->algorithm));
       return failure();
     }
     for (const ir::Overlap &o : program.overlaps) {
@@ -77,7 +88,9 @@ public:
       }
     }
     int dim = 0;
-    if (consumer->kind == StageKind::ReduceScatter) {
+    if (dispatch) {
+      dim = producer->dim; // the experts it hands out
+    } else if (consumer->kind == StageKind::ReduceScatter) {
       dim = consumer->dim;
     } else if (consumer->kind == StageKind::AllGather ||
                consumer->kind == StageKind::AllToAll) {

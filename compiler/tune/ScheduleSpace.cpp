@@ -354,6 +354,11 @@ void Enumerator::fuses(const State &s) {
 void Enumerator::overlaps(const State &s, size_t next) {
   llvm::SmallVector<std::pair<std::string, std::string>, 2> pairs;
   for (const auto &st : s.program->getStages()) {
+    // An alltoall with the matmul that reads it (a dispatch).
+    if (st->kind == StageKind::AllToAll && nameable(*st))
+      for (const Stage *u : s.program->getUsers(st.get()))
+        if (u->kind == StageKind::MatMul && nameable(*u))
+          pairs.push_back({st->name, u->name});
     if (st->kind != StageKind::MatMul || !nameable(*st))
       continue;
     for (const Stage *u : s.program->getUsers(st.get()))

@@ -15,8 +15,9 @@
 //            legal kernels (grown in program order), and those kernels
 //            with the reducescatter or allreduce before and/or the
 //            allgather after them;
-//   overlap  each matmul with the collective that reads it, in none or
-//            each of the given part counts.
+//   overlap  each matmul with the collective that reads it, and each
+//            alltoall with the matmul that reads it, in none or each of
+//            the given part counts.
 //
 // The passes themselves decide what is legal (a refused directive drops
 // the candidate), the sizes must divide as the scheduled program needs,

@@ -94,6 +94,9 @@ VOCABULARY = [
     ("overlap:pack-in-parts", "path",
      "the matmul's parts write the alltoall's packed buffer (its pack step "
      "does not run)"),
+    ("overlap:dispatch", "path",
+     "parts of an alltoall read by a batched matmul as each arrives, where "
+     "it arrived (its unpack step does not run)"),
     # Refusals: the steps in sequence on every path.
     ("fused:refused", "target",
      "a fused collective that no kernel computes (the plan says why)"),
@@ -165,7 +168,8 @@ PRINTER_WORDS = {
     "overlap:*": ["  overlap: step ", " with step ", " chunks along dim ",
                   ", in sequence: ", ": per chunk steps", ", then step ",
                   " chunk-major over ", "; batches into ",
-                  " in the alltoall's order", ", step ", " not run"],
+                  " in the alltoall's order", ", step ", " not run",
+                  "; batches read from ", " where they arrive, step "],
     "buffer:*, symmetric:*": [" param ", " sharded", " written",
                               " scalar param ", " output ", " scratch slot ",
                               ", or ", " when ", " is 1", " view of ",
@@ -243,7 +247,8 @@ OVERLAP = re.compile(r"^  overlap: step (\d+) with step (\d+), (\d+) chunks "
                      r"along dim (\d+)(?:, in sequence: (.*)|: per chunk "
                      r"steps((?: \d+)+)(?:, then step (\d+))?(?:; (\w+) "
                      r"chunk-major over (\w+)|; batches into (\w+) in the "
-                     r"alltoall's order(, step \d+ not run)?)?)$")
+                     r"alltoall's order(, step \d+ not run)?|; batches read "
+                     r"from (\w+) where they arrive, step \d+ not run)?)$")
 COLLECTIVE = re.compile(r"^(" + "|".join(COLLECTIVES) + r")(?:\((\w+)\))?"
                         r"(?: root -?\d+)?(?: offset -?\d+)? over (all axes|\w+) (\w+) "
                         r"(.+) -> (\w+) (.+?)(, \w+ \(the schedule's "
@@ -299,7 +304,8 @@ def parse(text):
                 "after": int(m.group(7)) if m.group(7) else None,
                 "chunk_major": m.group(8) is not None,
                 "batches_into": m.group(10),
-                "pack_in_parts": m.group(11) is not None})
+                "pack_in_parts": m.group(11) is not None,
+                "dispatch_from": m.group(12)})
         elif line.startswith("  check: "):
             plan.checks.append(line[len("  check: "):])
         elif section == "buffers":
@@ -483,6 +489,8 @@ def features(text):
             out.add("overlap:chunk-major")
         if o["pack_in_parts"]:
             out.add("overlap:pack-in-parts")
+        if o["dispatch_from"] is not None:
+            out.add("overlap:dispatch")
 
     if kernels or in_parts or plan.overlaps or plan.fused:
         for b in plan.buffers.values():

@@ -1927,7 +1927,8 @@ std::vector<Illegal> Generator::illegalOptions(const Model &s) {
 
   // overlap
   int mm = s.find("ym");
-  auto notMm = s.named([](const Node &n) { return n.op != Op::MatMul; });
+  auto notMm = s.named(
+      [](const Node &n) { return n.op != Op::MatMul && n.op != Op::AllToAll; });
   if (!notMm.empty() && any.size() >= 2) {
     int a = pick(notMm), b = pick(any);
     if (a != b)
@@ -1937,7 +1938,7 @@ std::vector<Illegal> Generator::illegalOptions(const Model &s) {
   if (mm >= 0) {
     auto notColl = s.named([](const Node &n) {
       return n.op != Op::AllReduce && n.op != Op::ReduceScatter &&
-             n.op != Op::AllGather;
+             n.op != Op::AllGather && n.op != Op::AllToAll;
     });
     auto colls = s.named([&](const Node &n) {
       return (n.op == Op::AllReduce || n.op == Op::ReduceScatter ||

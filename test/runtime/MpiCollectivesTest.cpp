@@ -12,18 +12,23 @@
 // values with all 53 bits, and +-2^54 among values below 4 (the sum of
 // 2^54, -2^54 and 3 is 3 or 0 depending on the order), so a collective
 // that combines its members in another order fails. Exits 1 (after
-// printing what failed) on a mismatch.
+// printing what failed) on a mismatch. Also checks the progress thread
+// overlaps post tasks to (testProgress).
 //
 //===----------------------------------------------------------------------===//
 
+#include "coconet/cpu/progress.h"
 #include "coconet/cpu/runtime.h"
 #include "coconet/numeric.h"
 
 #include <mpi.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace coconet::rt;
@@ -418,6 +423,51 @@ void testRefusals(cpu::Mesh &mesh) {
       mesh.allToAll(buffer.data(), buffer.data() + 32, 2, DType::F32, -1, 1));
 }
 
+/// Progress::waitFor(ticket) returns once that task (and those before it)
+/// has run, while later tasks may still run: what an overlap's dispatch
+/// needs to compute on a part as soon as it has arrived. The tasks sleep,
+/// so a waitFor that does not wait sees them unfinished.
+void testProgress() {
+  std::unique_ptr<cpu::Progress> progress;
+  Status s = cpu::Progress::create(&progress);
+  if (!s.ok()) {
+    fail("Progress::create: " + s.toString());
+    return;
+  }
+  if (!progress->why().empty()) {
+    fail("Progress has no thread: " + progress->why());
+    return;
+  }
+  std::atomic<int> ran[3] = {0, 0, 0};
+  uint64_t tickets[3];
+  for (int i = 0; i < 3; ++i)
+    tickets[i] = progress->post([&ran, i]() -> Status {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ran[i] = 1;
+      return Status::success();
+    });
+  if (!progress->waitFor(tickets[1]).ok() || !ran[0] || !ran[1])
+    fail("Progress::waitFor returned before its task ran");
+  if (!progress->wait().ok() || !ran[2])
+    fail("Progress::wait returned before every task ran");
+  // A failure reaches waitFor and then wait; the tasks after it are
+  // skipped.
+  uint64_t bad = progress->post([]() -> Status {
+    return Status::error(StatusCode::Internal, "planted");
+  });
+  progress->post([&ran]() -> Status {
+    ran[0] = 2;
+    return Status::success();
+  });
+  if (progress->waitFor(bad).ok())
+    fail("Progress::waitFor did not return the task's failure");
+  if (progress->wait().ok() || ran[0] == 2)
+    fail("Progress::wait did not return the failure, or ran a task after "
+         "it");
+  if (!progress->wait().ok())
+    fail("Progress::wait kept a failure it had returned");
+}
+
 std::vector<std::vector<int64_t>> meshesFor(int64_t p) {
   std::vector<std::vector<int64_t>> meshes = {{p}, {1, p}, {p, 1}};
   for (int64_t a = 2; a < p; ++a)
@@ -432,7 +482,9 @@ std::vector<std::vector<int64_t>> meshesFor(int64_t p) {
 } // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  // Serialized, as the generated drivers ask: Progress then has a thread.
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   cpu::Communicator world(MPI_COMM_WORLD);
   worldRank = world.rank();
@@ -464,6 +516,9 @@ int main(int argc, char **argv) {
         StatusCode::InvalidArgument)
       fail("Mesh::create accepted a mesh larger than the world");
   }
+
+  if (provided >= MPI_THREAD_SERIALIZED)
+    testProgress();
 
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

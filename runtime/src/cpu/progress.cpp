@@ -36,17 +36,27 @@ Progress::~Progress() {
   thread_.join();
 }
 
-void Progress::post(std::function<Status()> task) {
+uint64_t Progress::post(std::function<Status()> task) {
   if (!thread_.joinable()) {
     if (failure_.ok())
       failure_ = task();
-    return;
+    ++posted_;
+    return ++done_;
   }
+  uint64_t ticket = 0;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     tasks_.push_back(std::move(task));
+    ticket = ++posted_;
   }
   changed_.notify_all();
+  return ticket;
+}
+
+Status Progress::waitFor(uint64_t ticket) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return done_ >= ticket; });
+  return failure_;
 }
 
 Status Progress::wait() {
@@ -76,6 +86,7 @@ void Progress::run() {
     if (!st.ok() && failure_.ok())
       failure_ = st;
     busy_ = false;
+    ++done_;
     changed_.notify_all();
   }
 }

@@ -17,6 +17,7 @@
 #include "coconet/status.h"
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -36,7 +37,13 @@ public:
   Progress &operator=(const Progress &) = delete;
 
   /// Runs `task` after every task posted before it: on the thread, or now.
-  void post(std::function<Status()> task);
+  /// Returns its ticket, for waitFor().
+  uint64_t post(std::function<Status()> task);
+  /// Waits until the task with this ticket (and every one before it) has
+  /// run; returns the first failure since the last wait() (the failure
+  /// stays for wait() to return too). The posting thread may compute with
+  /// what that task received while later tasks run.
+  Status waitFor(uint64_t ticket);
   /// Waits until every posted task has run. Returns the first failure since
   /// the last wait; the tasks posted after a failure are skipped.
   Status wait();
@@ -53,6 +60,8 @@ private:
   std::condition_variable changed_;
   std::deque<std::function<Status()>> tasks_;
   bool busy_ = false, stop_ = false;
+  /// Tasks posted and tasks run (or skipped) so far: tickets count both.
+  uint64_t posted_ = 0, done_ = 0;
   Status failure_;
 };
 
