@@ -467,6 +467,9 @@ private:
   bool segmented = false;
   int matmul = -1, lr = -1;
   std::vector<int> weights;
+  /// A batched matmul off to the side (experts [E, N, N]): the value it
+  /// returns, "" when the program has none.
+  std::string expertResult;
 };
 
 //===----------------------------------------------------------------------===//
@@ -567,6 +570,40 @@ void Generator::params(GeneratedProgram &out) {
     n.ops = {x, wm};
     matmul = emit(n, "ym = matmul(x0, wm);");
   }
+  expertResult.clear();
+  if (!m.mesh && chance(0.25)) {
+    // A batched matmul off to the side (the model's values are vectors and
+    // matrices): experts [E, N, N] after a dispatch alltoall and before a
+    // combine one (a mixture-of-experts layer), on batches sliced over the
+    // ranks by a batched or a shared weight, or replicated. The schedules
+    // leave it alone; it is returned.
+    const DT t = randomFloat();
+    const std::string dt = dtName(t);
+    const std::string act = chance(0.5) ? "gelu" : "";
+    const int form = range(0, 3);
+    const char *xLay[] = {"sliced(1)", "sliced(0)", "sliced(0)", ""};
+    const char *wShape[] = {"[E, N, N]", "[E, N, N]", "[N, N]", "[E, N, N]"};
+    const char *wLay[] = {"sliced(0)", "sliced(0)", "", ""};
+    auto withLayout = [](std::string t, const char *layout) {
+      return *layout ? t + " " + layout : t;
+    };
+    text.push_back(withLayout("xe: " + dt + "[E, N, N]", xLay[form]));
+    text.push_back(withLayout("we: " + dt + wShape[form], wLay[form]));
+    std::string x = "xe";
+    if (form == 0) {
+      body += "    de = alltoall(xe, dim=0);\n";
+      x = "de";
+    }
+    body += "    ye = " +
+            (act.empty() ? "matmul(" + x + ", we)"
+                         : act + "(matmul(" + x + ", we))") +
+            ";\n";
+    expertResult = "ye";
+    if (form == 0) {
+      body += "    ce = alltoall(ye, dim=1);\n";
+      expertResult = "ce";
+    }
+  }
   std::string header = "program " + out.name + "(";
   if (m.mesh)
     header += "mesh [dp: D, tp: T], ";
@@ -601,6 +638,8 @@ GeneratedProgram Generator::program(const std::string &name, bool mesh) {
     out.sizeNames.push_back("H");
   if (segmented)
     out.sizeNames.push_back("K");
+  if (!expertResult.empty())
+    out.sizeNames.push_back("E");
 
   // The matmul's partial sums are completed first.
   if (matmul >= 0) {
@@ -656,12 +695,14 @@ GeneratedProgram Generator::program(const std::string &name, bool mesh) {
     if (std::find(chosen.begin(), chosen.end(), c) == chosen.end())
       chosen.push_back(c);
   }
-  if (!chosen.empty()) {
+  if (!chosen.empty() || !expertResult.empty()) {
     std::string text = "return ";
     for (size_t i = 0; i < chosen.size(); ++i) {
       text += (i ? ", " : "") + m.nodes[chosen[i]].name;
       m.nodes[chosen[i]].returned++;
     }
+    if (!expertResult.empty())
+      text += (chosen.empty() ? "" : ", ") + expertResult;
     body += "    " + text + ";\n";
   }
   out.text += body + "}\n";
