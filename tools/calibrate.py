@@ -167,7 +167,7 @@ def shape(collective, algorithm, p, n):
                 "alltoall": (p - 1, ring)}[collective]
     if algorithm == "oneshot":
         return {"allreduce": (1, (p - 1) * n), "reducescatter": (1, ring),
-                "allgather": (1, ring)}[collective]
+                "allgather": (1, ring), "alltoall": (1, ring)}[collective]
     return {"allreduce": (2, 2 * ring), "reducescatter": (1, ring),
             "allgather": (1, ring)}[collective]
 
@@ -328,6 +328,9 @@ schedule rs_oneshot for rs {
 schedule ag_oneshot for ag {
     algorithm(y, oneshot);
 }
+schedule aa_oneshot for aa {
+    algorithm(y, oneshot);
+}
 schedule fz_ar for fz {
     fuse(gs, w1);
 }
@@ -350,7 +353,8 @@ schedule fz_rs_ag for fz {
                     ("allreduce", "oneshot", "ar", "ar_oneshot"),
                     ("allreduce", "twoshot", "ar", "ar_twoshot"),
                     ("reducescatter", "oneshot", "rs", "rs_oneshot"),
-                    ("allgather", "oneshot", "ag", "ag_oneshot")]
+                    ("allgather", "oneshot", "ag", "ag_oneshot"),
+                    ("alltoall", "oneshot", "aa", "aa_oneshot")]
 
             def measure(ranks, which):
                 rows = {}

@@ -214,11 +214,12 @@ public:
              ", " + std::to_string(c.offset) + ", " + axis + ")";
       break;
     case Collective::AllToAll:
-      call =
-          "allToAll(" + in + ", " + out + ", " + ops.blockCount + ", " + dtype +
-          ", " + axis +
-          (ops.blockStride.empty() ? std::string() : ", " + ops.blockStride) +
-          ")";
+      // Blocks apart (an overlap's parts: the library's), or the schedule's
+      // algorithm.
+      call = "allToAll(" + in + ", " + out + ", " + ops.blockCount + ", " +
+             dtype + ", " + axis +
+             (ops.blockStride.empty() ? algorithm : ", " + ops.blockStride) +
+             ")";
       break;
     }
     w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->" + call + ");");

@@ -533,10 +533,13 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
       call = "allGather(" + in + ", " + out + ", " + ops.count + ", " + dtype +
              ", " + axis + ", " + algorithm;
       break;
+    case Collective::AllToAll:
+      call = "allToAll(" + in + ", " + out + ", " + ops.blockCount + ", " +
+             dtype + ", " + axis + ", " + algorithm;
+      break;
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
-    case Collective::AllToAll:
       break; // the algorithm pass refuses these
     }
     if (!call.empty()) {

@@ -64,7 +64,7 @@ bool algorithmImplements(CollectiveAlgorithm algorithm, StageKind kind) {
     return true;
   case CollectiveAlgorithm::OneShot:
     return kind == StageKind::AllReduce || kind == StageKind::ReduceScatter ||
-           kind == StageKind::AllGather;
+           kind == StageKind::AllGather || kind == StageKind::AllToAll;
   case CollectiveAlgorithm::TwoShot:
     return kind == StageKind::AllReduce;
   }

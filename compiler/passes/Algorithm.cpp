@@ -4,7 +4,8 @@
 // their data with algorithm NAME: `library` (the communication library's
 // own collectives: MPI's on the CPU target, NCCL's on CUDA), `oneshot`
 // (every member reads every other member's whole input from memory they
-// share, and combines; allreduce, reducescatter, allgather) or `twoshot`
+// share, and combines; allreduce, reducescatter, allgather, alltoall) or
+// `twoshot`
 // (a one-shot reducescatter, then a one-shot allgather; allreduce). Every
 // algorithm combines the members in ascending order, as the simulator
 // does, so no value changes. A collective in a fused kernel moves its data
@@ -64,8 +65,8 @@ public:
                algorithm == ir::CollectiveAlgorithm::TwoShot
                    ? "two-shot is an allreduce (a one-shot reducescatter, "
                      "then a one-shot allgather)"
-                   : "one-shot implements allreduce, reducescatter and "
-                     "allgather");
+                   : "one-shot implements allreduce, reducescatter, "
+                     "allgather and alltoall");
         return failure();
       }
       if (algorithm != ir::CollectiveAlgorithm::Library && s->axis < 0 &&
@@ -82,9 +83,9 @@ public:
         return failure();
       }
       for (const ir::Overlap &o : program.overlaps)
-        if (o.consumer == s) {
+        if (o.consumer == s || o.producer == s) {
           refuse(diags, static_cast<int>(i), DiagId::AlgorithmOverlapped,
-                 s->name, o.producer->name);
+                 s->name, (o.consumer == s ? o.producer : o.consumer)->name);
           return failure();
         }
       stages.push_back(s);

@@ -60,17 +60,18 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
     }
     break;
   case Algorithm::OneShot:
-    // Every member reads every other member's whole input at once.
+    // Every member reads every other member's whole input at once (its
+    // block of it, for a reducescatter or an alltoall).
     switch (collective) {
     case Collective::AllReduce:
       return AlgorithmShape{1, (p - 1) * n};
     case Collective::ReduceScatter:
     case Collective::AllGather:
+    case Collective::AllToAll:
       return AlgorithmShape{1, ring};
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
-    case Collective::AllToAll:
       return std::nullopt;
     }
     break;

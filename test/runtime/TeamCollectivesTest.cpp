@@ -6,15 +6,15 @@
 // bytes, so that collectives run in many pieces: `--windows B,...` gives
 // others, 0 meaning the large one): for every element type, every
 // reduction operator and both
-// algorithms, teamAllReduce, teamReduceScatter and teamAllGather are
-// compared bit for bit (memcmp) with Mesh::allReduce, reduceScatter and
-// allGather on the same inputs (test/runtime/MpiCollectivesTest.cpp checks
-// those against a plain loop): into another buffer, in place (in == out,
-// the allgather's block already in `out`) and from the input already in
-// the member's part of the window. The inputs make the order of the
-// members visible: every member holds a NaN with its own payload at the
-// same positions (the first NaN wins, so even two members' order shows),
-// and +-2^54 among small values (the sum of 2^54, -2^54 and 3 is 3 or 0
+// algorithms, teamAllReduce, teamReduceScatter, teamAllGather and
+// teamAllToAll are compared bit for bit (memcmp) with Mesh::allReduce,
+// reduceScatter, allGather and allToAll on the same inputs
+// (test/runtime/MpiCollectivesTest.cpp checks those against a plain loop): into
+// another buffer, in place (in == out, the allgather's block already in `out`)
+// and from the input already in the member's part of the window. The inputs
+// make the order of the members visible: every member holds a NaN with its own
+// payload at the same positions (the first NaN wins, so even two members' order
+// shows), and +-2^54 among small values (the sum of 2^54, -2^54 and 3 is 3 or 0
 // depending on the order; f16 cannot hold them, and its sums are exact in
 // f64 in any order: there only the NaNs and products show it); counts of
 // 0 and 1, counts that the member count does not divide, and large ones
@@ -286,6 +286,45 @@ void checkAllGather(cpu::Mesh &mesh, cpu::Team &team, DType dtype,
   }
 }
 
+/// Each member's blocks differ from every other member's (makeInput by
+/// rank and tag), so a block from the wrong member or to the wrong place
+/// shows.
+void checkAllToAll(cpu::Mesh &mesh, cpu::Team &team, DType dtype,
+                   const std::vector<int64_t> &counts, uint64_t &tag) {
+  const int64_t p = team.size();
+  const size_t size = dtypeSize(dtype);
+  for (int64_t perRank : counts) {
+    ++tag;
+    const Bytes in = makeInput(dtype, team.rank(), perRank * p, tag);
+    Bytes want(static_cast<size_t>(perRank * p) * size, 0xcd);
+    const Status ref = mesh.allToAll(in.data(), want.data(), perRank, dtype, 0);
+    if (!ref.ok()) {
+      fail("Mesh::allToAll: " + ref.toString());
+      continue;
+    }
+    auto what = [&](const char *how) {
+      return caseName("teamAllToAll", how, dtype, "", perRank, team.bytes());
+    };
+    Bytes out(want.size(), 0xab);
+    expect(what("into another buffer"),
+           cpu::teamAllToAll(team, in.data(), out.data(), perRank, dtype), out,
+           want);
+    if (cpu::teamAllToAllWindowBytes(perRank, dtype, p) <= team.bytes()) {
+      Bytes fromWindow(want.size(), 0xab);
+      expect(what("from the window"),
+             cpu::teamAllToAll(team, placeInWindow(team, in), fromWindow.data(),
+                               perRank, dtype),
+             fromWindow, want);
+    }
+    // Through the mesh with the one-shot algorithm (its team, or MPI's).
+    Bytes viaMesh(want.size(), 0xab);
+    expect(what("Mesh::allToAll one-shot"),
+           mesh.allToAll(in.data(), viaMesh.data(), perRank, dtype, 0,
+                         cpu::Mesh::Algorithm::OneShot),
+           viaMesh, want);
+  }
+}
+
 /// Sums worked out by hand: member 0 holds 2^54, the last member -2^54,
 /// every member between them 3. In f64, in member order, each 3 added to
 /// 2^54 + 4k (whose neighbours are 4 apart) rounds up to 2^54 + 4(k + 1),
@@ -442,6 +481,8 @@ void checkWindowBytes(cpu::Mesh &mesh) {
        cpu::teamReduceScatterWindowBytes(10, DType::F32, 4), 160);
   same("allgather bf16 x 10", cpu::teamAllGatherWindowBytes(10, DType::BF16),
        20);
+  same("alltoall f32 x 10 on 4",
+       cpu::teamAllToAllWindowBytes(10, DType::F32, 4), 160);
   same("a negative count", cpu::teamAllGatherWindowBytes(-1, DType::F32), 0);
   same("an overflow",
        cpu::teamReduceScatterWindowBytes(int64_t(1) << 61, DType::F64, 8),
@@ -538,6 +579,7 @@ int main(int argc, char **argv) {
           checkReduceScatter(*mesh, *team, dtype, op, perRank, tag);
         }
         checkAllGather(*mesh, *team, dtype, gathered, tag);
+        checkAllToAll(*mesh, *team, dtype, perRank, tag);
       }
       // Large counts: combines and copies on OpenMP's threads, in one piece
       // or in pieces of 1 MiB (not in the small windows' pieces of a few
@@ -548,6 +590,7 @@ int main(int argc, char **argv) {
           checkReduceScatter(*mesh, *team, dtype, ReduceOp::Sum, {large / p},
                              tag);
           checkAllGather(*mesh, *team, dtype, {large / p}, tag);
+          checkAllToAll(*mesh, *team, dtype, {large / p}, tag);
         }
       checkByHand(*team);
     }

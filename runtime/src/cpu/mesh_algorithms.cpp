@@ -1,9 +1,9 @@
 //===- mesh_algorithms.cpp - a mesh's collectives by a chosen algorithm ---===//
 //
-// Mesh::allReduce / reduceScatter / allGather with a schedule's algorithm:
-// one-shot and two-shot on a team of the axis's members (made at the
-// axis's first such call, collectively, as every member makes the same
-// calls in the same order), or the library's collective where no team can
+// Mesh::allReduce / reduceScatter / allGather / allToAll with a schedule's
+// algorithm: one-shot (and two-shot, allreduce) on a team of the axis's members
+// (made at the axis's first such call, collectively, as every member makes the
+// same calls in the same order), or the library's collective where no team can
 // be made. Every path gives the bits of the library's (the combine is the
 // same, in member order: cpu/team_collectives.h).
 //
@@ -69,6 +69,16 @@ Status Mesh::allGather(const void *in, void *out, int64_t countPerRank,
   if (t)
     return teamAllGather(*t, in, out, countPerRank, dtype);
   return allGather(in, out, countPerRank, dtype, axis);
+}
+
+Status Mesh::allToAll(const void *in, void *out, int64_t countPerRank,
+                      DType dtype, int axis, Algorithm algorithm) {
+  Team *t = nullptr;
+  if (algorithm != Algorithm::Library)
+    COCONET_RETURN_IF_ERROR(team(axis, &t));
+  if (t)
+    return teamAllToAll(*t, in, out, countPerRank, dtype);
+  return allToAll(in, out, countPerRank, dtype, axis);
 }
 
 } // namespace coconet::rt::cpu

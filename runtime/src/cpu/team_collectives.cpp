@@ -80,6 +80,8 @@ struct Split {
 };
 
 /// What runs in pieces: an allreduce's algorithm, or another collective.
+/// (An alltoall's piece holds every block's positions, as a
+/// reducescatter's does.)
 enum class Kind { OneShot, TwoShot, ReduceScatter, AllGather };
 
 /// The window bytes a piece of `n` positions needs (the count's elements
@@ -257,6 +259,11 @@ size_t teamReduceScatterWindowBytes(int64_t countPerRank, DType dtype,
   return saturated(countPerRank, size, members, Kind::ReduceScatter);
 }
 
+size_t teamAllToAllWindowBytes(int64_t countPerRank, DType dtype,
+                               int64_t members) {
+  return teamReduceScatterWindowBytes(countPerRank, dtype, members);
+}
+
 size_t teamAllGatherWindowBytes(int64_t countPerRank, DType dtype) {
   const int64_t size = static_cast<int64_t>(dtypeSize(dtype));
   if (countPerRank < 0 || size == 0)
@@ -371,6 +378,56 @@ Status teamReduceScatter(Team &team, const void *in, void *out,
           static_cast<const uint8_t *>(team.part(m)) + me * piece * size;
     combineMembers(from.data(), p, static_cast<uint8_t *>(out) + at * size, n,
                    dtype, op);
+    team.barrier(); // nobody reads the inputs any more
+  }
+  return Status::success();
+}
+
+Status teamAllToAll(Team &team, const void *in, void *out, int64_t countPerRank,
+                    DType dtype) {
+  const char *what = "teamAllToAll";
+  const int64_t p = team.size();
+  int64_t size = 0;
+  COCONET_RETURN_IF_ERROR(elementBytes(what, countPerRank, dtype, p, &size));
+  const int64_t block = countPerRank * size;
+  if (countPerRank == 0)
+    return Status::success();
+  if (p == 1)
+    return alone(in, out, block);
+  int64_t piece = 0;
+  COCONET_RETURN_IF_ERROR(
+      pieceOf(what, team, Kind::ReduceScatter, countPerRank, size, &piece));
+  bool inPlace = false;
+  COCONET_RETURN_IF_ERROR(checkBuffers(what, team, in, block * p, out,
+                                       block * p, piece == countPerRank,
+                                       &inPlace));
+
+  const int me = team.rank();
+  auto *mine = static_cast<uint8_t *>(team.local());
+  auto *to = static_cast<uint8_t *>(out);
+  std::vector<Copy> copies;
+  // Positions [at, at + n) of every block j, at j * piece in the part (in
+  // place: the input itself, one piece, piece == countPerRank); member m's
+  // block `me` goes to block m of the output.
+  for (int64_t at = 0; at < countPerRank; at += piece) {
+    const int64_t n = std::min(piece, countPerRank - at);
+    if (!inPlace) {
+      copies.clear();
+      for (int64_t j = 0; j < p; ++j)
+        copies.push_back(
+            {mine + j * piece * size,
+             static_cast<const uint8_t *>(in) + j * block + at * size,
+             n * size});
+      copyAll(copies);
+    }
+    team.barrier(); // every member's piece is in its part
+    copies.clear();
+    for (int m = 0; m < p; ++m)
+      copies.push_back(
+          {to + m * block + at * size,
+           static_cast<const uint8_t *>(team.part(m)) + me * piece * size,
+           n * size});
+    copyAll(copies);
     team.barrier(); // nobody reads the inputs any more
   }
   return Status::success();

@@ -106,6 +106,25 @@ __global__ void __launch_bounds__(kThreads, kTeamBlocksPerSM)
   cc_team_sync(t);
 }
 
+/// All-to-all of one piece: every member's window holds `c` elements of
+/// each of the P blocks (block j's at j * c); member j's block for this
+/// member goes to out + j * outStride.
+template <typename T>
+__global__ void __launch_bounds__(kThreads, kTeamBlocksPerSM)
+    oneShotAllToAll(const cc_team t, const T *window, T *out, int64_t c,
+                    int64_t outStride) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  const int64_t first =
+      static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  cc_team_sync(t);
+  for (int j = 0; j < t.size; ++j) {
+    const T *from = cc_peer(t, j, window) + static_cast<int64_t>(t.rank) * c;
+    for (int64_t i = first; i < c; i += stride)
+      out[static_cast<int64_t>(j) * outStride + i] = from[i];
+  }
+  cc_team_sync(t);
+}
+
 /// Calls `f` with a value of the storage type of `dtype`.
 template <typename F> Status withType(DType dtype, F &&f) {
   switch (dtype) {
@@ -286,6 +305,40 @@ Status TeamCollectives::allGather(const void *in, void *out,
                           cudaMemcpyDeviceToDevice, stream));
       COCONET_CUDA_CHECK(cc_launch(
           oneShotAllGather<T>, t->blocks(), kThreads, 0, stream, t->device(),
+          window, static_cast<T *>(out) + at, c, countPerRank));
+    }
+    return Status::success();
+  });
+}
+
+Status TeamCollectives::allToAll(const void *in, void *out,
+                                 int64_t countPerRank, DType dtype, int axis,
+                                 Algorithm, cudaStream_t stream) {
+  if (countPerRank < 0)
+    return badArgument("allToAll of a negative count");
+  Team *t = team(axis);
+  if (!t) {
+    COCONET_NCCL_CHECK(ncclAlltoAll(in, out, static_cast<size_t>(countPerRank),
+                                    ncclType(dtype), mesh_->axisComm(axis),
+                                    stream));
+    return Status::success();
+  }
+  const size_t size = dtypeSize(dtype);
+  const int64_t p = t->size();
+  const int64_t piece =
+      std::max<int64_t>(1, static_cast<int64_t>(windowBytes_ / size) / p);
+  return withType(dtype, [&](auto zero) -> Status {
+    using T = decltype(zero);
+    T *window = static_cast<T *>(t->local());
+    for (int64_t at = 0; at < countPerRank; at += piece) {
+      const int64_t c = std::min(piece, countPerRank - at);
+      // Elements [at, at + c) of every block, block j's at j * c.
+      for (int64_t j = 0; j < p; ++j)
+        COCONET_CUDA_CHECK(cudaMemcpyAsync(
+            window + j * c, static_cast<const T *>(in) + j * countPerRank + at,
+            c * size, cudaMemcpyDeviceToDevice, stream));
+      COCONET_CUDA_CHECK(cc_launch(
+          oneShotAllToAll<T>, t->blocks(), kThreads, 0, stream, t->device(),
           window, static_cast<T *>(out) + at, c, countPerRank));
     }
     return Status::success();

@@ -9,7 +9,8 @@
 // element type and operator, with wide inputs (floats of exponents -20 to
 // 20, -14 to 14 for f16, and both signs, whose sums depend on the order of
 // addition; integers over their whole range), counts that do not divide by the
-// members, in place, and calls larger than the window (several pieces).
+// members, in place, and calls larger than the window (several pieces);
+// allToAll's blocks, each a member's own, against where they must land.
 //
 //===----------------------------------------------------------------------===//
 
@@ -204,6 +205,27 @@ void checkAll(TeamCollectives &c, int64_t count, bool inPlace) {
       CHECK(everywhere(download(dst, expected.size()) == expected));
       if (!inPlace)
         cudaFree(src);
+      cudaFree(dst);
+    }
+    // allToAll: block r of every member's blocks, in member order, to
+    // member r (once per type; not in place).
+    if (k.op == ReduceOp::Sum && !inPlace) {
+      const std::vector<uint8_t> in =
+          wideInput(k.dtype, count * worldSize, worldRank, salt + 3000);
+      const std::vector<uint8_t> all = gatherAll(in);
+      std::vector<uint8_t> expected;
+      const size_t block = count * size;
+      for (int q = 0; q < worldSize; ++q) {
+        const auto from = all.begin() + (q * worldSize + worldRank) * block;
+        expected.insert(expected.end(), from, from + block);
+      }
+      void *src = device(in);
+      void *dst = device(std::vector<uint8_t>(in.size()));
+      REQUIRE(
+          c.allToAll(src, dst, count, k.dtype, 0, Algorithm::OneShot, nullptr)
+              .ok());
+      CHECK(everywhere(download(dst, in.size()) == expected));
+      cudaFree(src);
       cudaFree(dst);
     }
   }

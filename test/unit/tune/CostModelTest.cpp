@@ -193,8 +193,11 @@ TEST_CASE("algorithm steps and volumes, by hand", "[tune]") {
   // An alltoall: P - 1 exchanges, each member's block but its own.
   CHECK(shape(Collective::AllToAll, Algorithm::Library).steps == 3);
   CHECK(shape(Collective::AllToAll, Algorithm::Library).volume == 750);
+  // One shot: one barrier, every member reads its block of the others'.
+  CHECK(shape(Collective::AllToAll, Algorithm::OneShot).steps == 1);
+  CHECK(shape(Collective::AllToAll, Algorithm::OneShot).volume == 750);
   CHECK_FALSE(
-      algorithmShape(Collective::AllToAll, Algorithm::OneShot, 4, 1000));
+      algorithmShape(Collective::AllToAll, Algorithm::TwoShot, 4, 1000));
   CHECK_FALSE(
       algorithmShape(Collective::ReduceScatter, Algorithm::Tree, 4, 1000));
   // 5 members: a tree has ceil(log2 5) = 3 levels.

@@ -111,7 +111,7 @@ public:
   Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
                   int axis, int64_t stride);
 
-  /// How allReduce, reduceScatter and allGather move their data (a
+  /// How allReduce, reduceScatter, allGather and allToAll move their data (a
   /// schedule's `algorithm`): Library, the exact collectives above on MPI;
   /// OneShot and TwoShot (allreduce only), over a team of the axis's
   /// members sharing memory (cpu/team_collectives.h), made at the axis's
@@ -128,6 +128,9 @@ public:
                        DType dtype, ReduceOp op, int axis, Algorithm algorithm);
   Status allGather(const void *in, void *out, int64_t countPerRank, DType dtype,
                    int axis, Algorithm algorithm);
+  /// OneShot: the blocks through the team's window (TwoShot is OneShot).
+  Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
+                  int axis, Algorithm algorithm);
 
   /// The MPI communicator of `axis` (-1: the world), for what builds on
   /// the mesh (cpu/team.h).

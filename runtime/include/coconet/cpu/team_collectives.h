@@ -1,14 +1,15 @@
 //===- cpu/team_collectives.h - collectives on a team's window --*- C++ -*-===//
 //
-// Allreduce, reducescatter and allgather among the members of a cpu::Team
-// (cpu/team.h) through their shared-memory window instead of MPI: each
+// Allreduce, reducescatter, allgather and alltoall among the members of a
+// cpu::Team (cpu/team.h) through their shared-memory window instead of
+// MPI: each
 // member copies its input into its part of the window, meets the others at
 // the team's barrier, and reads its peers' parts with plain loads. They are
 // the exact collectives of cpu/runtime.h by other means: every element is
 // combined from the members' values in ascending member order by the same
 // functions (combineMembers), so the results are bit for bit those of
-// Mesh::allReduce, Mesh::reduceScatter and Mesh::allGather (and of the
-// simulator). Two algorithms for allreduce:
+// Mesh::allReduce, Mesh::reduceScatter, Mesh::allGather and
+// Mesh::allToAll (and of the simulator). Two algorithms for allreduce:
 //
 //   OneShot  every member combines every member's whole input into its
 //            output: one round of barriers, each member reads P times the
@@ -19,8 +20,10 @@
 //            member reads about twice the data whatever P is, with one
 //            barrier more (for large messages).
 //
-// reduceScatter is one shot (member j combines block j of every member) and
-// allGather copies every member's block out.
+// reduceScatter is one shot (member j combines block j of every member),
+// allGather copies every member's block out, and allToAll copies block j
+// of every member's part out (one shot: the shared-memory alltoall of a
+// mixture-of-experts layer).
 //
 // Data larger than what the window holds at once runs in pieces: ranges of
 // element positions, in order, each as the whole collective would run;
@@ -73,6 +76,9 @@ size_t teamReduceScatterWindowBytes(int64_t countPerRank, DType dtype,
                                     int64_t members);
 /// The same for allGather: one block, countPerRank elements.
 size_t teamAllGatherWindowBytes(int64_t countPerRank, DType dtype);
+/// The same for allToAll: every block, countPerRank * members elements.
+size_t teamAllToAllWindowBytes(int64_t countPerRank, DType dtype,
+                               int64_t members);
 
 /// Every member gets the combination of all members' `count` elements
 /// (Mesh::allReduce's result). `in == out` is allowed.
@@ -86,6 +92,12 @@ Status teamReduceScatter(Team &team, const void *in, void *out,
 /// concatenated in member order. `in` may be this member's block of `out`.
 Status teamAllGather(Team &team, const void *in, void *out,
                      int64_t countPerRank, DType dtype);
+/// Member i sends block j (`countPerRank` elements) of its `countPerRank *
+/// P` to member j, which gets the blocks sent to it in member order
+/// (Mesh::allToAll's result): each member copies its blocks into its part,
+/// and after the barrier copies block i of every member's part out.
+Status teamAllToAll(Team &team, const void *in, void *out, int64_t countPerRank,
+                    DType dtype);
 
 } // namespace coconet::rt::cpu
 

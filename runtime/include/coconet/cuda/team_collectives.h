@@ -12,7 +12,9 @@
 //   reduceScatter       member j combines block j of every member (one
 //                       shot; twoshot is the same);
 //   allGather           every member copies every member's block (one
-//                       shot; twoshot is the same).
+//                       shot; twoshot is the same);
+//   allToAll            every member copies its block of every member's
+//                       blocks (one shot; twoshot is the same).
 //
 // The input is first copied into the team's symmetric memory (on the
 // stream, device to device), so any device pointers may be passed; calls
@@ -77,6 +79,11 @@ public:
   /// member order. `in` may be this member's block of `out`.
   Status allGather(const void *in, void *out, int64_t countPerRank, DType dtype,
                    int axis, Algorithm algorithm, cudaStream_t stream);
+  /// Member i's block j (`countPerRank` elements of its `countPerRank * P`)
+  /// goes to member j, which gets them in member order (ncclAlltoAll's
+  /// result): one shot, every member's blocks through the window.
+  Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
+                  int axis, Algorithm algorithm, cudaStream_t stream);
 
 private:
   TeamCollectives() = default;
