@@ -18,7 +18,8 @@
 //   alltoall       mpi (MPI_Alltoall called by hand), library
 //                  (Mesh::allToAll: MPI_Alltoall on the axis's
 //                  communicator, in pieces past INT_MAX bytes; no combine,
-//                  so MPI's result is exact too and the two are compared)
+//                  so MPI's result is exact too and the others are compared
+//                  with it), one-shot (teamAllToAll)
 //
 // A size is the bytes of one rank's whole vector: the allreduce's input and
 // output, the reducescatter's input (its output is 1/P of it), the
@@ -303,6 +304,15 @@ int main(int argc, char **argv) {
                          },
                          iterations, warmup));
       same("alltoall", perRank * p);
+      aa.seconds.emplace_back(
+          "one-shot",
+          timeIt(
+              [&] {
+                check(cpu::teamAllToAll(*team, x, y, perRank, DType::F32),
+                      "teamAllToAll");
+              },
+              iterations, warmup));
+      same("alltoall one-shot", perRank * p);
       rows.push_back(aa);
     }
 
