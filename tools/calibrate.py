@@ -21,6 +21,8 @@ tools/measure-cpu.sh:
   rank, less the launch, over N (a norm is one sum, one thread; the model
   takes the larger of a kernel's memory and compute times, and this one
   is compute-bound);
+- libm-call: the time per math library call (z = gelu(x), one f64 erf
+  an element, over N = 2^22 f32, less the launch, over N / threads);
 - random-draw: the time per element of dropout's Philox draw: z =
   dropout(x, p, seed) over N = 2^22 f32, less the launch, over
   N / THREADS (compute-bound too);
@@ -278,14 +280,27 @@ program drop(x: f32[N] replicated, p: f32, seed: u64) {
 """)
         spent = b.time(drop, {"N": n}, r, program="drop") - launch
         random_draw = max(spent, 0.0) * t / n
+        # A math library call: gelu (erf in f64, the samples' activation).
+        libm = b.source("libm", """
+program libm(x: f32[N] replicated) {
+    z = gelu(x);
+    return z;
+}
+""")
+        spent = b.time(libm, {"N": n}, r, program="libm") - launch
+        libm_call = max(spent, 0.0) * t / n
         print(f"ordered sum: {ordered_sum * 1e9:.3f} ns an element; random "
-              f"draw: {random_draw * 1e9:.3f} ns", file=sys.stderr)
+              f"draw: {random_draw * 1e9:.3f} ns; libm call: "
+              f"{libm_call * 1e9:.3f} ns", file=sys.stderr)
         notes.append(f"ordered-sum: n = norm(x) over N = 2^{n.bit_length() - 1} "
                      f"f32, less the launch, over N (one thread's chain of "
                      f"f64 adds; compute-bound)")
         notes.append(f"random-draw: z = dropout(x, p, seed) over N = "
                      f"2^{n.bit_length() - 1} f32, less the launch, over "
                      f"N / threads (compute-bound)")
+        notes.append(f"libm-call: z = gelu(x) over N = 2^{n.bit_length() - 1} "
+                     f"f32, less the launch, over N / threads (one f64 erf "
+                     f"an element; exp, tanh and the others priced alike)")
 
         collectives = {}
         checks = []
@@ -509,6 +524,7 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
             f.write(f"matmul {dtype} {rate / 1e9:.4g} GFLOP/s\n")
         f.write(f"ordered-sum {ordered_sum * 1e9:.4g} ns\n")
         f.write(f"random-draw {random_draw * 1e9:.4g} ns\n")
+        f.write(f"libm-call {libm_call * 1e9:.4g} ns\n")
         f.write("fused-collective shared\n")
         f.write(f"overlap {'concurrent' if concurrent else 'alternating'}\n")
         for (c, a), (lat, bwc) in sorted(collectives.items()):

@@ -211,8 +211,20 @@ Polynomial CostModel::matmulFlops(const Stage &stage) const {
   return Polynomial(2) * elements(stage, ownMasks(stage)) * k;
 }
 
-/// The ordered sums and random draws of `stage` (LaunchCost::ordered,
-/// drawn), over the rank's own block of its input.
+/// Whether `op` is a call of the math library where the exact CPU target
+/// evaluates it (sqrt and rsqrt are instructions; abs and relu are
+/// comparisons).
+static bool isLibmCall(ir::ScalarOp op) {
+  static constexpr ir::ScalarOp kCalls[] = {
+      ir::ScalarOp::Exp,     ir::ScalarOp::Log,  ir::ScalarOp::Tanh,
+      ir::ScalarOp::Erf,     ir::ScalarOp::Gelu, ir::ScalarOp::Silu,
+      ir::ScalarOp::Sigmoid, ir::ScalarOp::Pow};
+  return llvm::is_contained(kCalls, op);
+}
+
+/// The ordered sums, random draws and math library calls of `stage`
+/// (LaunchCost::ordered, drawn, libm), over the rank's own block of its
+/// input.
 void CostModel::addCompute(const Stage &stage, LaunchCost &launch) const {
   if (stage.kind == StageKind::Reduction && !stage.operands.empty()) {
     // max and min keep no running sum: any order gives the same bits.
@@ -239,11 +251,32 @@ void CostModel::addCompute(const Stage &stage, LaunchCost &launch) const {
     launch.orderedChains += passes * rows;
     return;
   }
-  if (stage.kind == StageKind::Elementwise && stage.body &&
-      llvm::any_of(ir::postOrder(stage.body), [](const ir::ScalarExpr *e) {
+  if (stage.kind != StageKind::Elementwise || !stage.body)
+    return;
+  const auto body = ir::postOrder(stage.body);
+  if (llvm::any_of(body, [](const ir::ScalarExpr *e) {
         return e->op == ir::ScalarOp::Dropout;
       }))
     launch.drawn += elements(stage, ownMasks(stage));
+  // A call whose operands are all scalars is made once, before the loop
+  // over the elements (the targets hoist it): only the others count.
+  llvm::DenseSet<const ir::ScalarExpr *> perElement;
+  for (const ir::ScalarExpr *e : body) {
+    bool varies = e->op == ir::ScalarOp::Dropout;
+    if (e->op == ir::ScalarOp::Operand)
+      varies = e->operandIndex < stage.operands.size() &&
+               stage.operands[e->operandIndex]->type.rank() > 0;
+    for (const ir::ScalarExpr *a : e->args)
+      varies |= perElement.contains(a);
+    if (varies)
+      perElement.insert(e);
+  }
+  const auto calls = llvm::count_if(body, [&](const ir::ScalarExpr *e) {
+    return isLibmCall(e->op) && ir::isFloat(e->dtype) && perElement.contains(e);
+  });
+  if (calls > 0)
+    launch.libm += Polynomial(static_cast<int64_t>(calls)) *
+                   elements(stage, ownMasks(stage));
 }
 
 /// Reads of the operands from outside `members`, writes of the members
@@ -505,6 +538,8 @@ void printLaunch(const LaunchCost &launch, unsigned index,
     rows.push_back({"summed", launch.ordered, Counted::Elements});
   if (!launch.drawn.isZero())
     rows.push_back({"drawn", launch.drawn, Counted::Elements});
+  if (!launch.libm.isZero())
+    rows.push_back({"libm", launch.libm, Counted::Elements});
   printRows(rows, sizes, os);
 }
 

@@ -48,6 +48,11 @@ struct LaunchCost {
   Polynomial ordered, orderedChains;
   /// Elements that draw a Philox random number (dropout).
   Polynomial drawn;
+  /// Calls of the math library an elementwise body makes (exp, log, tanh,
+  /// erf, gelu, silu, sigmoid, pow; not sqrt, an instruction): elements
+  /// times such operations. The exact CPU target evaluates them in f64 one
+  /// element at a time.
+  Polynomial libm;
   /// A fused collective: the bytes its staging copies read and write when
   /// the caller's tensors are not the program's symmetric memory (the
   /// reducing collective's input copied in; the gathered output copied out,

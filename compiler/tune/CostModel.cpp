@@ -259,7 +259,7 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
 
 /// ordered * ordered-sum / min(threads, sums): each sum is one thread's
 /// chain of dependent adds, and the threads share the sums out; drawn *
-/// random-draw / threads.
+/// random-draw / threads; libm * libm-call / threads.
 llvm::Error Predictor::elementCompute(const analysis::LaunchCost &cost,
                                       LaunchTime &out) const {
   const double threads =
@@ -279,6 +279,12 @@ llvm::Error Predictor::elementCompute(const analysis::LaunchCost &cost,
     if (!drawn)
       return drawn.takeError();
     out.computeSeconds += *drawn * machine.randomDraw / threads;
+  }
+  if (machine.libmCall > 0 && !cost.libm.isZero()) {
+    auto calls = value(cost.libm, "math library calls");
+    if (!calls)
+      return calls.takeError();
+    out.computeSeconds += *calls * machine.libmCall / threads;
   }
   return llvm::Error::success();
 }

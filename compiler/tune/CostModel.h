@@ -5,9 +5,11 @@
 //
 //   kernel             launch + max((read + write) / memory bandwidth,
 //                      ordered * ordered-sum / min(threads, sums) +
-//                      drawn * random-draw / threads): the exact CPU
+//                      drawn * random-draw / threads +
+//                      libm * libm-call / threads): the exact CPU
 //                      target's in-order f64 sums are chains of dependent
-//                      adds, one thread each (machine lines optional)
+//                      adds, one thread each, and its math library calls
+//                      are f64 calls per element (machine lines optional)
 //   matmul             launch + max(memory time, FLOPs / matmul rate)
 //   collective         latency * steps(P) + volume(P, n) / bandwidth of
 //                      the algorithm that runs: the schedule's

@@ -168,9 +168,10 @@ struct Line {
 };
 
 const char *const kKeys[] = {
-    "machine",       "target",           "ranks-per-node", "threads-per-rank",
-    "kernel-launch", "memory-bandwidth", "matmul",         "ordered-sum",
-    "random-draw",   "fused-collective", "overlap",        "collective"};
+    "machine",       "target",           "ranks-per-node",   "threads-per-rank",
+    "kernel-launch", "memory-bandwidth", "matmul",           "ordered-sum",
+    "random-draw",   "libm-call",        "fused-collective", "overlap",
+    "collective"};
 
 class Parser {
 public:
@@ -338,12 +339,14 @@ void Parser::statement(Line &line) {
     }
     return;
   }
-  if (key == "ordered-sum" || key == "random-draw") {
+  if (key == "ordered-sum" || key == "random-draw" || key == "libm-call") {
     // A time per element.
     if (!first(key, line))
       return;
     if (auto v = value(line, 1, key, Quantity::Time, true)) {
-      (key == "ordered-sum" ? machine.orderedSum : machine.randomDraw) = *v;
+      (key == "ordered-sum"   ? machine.orderedSum
+       : key == "random-draw" ? machine.randomDraw
+                              : machine.libmCall) = *v;
       end(line, 3, key);
     }
     return;
@@ -507,6 +510,8 @@ void printMachine(const Machine &machine, llvm::StringRef header,
     os << "ordered-sum " << number(machine.orderedSum) << " s\n";
   if (machine.randomDraw > 0)
     os << "random-draw " << number(machine.randomDraw) << " s\n";
+  if (machine.libmCall > 0)
+    os << "libm-call " << number(machine.libmCall) << " s\n";
   os << "fused-collective " << (machine.fusedOverlaps ? "overlapped" : "shared")
      << '\n'
      << "overlap " << (machine.overlapConcurrent ? "concurrent" : "alternating")

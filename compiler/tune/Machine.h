@@ -84,6 +84,10 @@ struct Machine {
   /// a GPU, whose reductions are trees of threads).
   double orderedSum = 0;
   double randomDraw = 0;
+  /// Seconds per call of the math library (exp, erf, tanh, gelu, ...) on
+  /// one thread: the exact CPU target evaluates them in f64, one element at
+  /// a time. Optional, as the two above.
+  double libmCall = 0;
   /// Does a fused collective kernel's communication overlap its memory
   /// traffic (a GPU: max of the two) or share the memory with it (a CPU's
   /// shared-memory team: their sum)?

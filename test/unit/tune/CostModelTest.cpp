@@ -399,8 +399,8 @@ TEST_CASE("the CUDA target's one-shot allreduce pays the copy into the "
   CHECK(c.launches[0].collectives[0].seconds == Approx(5e-6));
 }
 
-TEST_CASE("ordered sums and random draws add compute time, shared by threads "
-          "as far as the sums go",
+TEST_CASE("ordered sums, random draws and math library calls add compute "
+          "time, shared by threads as far as the sums go",
           "[tune]") {
   auto s = schedule(R"(
 program c(x: f32[N] replicated, y: f32[B, H] replicated, g: f32[H] replicated,
@@ -408,19 +408,21 @@ program c(x: f32[N] replicated, y: f32[B, H] replicated, g: f32[H] replicated,
     n = norm(x);
     l = layernorm(y, g, b, 0.00001);
     d = dropout(x, p, seed);
-    return n, l, d;
+    e = exp(x) + gelu(x) + sqrt(x) + exp(p);
+    return n, l, d, e;
 }
 )");
-  Parsed p =
-      parseText(std::string(kMachine) + "ordered-sum 2 ns\nrandom-draw 4 ns\n");
+  Parsed p = parseText(std::string(kMachine) +
+                       "ordered-sum 2 ns\nrandom-draw 4 ns\nlibm-call 3 ns\n");
   INFO(p.diagnostics);
   REQUIRE(p.machine);
   const Machine &m = *p.machine;
   CHECK(m.orderedSum == Approx(2e-9));
   CHECK(m.randomDraw == Approx(4e-9));
+  CHECK(m.libmCall == Approx(3e-9));
   StepTime t = predict(*s->program, {{"N", 1000}, {"B", 3}, {"H", 100}}, m);
   // (launch 1 is the layer norm's epsilon, a scalar kernel.)
-  REQUIRE(t.launches.size() == 4);
+  REQUIRE(t.launches.size() == 5);
   // norm: one sum of 1000 elements on one of the 2 threads: 2 us; its
   // 4004 bytes take 4.004 us at 1 byte per ns, the larger.
   CHECK(t.launches[0].computeSeconds == Approx(2e-6));
@@ -432,6 +434,9 @@ program c(x: f32[N] replicated, y: f32[B, H] replicated, g: f32[H] replicated,
   // bytes' 8.012 us.
   CHECK(t.launches[3].computeSeconds == Approx(2e-6));
   CHECK(t.launches[3].seconds == Approx(1e-6 + 8012e-9));
+  // exp and gelu (not sqrt, an instruction, nor exp(p), made once before
+  // the loop): 2000 calls of 3 ns over 2 threads: 3 us.
+  CHECK(t.launches[4].computeSeconds == Approx(3e-6));
   // On 1 thread the draws take 4 us, the norm's sum still 2 us.
   Machine one = m;
   one.threadsPerRank = 1;
@@ -439,6 +444,7 @@ program c(x: f32[N] replicated, y: f32[B, H] replicated, g: f32[H] replicated,
   CHECK(t1.launches[0].computeSeconds == Approx(2e-6));
   CHECK(t1.launches[2].computeSeconds == Approx(1200e-9));
   CHECK(t1.launches[3].computeSeconds == Approx(4e-6));
+  CHECK(t1.launches[4].computeSeconds == Approx(6e-6));
   // Without the lines: no compute time (a GPU's machine file).
   StepTime none =
       predict(*s->program, {{"N", 1000}, {"B", 3}, {"H", 100}}, testMachine());
