@@ -40,14 +40,16 @@ _calibrate_gpu = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_calibrate_gpu)
 spearman = _calibrate_gpu.spearman
 
-# (sample, sizes, --shard, the mesh shapes for 2 ranks / 1 rank)
+# (sample, sizes, --shard, the mesh shapes for 2 ranks / 1 rank, the
+# program of a file with several)
 SAMPLES = [
-    ("adam", "N=4194304", "m,v", None),
-    ("lamb", "N=4194304", "m,v", None),
-    ("sgd", "N=4194304", None, None),
-    ("megatron_mlp", "B=1024,H=512", None, None),
+    ("adam", "N=4194304", "m,v", None, None),
+    ("lamb", "N=4194304", "m,v", None, None),
+    ("sgd", "N=4194304", None, None, None),
+    ("megatron_mlp", "B=1024,H=512", None, None, None),
     ("pipeline_stage", "B=1024,H=1024", None,
-     {2: ["PP=1,T=2", "PP=2,T=1"], 1: ["PP=1,T=1"]}),
+     {2: ["PP=1,T=2", "PP=2,T=1"], 1: ["PP=1,T=1"]}, None),
+    ("moe", "E=16,C=256,H=256,F=512", None, None, "moe"),
 ]
 LAYOUTS = [(2, 1), (1, 2)]
 
@@ -76,7 +78,7 @@ def main():
     rows = []
     summary = []
     failed = []
-    for sample, sizes, shard, meshes in SAMPLES:
+    for sample, sizes, shard, meshes, program in SAMPLES:
         if wanted and sample not in wanted:
             continue
         for ranks, threads in LAYOUTS:
@@ -92,6 +94,8 @@ def main():
                     cmd += ["--ranks", str(ranks)]
                 if shard:
                     cmd += ["--shard", shard]
+                if program:
+                    cmd += ["--program", program]
                 print("+ " + " ".join(cmd[3:]), file=sys.stderr, flush=True)
                 p = subprocess.run(cmd, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
@@ -106,7 +110,7 @@ def main():
     report(args, rows, summary, failed)
 
 
-def tune_command(args, sample, sizes, shard, ranks, threads, mesh):
+def tune_command(args, sample, sizes, shard, ranks, threads, mesh, program):
     """`coconetc tune` of one sample and layout, every schedule."""
     size = sizes + ("," + mesh if mesh else "")
     cmd = [args.coconetc, "--color=never", "tune",
@@ -117,6 +121,8 @@ def tune_command(args, sample, sizes, shard, ranks, threads, mesh):
         cmd += ["--ranks", str(ranks)]
     if shard:
         cmd += ["--shard", shard]
+    if program:
+        cmd += ["--program", program]
     return cmd
 
 
@@ -126,7 +132,7 @@ def repredict(args):
     with open(args.repredict, newline="") as f:
         old = list(csv.DictReader(f))
     rows, summary = [], []
-    for sample, sizes, shard, meshes in SAMPLES:
+    for sample, sizes, shard, meshes, program in SAMPLES:
         for ranks, threads in LAYOUTS:
             for mesh in (meshes[ranks] if meshes else [None]):
                 label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
@@ -135,7 +141,7 @@ def repredict(args):
                 if not measured:
                     continue
                 cmd = tune_command(args, sample, sizes, shard, ranks, threads,
-                                   mesh)
+                                   mesh, program)
                 p = subprocess.run(cmd, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
                 if p.returncode != 0:
