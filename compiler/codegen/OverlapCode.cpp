@@ -253,6 +253,24 @@ void emitOverlapDestroy(CodeWriter &w, const Plan &plan, const Target &t) {
     emitLines(w, fill(t.info.dispatch.destroy, "", dispatchParts(plan)));
 }
 
+/// Part cc_c of every block of alltoall step `index` (an overlap's part,
+/// the elements [cc_begin, cc_begin + part) of each member's block), in
+/// one call of blocks apart.
+void emitAllToAllPart(CodeWriter &w, const Target &t, const Plan &plan,
+                      const OverlapGroup &o, unsigned index) {
+  const Step &step = plan.steps[index];
+  const auto &c = std::get<CollectiveCall>(step.body);
+  const std::string cg = "cc_s." + geometryMember(step);
+  w.comment("Step " + std::to_string(index) + ": " + step.summary +
+            ", this part of every block.");
+  CollectiveOperands cops = collectiveOperands(plan, c, cg);
+  cops.in += " + cc_begin";
+  cops.out += " + cc_begin";
+  cops.blockCount = "cc_s.cc_part" + indexOf(plan, o);
+  cops.blockStride = cg + ".block_count";
+  t.emitCollective(w, plan, c, cops);
+}
+
 /// A dispatch (lower/Chunks.cpp): the alltoall hands out the batched
 /// matmul's batches; part c is batches [c * rows, (c + 1) * rows) of this
 /// rank. Every part's alltoall is handed to what runs beside (in order),
@@ -290,14 +308,7 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   w.line(fill(hooks.open, i, o.chunks));
   w.indent();
   emitLines(w, t.info.part.head);
-  w.comment("Step " + std::to_string(o.producer) + ": " + producer.summary +
-            ", this part of every block.");
-  CollectiveOperands cops = collectiveOperands(plan, c, cg);
-  cops.in += " + cc_begin";
-  cops.out = bufferName(plan, o.partsFrom) + " + cc_begin";
-  cops.blockCount = part;
-  cops.blockStride = cg + ".block_count";
-  t.emitCollective(w, plan, c, cops);
+  emitAllToAllPart(w, t, plan, o, o.producer);
   emitLines(w, t.info.part.tail);
   w.dedent();
   w.line(t.info.part.close);
@@ -314,7 +325,7 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   const std::string rowsPerBlock = "(" + g + ".m / " + blocks + ")";
   ops.batch = rows;
   ops.m = rowsPerBlock;
-  ops.a = bufferName(plan, o.partsFrom) + " + cc_q * " + cg +
+  ops.a = bufferName(plan, c.output) + " + cc_q * " + cg +
           ".block_count + cc_begin";
   ops.strideA = rowsPerBlock + " * " + g + ".k";
   if (mm.batchedB)
@@ -339,7 +350,6 @@ unsigned emitAllToAllOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   const Step &producer = plan.steps[o.producer];
   const auto &mm = std::get<MatMulCall>(producer.body);
   const Step &consumer = plan.steps[o.consumer];
-  const auto &c = std::get<CollectiveCall>(consumer.body);
   const std::string g = "cc_s." + geometryMember(producer);
   const std::string cg = "cc_s." + geometryMember(consumer);
   const std::string part = "cc_s.cc_part" + i, rows = "cc_s.cc_rows" + i,
@@ -380,14 +390,7 @@ unsigned emitAllToAllOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   w.line(t.info.part.open);
   w.indent();
   emitLines(w, t.info.part.head);
-  w.comment("Step " + std::to_string(o.consumer) + ": " + consumer.summary +
-            ", this part of every block.");
-  CollectiveOperands cops = collectiveOperands(plan, c, cg);
-  cops.in = bufferName(plan, o.partsInto) + " + cc_begin";
-  cops.out += " + cc_begin";
-  cops.blockCount = part;
-  cops.blockStride = cg + ".block_count";
-  t.emitCollective(w, plan, c, cops);
+  emitAllToAllPart(w, t, plan, o, o.consumer);
   emitLines(w, t.info.part.tail);
   w.dedent();
   w.line(t.info.part.close);

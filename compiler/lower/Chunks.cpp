@@ -131,7 +131,6 @@ std::optional<Refusal> analyseDispatch(Plan &plan, OverlapGroup &o,
                        " (the matmul's parts read what arrived where it "
                        "arrived)"};
   o.packStep = o.producer + 1;
-  o.partsFrom = c.output;
   o.blockAxis = static_cast<unsigned>(c.axis);
   o.perChunk.push_back(o.consumer);
   return std::nullopt;

@@ -487,9 +487,9 @@ struct OverlapGroup {
   /// output, or the matmul's own result where there is no pack).
   /// An alltoall producer (`dispatch`): the unpack step between it and the
   /// matmul, which the parts do not run (each part's matmul reads its rows
-  /// where the alltoall received them), and that buffer (`partsFrom`).
+  /// where the alltoall received them: its output).
   std::optional<unsigned> packStep;
-  unsigned partsInto = 0, partsFrom = 0;
+  unsigned partsInto = 0;
   bool dispatch = false;
   /// Why producer and consumer run one after the other, whole (none when
   /// they run in parts).

@@ -286,7 +286,8 @@ void Printer::print() {
     const auto *consumer =
         std::get_if<CollectiveCall>(&plan.steps[o.consumer].body);
     if (o.dispatch) {
-      os << "; batches read from " << name(o.partsFrom)
+      os << "; batches read from "
+         << name(std::get<CollectiveCall>(plan.steps[o.producer].body).output)
          << " where they arrive, step " << *o.packStep << " not run";
     } else if (consumer && consumer->kind == Collective::AllToAll) {
       os << "; batches into " << name(o.partsInto)

@@ -205,6 +205,20 @@ void copyAll(const std::vector<Copy> &copies) {
   }
 }
 
+/// Positions [at, at + n) of each of the `p` blocks of `in` (`block` bytes
+/// apart) into this member's part `mine`, block j's at j * piece elements:
+/// a reducescatter's or an alltoall's piece copied in.
+void blocksIntoPart(uint8_t *mine, const void *in, int64_t p, int64_t block,
+                    int64_t piece, int64_t at, int64_t n, int64_t size,
+                    std::vector<Copy> &copies) {
+  copies.clear();
+  for (int64_t j = 0; j < p; ++j)
+    copies.push_back({mine + j * piece * size,
+                      static_cast<const uint8_t *>(in) + j * block + at * size,
+                      n * size});
+  copyAll(copies);
+}
+
 /// A team of one member: its input, moved at most once (nothing when
 /// `in == out`); collectives.cpp's alone().
 Status alone(const void *in, void *out, int64_t bytes) {
@@ -363,15 +377,8 @@ Status teamReduceScatter(Team &team, const void *in, void *out,
   // place: the input itself, one piece, piece == countPerRank).
   for (int64_t at = 0; at < countPerRank; at += piece) {
     const int64_t n = std::min(piece, countPerRank - at);
-    if (!inPlace) {
-      copies.clear();
-      for (int64_t j = 0; j < p; ++j)
-        copies.push_back(
-            {mine + j * piece * size,
-             static_cast<const uint8_t *>(in) + j * block + at * size,
-             n * size});
-      copyAll(copies);
-    }
+    if (!inPlace)
+      blocksIntoPart(mine, in, p, block, piece, at, n, size, copies);
     team.barrier(); // every member's piece is in its part
     for (int m = 0; m < p; ++m)
       from[static_cast<size_t>(m)] =
@@ -411,15 +418,8 @@ Status teamAllToAll(Team &team, const void *in, void *out, int64_t countPerRank,
   // block `me` goes to block m of the output.
   for (int64_t at = 0; at < countPerRank; at += piece) {
     const int64_t n = std::min(piece, countPerRank - at);
-    if (!inPlace) {
-      copies.clear();
-      for (int64_t j = 0; j < p; ++j)
-        copies.push_back(
-            {mine + j * piece * size,
-             static_cast<const uint8_t *>(in) + j * block + at * size,
-             n * size});
-      copyAll(copies);
-    }
+    if (!inPlace)
+      blocksIntoPart(mine, in, p, block, piece, at, n, size, copies);
     team.barrier(); // every member's piece is in its part
     copies.clear();
     for (int m = 0; m < p; ++m)

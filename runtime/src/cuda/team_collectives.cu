@@ -125,6 +125,19 @@ __global__ void __launch_bounds__(kThreads, kTeamBlocksPerSM)
   cc_team_sync(t);
 }
 
+/// Elements [at, at + c) of each of the `p` blocks of `in` (`count` apart)
+/// into the window, block j's at j * c: a reducescatter's or an alltoall's
+/// piece copied in, on the stream.
+template <typename T>
+Status blocksIntoWindow(T *window, const T *in, int64_t p, int64_t count,
+                        int64_t at, int64_t c, cudaStream_t stream) {
+  for (int64_t j = 0; j < p; ++j)
+    COCONET_CUDA_CHECK(cudaMemcpyAsync(window + j * c, in + j * count + at,
+                                       c * sizeof(T), cudaMemcpyDeviceToDevice,
+                                       stream));
+  return Status::success();
+}
+
 /// Calls `f` with a value of the storage type of `dtype`.
 template <typename F> Status withType(DType dtype, F &&f) {
   switch (dtype) {
@@ -266,12 +279,9 @@ Status TeamCollectives::reduceScatter(const void *in, void *out,
       T *window = static_cast<T *>(t->local());
       for (int64_t at = 0; at < countPerRank; at += piece) {
         const int64_t c = std::min(piece, countPerRank - at);
-        // Elements [at, at + c) of every block, block j's at j * c.
-        for (int64_t j = 0; j < p; ++j)
-          COCONET_CUDA_CHECK(cudaMemcpyAsync(
-              window + j * c,
-              static_cast<const T *>(in) + j * countPerRank + at, c * size,
-              cudaMemcpyDeviceToDevice, stream));
+        COCONET_RETURN_IF_ERROR(blocksIntoWindow(window,
+                                                 static_cast<const T *>(in), p,
+                                                 countPerRank, at, c, stream));
         COCONET_CUDA_CHECK(cc_launch(oneShotReduceScatter<T, Op>, t->blocks(),
                                      kThreads, 0, stream, t->device(), window,
                                      static_cast<T *>(out) + at, c));
@@ -332,11 +342,8 @@ Status TeamCollectives::allToAll(const void *in, void *out,
     T *window = static_cast<T *>(t->local());
     for (int64_t at = 0; at < countPerRank; at += piece) {
       const int64_t c = std::min(piece, countPerRank - at);
-      // Elements [at, at + c) of every block, block j's at j * c.
-      for (int64_t j = 0; j < p; ++j)
-        COCONET_CUDA_CHECK(cudaMemcpyAsync(
-            window + j * c, static_cast<const T *>(in) + j * countPerRank + at,
-            c * size, cudaMemcpyDeviceToDevice, stream));
+      COCONET_RETURN_IF_ERROR(blocksIntoWindow(
+          window, static_cast<const T *>(in), p, countPerRank, at, c, stream));
       COCONET_CUDA_CHECK(cc_launch(
           oneShotAllToAll<T>, t->blocks(), kThreads, 0, stream, t->device(),
           window, static_cast<T *>(out) + at, c, countPerRank));
