@@ -21,21 +21,26 @@ tools/measure-cpu.sh:
   rank, less the launch, over N (a norm is one sum, one thread; the model
   takes the larger of a kernel's memory and compute times, and this one
   is compute-bound);
-- libm-call: the time per math library call (z = gelu(x), one f64 erf
-  an element, over N = 2^22 f32, less the launch, over N / threads);
+- libm-call: the time per math library call (z = gelu(x * 8), one erf an
+  element over arguments that take every path of libm's erf, over N = 2^22
+  f16, the activations' type, whose roundings beside the call are part of
+  its cost; less the launch, over N / threads);
 - random-draw: the time per element of dropout's Philox draw: z =
   dropout(x, p, seed) over N = 2^22 f32, less the launch, over
   N / THREADS (compute-bound too);
 - collective allreduce / reducescatter / allgather / sendrecv / alltoall
-  `library` (the runtime's exact collectives on MPI): one collective of
-  2^8 .. 2^22 f32 per rank; a
-  least-squares fit of time = latency * steps(P) + volume(P, n) / bandwidth
-  with the model's steps and volume for P = RANKS (CostModel.h);
+  `library` (the runtime's exact collectives on MPI), `oneshot`, `twoshot`
+  (on the team's shared memory): one collective of 2^8 .. 2^22 f32 per
+  rank; a least-squares fit of time = latency * steps(P) + volume(P, n) /
+  bandwidth with the model's steps and volume for P = RANKS (CostModel.h);
+  the reducing ones (allreduce, reducescatter) again on f16, written as
+  lines naming f16: each element is widened, added in f64 and rounded, so
+  their time per byte depends on the element type;
 - collective ... `direct` (a fused collective kernel's own transfers over
   the team's shared memory): a fused reducescatter + update + allgather
-  kernel and a fused allreduce + update kernel at the same sizes; the time
-  less the launch and its memory traffic at the measured bandwidth is
-  fitted the same way;
+  kernel and a fused allreduce + update kernel at the same sizes, of f32
+  and of f16 gradients; the time less the launch and its memory traffic at
+  the measured bandwidth is fitted the same way;
 - overlap: a matmul overlapped with its allreduce in 4 parts against the
   two in sequence: `concurrent` when the overlap saves at least a third of
   the shorter of the two, else `alternating`;
@@ -198,7 +203,7 @@ def main():
     ap.add_argument("--name")
     ap.add_argument("--csv", help="also write the collectives' measured "
                     "times and the fitted model's: "
-                    "collective,algorithm,ranks,bytes,measured_s,model_s")
+                    "collective,algorithm,type,ranks,bytes,measured_s,model_s")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args()
     r, t = args.ranks, args.threads
@@ -280,10 +285,19 @@ program drop(x: f32[N] replicated, p: f32, seed: u64) {
 """)
         spent = b.time(drop, {"N": n}, r, program="drop") - launch
         random_draw = max(spent, 0.0) * t / n
-        # A math library call: gelu (erf in f64, the samples' activation).
+        # A math library call: gelu (erf, the samples' activation). Its cost
+        # depends on the argument: libm's erf takes a polynomial below
+        # about 0.84, an exp-based path (two exp calls) up to 6 and a
+        # constant beyond. The driver's inputs are uniform on [-1, 1), which
+        # only reach the cheapest path (4.4 ns against 17.6 ns an element
+        # on this VM); scaled by 8 they cross every path, as a matmul's
+        # outputs do (the Megatron MLP's gelu reads sums of 512 products).
+        # On f16, the activations' type in mixed precision: each element's
+        # rounding around the call is scalar too (29 ns an element against
+        # 18 for f32 here).
         libm = b.source("libm", """
-program libm(x: f32[N] replicated) {
-    z = gelu(x);
+program libm(x: f16[N] replicated) {
+    z = gelu(x * 8.0);
     return z;
 }
 """)
@@ -298,9 +312,11 @@ program libm(x: f32[N] replicated) {
         notes.append(f"random-draw: z = dropout(x, p, seed) over N = "
                      f"2^{n.bit_length() - 1} f32, less the launch, over "
                      f"N / threads (compute-bound)")
-        notes.append(f"libm-call: z = gelu(x) over N = 2^{n.bit_length() - 1} "
-                     f"f32, less the launch, over N / threads (one f64 erf "
-                     f"an element; exp, tanh and the others priced alike)")
+        notes.append(f"libm-call: z = gelu(x * 8) over N = 2^{n.bit_length() - 1} "
+                     f"f16 (x uniform on [-1, 1): every path of erf; the "
+                     f"roundings to f16 beside each call), less "
+                     f"the launch, over N / threads (one erf an element; "
+                     f"exp, tanh and the others priced alike)")
 
         collectives = {}
         checks = []
@@ -331,6 +347,18 @@ program fz(g: f32[N] local, w: f32[N] replicated) {
     gs = allreduce(sum, g);
     w1 = update(w, w + gs);
 }
+program ar16(x: f16[N] local) {
+    y = allreduce(sum, x);
+    return y;
+}
+program rs16(x: f16[N] local) {
+    y = reducescatter(sum, x);
+    return y;
+}
+program fz16(g: f16[N] local, w: f32[N] replicated) {
+    gs = allreduce(sum, g);
+    w1 = update(w, w + f32(gs));
+}
 schedule ar_oneshot for ar {
     algorithm(y, oneshot);
 }
@@ -346,6 +374,15 @@ schedule ag_oneshot for ag {
 schedule aa_oneshot for aa {
     algorithm(y, oneshot);
 }
+schedule ar16_oneshot for ar16 {
+    algorithm(y, oneshot);
+}
+schedule ar16_twoshot for ar16 {
+    algorithm(y, twoshot);
+}
+schedule rs16_oneshot for rs16 {
+    algorithm(y, oneshot);
+}
 schedule fz_ar for fz {
     fuse(gs, w1);
 }
@@ -354,29 +391,47 @@ schedule fz_rs_ag for fz {
     reorder(ag, w1);
     fuse(rs, w1, ag);
 }
+schedule fz16_ar for fz16 {
+    fuse(gs, w1);
+}
+schedule fz16_rs_ag for fz16 {
+    (rs, ag) = split(gs);
+    reorder(ag, w1);
+    fuse(rs, w1, ag);
+}
 """)
             exps = range(8, 23, step)
 
-            # (collective, algorithm, program, schedule): the library's
-            # collectives and the team's one- and two-shot ones (the
-            # schedule's `algorithm`).
-            runs = [("allreduce", "library", "ar", None),
-                    ("reducescatter", "library", "rs", None),
-                    ("allgather", "library", "ag", None),
-                    ("sendrecv", "library", "sr", None),
-                    ("alltoall", "library", "aa", None),
-                    ("allreduce", "oneshot", "ar", "ar_oneshot"),
-                    ("allreduce", "twoshot", "ar", "ar_twoshot"),
-                    ("reducescatter", "oneshot", "rs", "rs_oneshot"),
-                    ("allgather", "oneshot", "ag", "ag_oneshot"),
-                    ("alltoall", "oneshot", "aa", "aa_oneshot")]
+            # (collective, algorithm, element type, program, schedule): the
+            # library's collectives and the team's one- and two-shot ones
+            # (the schedule's `algorithm`), on f32 (the untyped lines) and
+            # the reducing ones on f16 too: the exact reductions widen,
+            # add in f64 and round each element, so an f16 one costs more
+            # per byte (the machine file's typed lines).
+            runs = [("allreduce", "library", None, "ar", None),
+                    ("reducescatter", "library", None, "rs", None),
+                    ("allgather", "library", None, "ag", None),
+                    ("sendrecv", "library", None, "sr", None),
+                    ("alltoall", "library", None, "aa", None),
+                    ("allreduce", "oneshot", None, "ar", "ar_oneshot"),
+                    ("allreduce", "twoshot", None, "ar", "ar_twoshot"),
+                    ("reducescatter", "oneshot", None, "rs", "rs_oneshot"),
+                    ("allgather", "oneshot", None, "ag", "ag_oneshot"),
+                    ("alltoall", "oneshot", None, "aa", "aa_oneshot"),
+                    ("allreduce", "library", "f16", "ar16", None),
+                    ("reducescatter", "library", "f16", "rs16", None),
+                    ("allreduce", "oneshot", "f16", "ar16", "ar16_oneshot"),
+                    ("allreduce", "twoshot", "f16", "ar16", "ar16_twoshot"),
+                    ("reducescatter", "oneshot", "f16", "rs16",
+                     "rs16_oneshot")]
+            size_of = {None: 4, "f16": 2}
 
             def measure(ranks, which):
                 rows = {}
                 for e in exps:
                     n = 2 ** e * ranks  # divisible by the ranks
-                    for c, a, prog, sched in runs:
-                        if (c, a) not in which:
+                    for c, a, ty, prog, sched in runs:
+                        if (c, a, ty) not in which:
                             continue
                         # aa: [R, N] with R = the ranks, a rank's block
                         # n elements as the others'.
@@ -385,51 +440,59 @@ schedule fz_rs_ag for fz {
                         sec = b.time(coll, sizes, ranks, program=prog,
                                      schedule=sched)
                         # n: a rank's input bytes (its output for allgather).
-                        nb = 4 * n
-                        rows.setdefault((c, a), []).append(
+                        nb = size_of[ty] * n
+                        rows.setdefault((c, a, ty), []).append(
                             (*shape(c, a, ranks, nb), sec, nb))
                 return rows
 
-            everything = [(c, a) for c, a, _, _ in runs]
+            everything = [(c, a, ty) for c, a, ty, _, _ in runs]
             measured = measure(r, everything)
-            for (c, a), rows in measured.items():
+            for (c, a, ty), rows in measured.items():
                 lat, bwc = fit_two([(s, v, sec) for s, v, sec, _ in rows])
-                collectives[(c, a)] = (lat, bwc)
-                print(f"{c} {a}: latency {lat * 1e6:.2f} us/step, "
-                      f"{bwc / 1e9:.2f} GB/s", file=sys.stderr)
-                table.append((c, a, rows))
-            # Direct: fused kernels, less launch and memory.
-            direct_rows = {"allreduce": [], "rs+ag": []}
-            direct_total = {"allreduce": [], "rs+ag": []}
-            for e in exps:
-                n = 2 ** e * r
-                for sched, key in (("fz_ar", "allreduce"),
-                                   ("fz_rs_ag", "rs+ag")):
-                    rep = b.report(coll, {"N": n}, r, schedule=sched)
-                    memory = total(rep, "memory")
-                    sec = b.time(coll, {"N": n}, r, schedule=sched)
-                    # What the transfers add to the launch and the memory
-                    # traffic (negative where caches beat the bandwidth).
-                    rest = sec - launch - memory / bandwidth
-                    nb = 4 * n
-                    if key == "allreduce":
-                        s, v = shape("allreduce", "direct", r, nb)
-                    else:
-                        s1, v1 = shape("reducescatter", "direct", r, nb)
-                        s2, v2 = shape("allgather", "direct", r, nb)
-                        s, v = s1 + s2, v1 + v2
-                    direct_rows[key].append((s, v, rest))
-                    direct_total[key].append(sec)
-            lat, bwd = fit_two(direct_rows["allreduce"],
-                               direct_total["allreduce"])
-            collectives[("allreduce", "direct")] = (lat, bwd)
-            lat, bwd = fit_two(direct_rows["rs+ag"], direct_total["rs+ag"])
-            collectives[("reducescatter", "direct")] = (lat, bwd)
-            collectives[("allgather", "direct")] = (lat, bwd)
-            for k in (("allreduce", "direct"), ("reducescatter", "direct")):
-                lat, bwd = collectives[k]
-                print(f"{k[0]} direct: latency {lat * 1e6:.2f} us/step, "
-                      f"{bwd / 1e9:.2f} GB/s", file=sys.stderr)
+                collectives[(c, a, ty)] = (lat, bwc)
+                print(f"{c} {a} {ty or 'f32'}: latency {lat * 1e6:.2f} "
+                      f"us/step, {bwc / 1e9:.2f} GB/s", file=sys.stderr)
+                table.append((c, a, ty, rows))
+            # Direct: fused kernels, less launch and memory; on f32 and f16
+            # gradients (the allgather of an rs + ag kernel shares the
+            # reducescatter's fit, so its line takes the gradient's type
+            # too, and an allgather of f16 is priced by it).
+            for ty, fz in ((None, "fz"), ("f16", "fz16")):
+                direct_rows = {"allreduce": [], "rs+ag": []}
+                direct_total = {"allreduce": [], "rs+ag": []}
+                for e in exps:
+                    n = 2 ** e * r
+                    for sched, key in ((f"{fz}_ar", "allreduce"),
+                                       (f"{fz}_rs_ag", "rs+ag")):
+                        rep = b.report(coll, {"N": n}, r, schedule=sched)
+                        memory = total(rep, "memory")
+                        sec = b.time(coll, {"N": n}, r, schedule=sched)
+                        # What the transfers add to the launch and the
+                        # memory traffic (negative where caches beat the
+                        # bandwidth).
+                        rest = sec - launch - memory / bandwidth
+                        nb = size_of[ty] * n
+                        if key == "allreduce":
+                            s, v = shape("allreduce", "direct", r, nb)
+                        else:
+                            s1, v1 = shape("reducescatter", "direct", r, nb)
+                            s2, v2 = shape("allgather", "direct", r, nb)
+                            s, v = s1 + s2, v1 + v2
+                        direct_rows[key].append((s, v, rest))
+                        direct_total[key].append(sec)
+                lat, bwd = fit_two(direct_rows["allreduce"],
+                                   direct_total["allreduce"])
+                collectives[("allreduce", "direct", ty)] = (lat, bwd)
+                lat, bwd = fit_two(direct_rows["rs+ag"],
+                                   direct_total["rs+ag"])
+                collectives[("reducescatter", "direct", ty)] = (lat, bwd)
+                collectives[("allgather", "direct", ty)] = (lat, bwd)
+                for k in (("allreduce", "direct", ty),
+                          ("reducescatter", "direct", ty)):
+                    lat, bwd = collectives[k]
+                    print(f"{k[0]} direct {ty or 'f32'}: latency "
+                          f"{lat * 1e6:.2f} us/step, {bwd / 1e9:.2f} GB/s",
+                          file=sys.stderr)
             notes.append("collective ... library, oneshot, twoshot: one "
                          "allreduce, reducescatter, allgather (and sendrecv, "
                          "alltoall) "
@@ -438,16 +501,19 @@ schedule fz_rs_ag for fz {
                          "schedule's algorithm(y, NAME)), least squares of "
                          "time = latency * steps + volume / bandwidth, "
                          "relative residuals, with the model's steps and "
-                         "volume of each algorithm")
+                         "volume of each algorithm; the lines naming f16: "
+                         "the reducing ones on f16 elements, fitted alike")
             notes.append("collective ... direct: fused allreduce + update "
                          "and reducescatter + update + allgather kernels at "
-                         "the same sizes, less the launch and their memory "
+                         "the same sizes (f32 gradients; f16 for the f16 "
+                         "lines), less the launch and their memory "
                          "traffic at the bandwidth above, fitted the same "
                          "way (reducescatter and allgather share one fit)")
             if args.check_ranks:
-                other = measure(args.check_ranks, everything)
-                for (c, a), rows in other.items():
-                    lat, bwc = collectives[(c, a)]
+                other = measure(args.check_ranks,
+                                [k for k in everything if k[2] is None])
+                for (c, a, ty), rows in other.items():
+                    lat, bwc = collectives[(c, a, ty)]
                     errs = []
                     for s, v, sec, nb in rows:
                         pred = lat * s + v / bwc
@@ -499,11 +565,12 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
 
     if args.csv and table:
         with open(args.csv, "w") as f:
-            f.write("collective,algorithm,ranks,bytes,measured_s,model_s\n")
-            for c, a, rows in table:
-                lat, bwc = collectives[(c, a)]
+            f.write("collective,algorithm,type,ranks,bytes,measured_s,"
+                    "model_s\n")
+            for c, a, ty, rows in table:
+                lat, bwc = collectives[(c, a, ty)]
                 for st, v, sec, nb in rows:
-                    f.write(f"{c},{a},{r},{nb},{sec:.9g},"
+                    f.write(f"{c},{a},{ty or 'f32'},{r},{nb},{sec:.9g},"
                             f"{lat * st + v / bwc:.9g}\n")
     out = pathlib.Path(args.output)
     with out.open("w") as f:
@@ -527,9 +594,12 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
         f.write(f"libm-call {libm_call * 1e9:.4g} ns\n")
         f.write("fused-collective shared\n")
         f.write(f"overlap {'concurrent' if concurrent else 'alternating'}\n")
-        for (c, a), (lat, bwc) in sorted(collectives.items()):
-            f.write(f"collective {c} {a} node latency {lat * 1e6:.4g} us "
-                    f"bandwidth {bwc / 1e9:.4g} GB/s\n")
+        for (c, a, ty), (lat, bwc) in sorted(
+                collectives.items(), key=lambda kv: (kv[0][0], kv[0][1],
+                                                     kv[0][2] or "")):
+            typed = f" {ty}" if ty else ""
+            f.write(f"collective {c} {a} node{typed} latency "
+                    f"{lat * 1e6:.4g} us bandwidth {bwc / 1e9:.4g} GB/s\n")
     print(f"calibrate: wrote {out}", file=sys.stderr)
     # The file must read back.
     sh([str(args.coconetc), "tune", "--machine", str(out), "--size", "N=1024",

@@ -177,7 +177,7 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
     for (Algorithm a : allAlgorithms()) {
       if ((a == Algorithm::Direct) != fused)
         continue;
-      const LinkCost *cost = machine.find(*kind, a, t.level);
+      const LinkCost *cost = machine.find(*kind, a, t.level, stage.type.dtype);
       std::optional<AlgorithmShape> shape =
           algorithmShape(*kind, a, t.members, bytes);
       if (!cost || !shape)

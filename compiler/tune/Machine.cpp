@@ -107,9 +107,19 @@ std::optional<Collective> collectiveOf(ir::StageKind kind) {
   return std::nullopt;
 }
 
-const LinkCost *Machine::find(Collective c, Algorithm a, Level l) const {
-  auto it = collectives.find({c, a, l});
-  return it == collectives.end() ? nullptr : &it->second;
+const LinkCost *Machine::find(Collective c, Algorithm a, Level l,
+                              std::optional<ir::DType> type) const {
+  llvm::SmallVector<std::optional<ir::DType>, 3> tries;
+  if (type) {
+    tries.push_back(type);
+    if (*type == ir::DType::BF16)
+      tries.push_back(ir::DType::F16);
+  }
+  tries.push_back(std::nullopt);
+  for (std::optional<ir::DType> t : tries)
+    if (auto it = collectives.find({c, a, l, t}); it != collectives.end())
+      return &it->second;
+  return nullptr;
 }
 
 namespace {
@@ -386,22 +396,36 @@ void Parser::statement(Line &line) {
     std::string full = (key + " " + line.words[1].text + " " +
                         line.words[2].text + " " + line.words[3].text)
                            .str();
+    // An optional element type: the line prices that type's elements.
+    std::optional<ir::DType> type;
+    size_t i = 4;
+    if (i < line.words.size() && line.words[i].text != "latency") {
+      type = ir::parseDType(line.words[i].text);
+      if (!type) {
+        bad(line.words[i], full,
+            "an element type (f16, bf16, f32, f64, i32, i64, u64, bool) or its "
+            "latency per step (latency)");
+        return;
+      }
+      full += " " + line.words[i++].text.str();
+    }
     if (!first(full, line))
       return;
-    if (choose(diags, line, 4, full, {"latency"}, "its latency per step") < 0)
+    if (choose(diags, line, i, full, {"latency"}, "its latency per step") < 0)
       return;
-    std::optional<double> latency = value(line, 5, full, Quantity::Time, true);
+    std::optional<double> latency =
+        value(line, i + 1, full, Quantity::Time, true);
     if (!latency)
       return;
-    if (choose(diags, line, 7, full, {"bandwidth"}, "its bandwidth") < 0)
+    if (choose(diags, line, i + 3, full, {"bandwidth"}, "its bandwidth") < 0)
       return;
     std::optional<double> bandwidth =
-        value(line, 8, full, Quantity::Bandwidth, false);
-    if (!bandwidth || !end(line, 10, full))
+        value(line, i + 4, full, Quantity::Bandwidth, false);
+    if (!bandwidth || !end(line, i + 6, full))
       return;
     machine.collectives[{kCollectives[c], kAlgorithms[a],
-                         l == 0 ? Level::Node : Level::Network}] = {*latency,
-                                                                    *bandwidth};
+                         l == 0 ? Level::Node : Level::Network, type}] = {
+        *latency, *bandwidth};
     return;
   }
   std::string keys;
@@ -517,9 +541,12 @@ void printMachine(const Machine &machine, llvm::StringRef header,
      << "overlap " << (machine.overlapConcurrent ? "concurrent" : "alternating")
      << '\n';
   for (const auto &[key, cost] : machine.collectives) {
-    auto [c, a, l] = key;
+    auto [c, a, l, type] = key;
     os << "collective " << collectiveName(c) << ' ' << algorithmName(a) << ' '
-       << levelName(l) << " latency " << number(cost.latency) << " s bandwidth "
+       << levelName(l);
+    if (type)
+      os << ' ' << ir::dtypeName(*type);
+    os << " latency " << number(cost.latency) << " s bandwidth "
        << number(cost.bandwidth) << " B/s\n";
   }
 }

@@ -95,11 +95,20 @@ struct Machine {
   /// Does an overlapped matmul run while its collective moves data (the
   /// GPU's copy engines and NVLink), or do they take turns on the cores?
   bool overlapConcurrent = true;
-  std::map<std::tuple<Collective, Algorithm, Level>, LinkCost> collectives;
+  /// Keyed by collective, algorithm, level and the element type a line
+  /// names (`collective allreduce library node f16 latency ...`: the CPU
+  /// target's exact reductions cost per element, not only per byte), or
+  /// none: the line for every type without one of its own.
+  std::map<std::tuple<Collective, Algorithm, Level, std::optional<ir::DType>>,
+           LinkCost>
+      collectives;
   /// Where each value was stated: the machine file's name (for messages).
   std::string path;
 
-  const LinkCost *find(Collective c, Algorithm a, Level l) const;
+  /// The line for elements of `type`: its own, else (bf16) f16's, the same
+  /// bytes and a rounding each, else the untyped line; null when none.
+  const LinkCost *find(Collective c, Algorithm a, Level l,
+                       std::optional<ir::DType> type = std::nullopt) const;
 };
 
 /// Parses the machine file in `buffer` (added to `sourceMgr`); reports each
