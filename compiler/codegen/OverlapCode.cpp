@@ -253,6 +253,55 @@ void emitOverlapDestroy(CodeWriter &w, const Plan &plan, const Target &t) {
     emitLines(w, fill(t.info.dispatch.destroy, "", dispatchParts(plan)));
 }
 
+/// Opens the loop over an overlap's `chunks` parts of `part` elements:
+/// part cc_c starts at cc_begin (and, `withEnd`, ends at cc_end).
+void openPartLoop(CodeWriter &w, int64_t chunks, const std::string &part,
+                  bool withEnd) {
+  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(chunks) +
+         "; ++cc_c)");
+  if (!withEnd) {
+    w.line("const int64_t cc_begin = cc_c * " + part + ";");
+    return;
+  }
+  w.line("const int64_t cc_begin = cc_c * " + part + ", cc_end = cc_begin + " +
+         part + ";");
+  w.line("(void)cc_end;");
+}
+
+/// The batched matmul of part cc_c of an alltoall overlap (`rows` batches
+/// from cc_c * rows on), for the rows of member cc_q (a batch's `blocks`
+/// blocks of rows): the side the alltoall moves (A for a dispatch, which
+/// reads what arrived; C for a combine, which writes what goes out) at
+/// cc_q's block of `moved`'s part, the other side at those rows in place.
+MatMulOperands memberRowsOperands(const Plan &plan, const MatMulCall &mm,
+                                  const std::string &g, const std::string &cg,
+                                  const std::string &rows,
+                                  const std::string &blocks,
+                                  const std::string &moved, bool movedIsA) {
+  MatMulOperands ops = matMulOperands(plan, mm, g);
+  const std::string rowsPerBlock = "(" + g + ".m / " + blocks + ")";
+  const std::string at = moved + " + cc_q * " + cg + ".block_count + cc_begin";
+  const std::string inPlace =
+      "(cc_c * " + rows + " * " + g + ".m + cc_q * " + rowsPerBlock + ")";
+  ops.batch = rows;
+  ops.m = rowsPerBlock;
+  if (movedIsA) {
+    ops.a = at;
+    ops.strideA = rowsPerBlock + " * " + g + ".k";
+  } else {
+    ops.a += " + " + inPlace + " * " + g + ".k";
+  }
+  if (mm.batchedB)
+    ops.b += " + cc_c * " + rows + " * " + g + ".k * " + g + ".n";
+  if (movedIsA) {
+    ops.c += " + " + inPlace + " * " + g + ".n";
+  } else {
+    ops.c = at;
+    ops.strideC = rowsPerBlock + " * " + g + ".n";
+  }
+  return ops;
+}
+
 /// Part cc_c of every block of alltoall step `index` (an overlap's part,
 /// the elements [cc_begin, cc_begin + part) of each member's block), in
 /// one call of blocks apart.
@@ -300,11 +349,7 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
             " does not run), while the later parts\narrive.");
   emitLines(w, fill(hooks.arrivals, i, o.chunks));
   emitLines(w, hooks.before);
-  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(o.chunks) +
-         "; ++cc_c)");
-  w.line("const int64_t cc_begin = cc_c * " + part + ", cc_end = cc_begin + " +
-         part + ";");
-  w.line("(void)cc_end;");
+  openPartLoop(w, o.chunks, part, true);
   w.line(fill(hooks.open, i, o.chunks));
   w.indent();
   emitLines(w, t.info.part.head);
@@ -314,25 +359,14 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   w.line(t.info.part.close);
   emitLines(w, fill(hooks.arrived, i, o.chunks));
   w.close();
-  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(o.chunks) +
-         "; ++cc_c)");
-  w.line("const int64_t cc_begin = cc_c * " + part + ";");
+  openPartLoop(w, o.chunks, part, false);
   emitLines(w, fill(hooks.await, i, o.chunks));
   w.comment("Step " + std::to_string(o.consumer) + ": " + consumer.summary +
             ", this part: the rows that came from member cc_q.");
   w.open("for (int64_t cc_q = 0; cc_q < " + blocks + "; ++cc_q)");
-  MatMulOperands ops = matMulOperands(plan, mm, g);
-  const std::string rowsPerBlock = "(" + g + ".m / " + blocks + ")";
-  ops.batch = rows;
-  ops.m = rowsPerBlock;
-  ops.a = bufferName(plan, c.output) + " + cc_q * " + cg +
-          ".block_count + cc_begin";
-  ops.strideA = rowsPerBlock + " * " + g + ".k";
-  if (mm.batchedB)
-    ops.b += " + cc_c * " + rows + " * " + g + ".k * " + g + ".n";
-  ops.c += " + (cc_c * " + rows + " * " + g + ".m + cc_q * " + rowsPerBlock +
-           ") * " + g + ".n";
-  t.emitMatMul(w, plan, mm, ops);
+  t.emitMatMul(w, plan, mm,
+               memberRowsOperands(plan, mm, g, cg, rows, blocks,
+                                  bufferName(plan, c.output), true));
   w.close();
   w.close();
   emitLines(w, t.info.overlapEnd);
@@ -365,26 +399,13 @@ unsigned emitAllToAllOverlap(CodeWriter &w, const Target &t, const Plan &plan,
                         : std::string()) +
             "; each part goes out as soon as it is done, while the next part "
             "is\ncomputed.");
-  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(o.chunks) +
-         "; ++cc_c)");
-  w.line("const int64_t cc_begin = cc_c * " + part + ", cc_end = cc_begin + " +
-         part + ";");
-  w.line("(void)cc_end;");
+  openPartLoop(w, o.chunks, part, true);
   w.comment("Step " + std::to_string(o.producer) + ": " + producer.summary +
             ", this part: the rows member cc_q gets, to its block.");
   w.open("for (int64_t cc_q = 0; cc_q < " + blocks + "; ++cc_q)");
-  MatMulOperands ops = matMulOperands(plan, mm, g);
-  const std::string rowsPerBlock = "(" + g + ".m / " + blocks + ")";
-  ops.batch = rows;
-  ops.m = rowsPerBlock;
-  ops.a += " + (cc_c * " + rows + " * " + g + ".m + cc_q * " + rowsPerBlock +
-           ") * " + g + ".k";
-  if (mm.batchedB)
-    ops.b += " + cc_c * " + rows + " * " + g + ".k * " + g + ".n";
-  ops.c = bufferName(plan, o.partsInto) + " + cc_q * " + cg +
-          ".block_count + cc_begin";
-  ops.strideC = rowsPerBlock + " * " + g + ".n";
-  t.emitMatMul(w, plan, mm, ops);
+  t.emitMatMul(w, plan, mm,
+               memberRowsOperands(plan, mm, g, cg, rows, blocks,
+                                  bufferName(plan, o.partsInto), false));
   w.close();
   emitLines(w, t.info.part.before);
   w.line(t.info.part.open);
@@ -418,12 +439,8 @@ unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
             std::to_string(o.chunks) +
             " parts; each part's consumer runs as soon as the\npart is done, "
             "while the next part is computed.");
-  w.open("for (int64_t cc_c = 0; cc_c < " + std::to_string(o.chunks) +
-         "; ++cc_c)");
   const std::string part = "cc_s.cc_part" + i;
-  w.line("const int64_t cc_begin = cc_c * " + part + ", cc_end = cc_begin + " +
-         part + ";");
-  w.line("(void)cc_end;");
+  openPartLoop(w, o.chunks, part, true);
   // The matmul's part: rows [c * rows, (c + 1) * rows) of every block,
   // stored together.
   MatMulOperands ops = matMulOperands(plan, mm, g);
