@@ -241,6 +241,34 @@ size_t saturated(int64_t count, int64_t size, int64_t members, Kind kind) {
   return static_cast<size_t>(pieceBytes(kind, count, size, members));
 }
 
+/// What every collective here works out before its pieces: the element
+/// size; then, with no elements, nothing to do, and for a member alone its
+/// input moved to its output (`ready` false: the collective is done);
+/// else the piece of `count` its part holds at a time and whether the
+/// input already is that part. `inCount`, `outCount`: the buffers'
+/// elements.
+struct Pieces {
+  int64_t size = 0, piece = 0;
+  bool inPlace = false, ready = false;
+};
+Status startPieces(const char *what, const Team &team, Kind kind, int64_t count,
+                   DType dtype, const void *in, int64_t inCount, void *out,
+                   int64_t outCount, Pieces *pieces) {
+  COCONET_RETURN_IF_ERROR(
+      elementBytes(what, count, dtype, team.size(), &pieces->size));
+  if (count == 0)
+    return Status::success();
+  if (team.size() == 1)
+    return alone(in, out, count * pieces->size);
+  COCONET_RETURN_IF_ERROR(
+      pieceOf(what, team, kind, count, pieces->size, &pieces->piece));
+  COCONET_RETURN_IF_ERROR(checkBuffers(
+      what, team, in, inCount * pieces->size, out, outCount * pieces->size,
+      pieces->piece == count, &pieces->inPlace));
+  pieces->ready = true;
+  return Status::success();
+}
+
 } // namespace
 
 const char *teamAlgorithmName(TeamAlgorithm algorithm) {
@@ -291,21 +319,15 @@ Status teamAllReduce(Team &team, TeamAlgorithm algorithm, const void *in,
   const int64_t p = team.size();
   COCONET_RETURN_IF_ERROR(checkAlgorithm(what, algorithm));
   COCONET_RETURN_IF_ERROR(checkOp(what, dtype, op));
-  int64_t size = 0;
-  COCONET_RETURN_IF_ERROR(elementBytes(what, count, dtype, p, &size));
-  const int64_t bytes = count * size;
-  if (count == 0)
-    return Status::success();
-  if (p == 1)
-    return alone(in, out, bytes);
   const bool oneShot = algorithm == TeamAlgorithm::OneShot;
-  int64_t piece = 0;
-  COCONET_RETURN_IF_ERROR(pieceOf(what, team,
-                                  oneShot ? Kind::OneShot : Kind::TwoShot,
-                                  count, size, &piece));
-  bool inPlace = false;
-  COCONET_RETURN_IF_ERROR(checkBuffers(what, team, in, bytes, out, bytes,
-                                       piece == count, &inPlace));
+  Pieces pieces;
+  COCONET_RETURN_IF_ERROR(
+      startPieces(what, team, oneShot ? Kind::OneShot : Kind::TwoShot, count,
+                  dtype, in, count, out, count, &pieces));
+  if (!pieces.ready)
+    return Status::success();
+  const int64_t size = pieces.size, piece = pieces.piece;
+  const bool inPlace = pieces.inPlace;
 
   const int me = team.rank();
   auto *mine = static_cast<uint8_t *>(team.local());
@@ -355,19 +377,15 @@ Status teamReduceScatter(Team &team, const void *in, void *out,
   const char *what = "teamReduceScatter";
   const int64_t p = team.size();
   COCONET_RETURN_IF_ERROR(checkOp(what, dtype, op));
-  int64_t size = 0;
-  COCONET_RETURN_IF_ERROR(elementBytes(what, countPerRank, dtype, p, &size));
-  const int64_t block = countPerRank * size;
-  if (countPerRank == 0)
+  Pieces pieces;
+  COCONET_RETURN_IF_ERROR(startPieces(what, team, Kind::ReduceScatter,
+                                      countPerRank, dtype, in, countPerRank * p,
+                                      out, countPerRank, &pieces));
+  if (!pieces.ready)
     return Status::success();
-  if (p == 1)
-    return alone(in, out, block);
-  int64_t piece = 0;
-  COCONET_RETURN_IF_ERROR(
-      pieceOf(what, team, Kind::ReduceScatter, countPerRank, size, &piece));
-  bool inPlace = false;
-  COCONET_RETURN_IF_ERROR(checkBuffers(what, team, in, block * p, out, block,
-                                       piece == countPerRank, &inPlace));
+  const int64_t size = pieces.size, piece = pieces.piece;
+  const int64_t block = countPerRank * size;
+  const bool inPlace = pieces.inPlace;
 
   const int me = team.rank();
   auto *mine = static_cast<uint8_t *>(team.local());
@@ -394,20 +412,15 @@ Status teamAllToAll(Team &team, const void *in, void *out, int64_t countPerRank,
                     DType dtype) {
   const char *what = "teamAllToAll";
   const int64_t p = team.size();
-  int64_t size = 0;
-  COCONET_RETURN_IF_ERROR(elementBytes(what, countPerRank, dtype, p, &size));
-  const int64_t block = countPerRank * size;
-  if (countPerRank == 0)
+  Pieces pieces;
+  COCONET_RETURN_IF_ERROR(startPieces(what, team, Kind::ReduceScatter,
+                                      countPerRank, dtype, in, countPerRank * p,
+                                      out, countPerRank * p, &pieces));
+  if (!pieces.ready)
     return Status::success();
-  if (p == 1)
-    return alone(in, out, block);
-  int64_t piece = 0;
-  COCONET_RETURN_IF_ERROR(
-      pieceOf(what, team, Kind::ReduceScatter, countPerRank, size, &piece));
-  bool inPlace = false;
-  COCONET_RETURN_IF_ERROR(checkBuffers(what, team, in, block * p, out,
-                                       block * p, piece == countPerRank,
-                                       &inPlace));
+  const int64_t size = pieces.size, piece = pieces.piece;
+  const int64_t block = countPerRank * size;
+  const bool inPlace = pieces.inPlace;
 
   const int me = team.rank();
   auto *mine = static_cast<uint8_t *>(team.local());
@@ -437,19 +450,15 @@ Status teamAllGather(Team &team, const void *in, void *out,
                      int64_t countPerRank, DType dtype) {
   const char *what = "teamAllGather";
   const int64_t p = team.size();
-  int64_t size = 0;
-  COCONET_RETURN_IF_ERROR(elementBytes(what, countPerRank, dtype, p, &size));
-  const int64_t block = countPerRank * size;
-  if (countPerRank == 0)
+  Pieces pieces;
+  COCONET_RETURN_IF_ERROR(startPieces(what, team, Kind::AllGather, countPerRank,
+                                      dtype, in, countPerRank, out,
+                                      countPerRank * p, &pieces));
+  if (!pieces.ready)
     return Status::success();
-  if (p == 1)
-    return alone(in, out, block);
-  int64_t piece = 0;
-  COCONET_RETURN_IF_ERROR(
-      pieceOf(what, team, Kind::AllGather, countPerRank, size, &piece));
-  bool inPlace = false;
-  COCONET_RETURN_IF_ERROR(checkBuffers(what, team, in, block, out, block * p,
-                                       piece == countPerRank, &inPlace));
+  const int64_t size = pieces.size, piece = pieces.piece;
+  const int64_t block = countPerRank * size;
+  const bool inPlace = pieces.inPlace;
 
   const int me = team.rank();
   auto *mine = static_cast<uint8_t *>(team.local());
