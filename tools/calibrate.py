@@ -322,15 +322,43 @@ program libm(x: f16[N] replicated) {
         checks = []
         table = []  # (collective, algorithm, rows) measured
         if r > 1:
-            coll = b.source("coll", """
-program ar(x: f32[N] local) {
+            def reducing(tag, ty):
+                """The reducing collectives' programs (names ending in tag)
+                and their schedules, on elements of type ty."""
+                g = "gs" if ty == "f32" else "f32(gs)"
+                return f"""
+program ar{tag}(x: {ty}[N] local) {{
     y = allreduce(sum, x);
     return y;
-}
-program rs(x: f32[N] local) {
+}}
+program rs{tag}(x: {ty}[N] local) {{
     y = reducescatter(sum, x);
     return y;
-}
+}}
+program fz{tag}(g: {ty}[N] local, w: f32[N] replicated) {{
+    gs = allreduce(sum, g);
+    w1 = update(w, w + {g});
+}}
+schedule ar{tag}_oneshot for ar{tag} {{
+    algorithm(y, oneshot);
+}}
+schedule ar{tag}_twoshot for ar{tag} {{
+    algorithm(y, twoshot);
+}}
+schedule rs{tag}_oneshot for rs{tag} {{
+    algorithm(y, oneshot);
+}}
+schedule fz{tag}_ar for fz{tag} {{
+    fuse(gs, w1);
+}}
+schedule fz{tag}_rs_ag for fz{tag} {{
+    (rs, ag) = split(gs);
+    reorder(ag, w1);
+    fuse(rs, w1, ag);
+}}
+"""
+            coll = b.source("coll", reducing("", "f32") +
+                            reducing("16", "f16") + """
 program ag(x: f32[N] sliced) {
     y = allgather(x);
     return y;
@@ -343,61 +371,11 @@ program aa(x: f32[R, N] sliced(1)) {
     y = alltoall(x, dim=0);
     return y;
 }
-program fz(g: f32[N] local, w: f32[N] replicated) {
-    gs = allreduce(sum, g);
-    w1 = update(w, w + gs);
-}
-program ar16(x: f16[N] local) {
-    y = allreduce(sum, x);
-    return y;
-}
-program rs16(x: f16[N] local) {
-    y = reducescatter(sum, x);
-    return y;
-}
-program fz16(g: f16[N] local, w: f32[N] replicated) {
-    gs = allreduce(sum, g);
-    w1 = update(w, w + f32(gs));
-}
-schedule ar_oneshot for ar {
-    algorithm(y, oneshot);
-}
-schedule ar_twoshot for ar {
-    algorithm(y, twoshot);
-}
-schedule rs_oneshot for rs {
-    algorithm(y, oneshot);
-}
 schedule ag_oneshot for ag {
     algorithm(y, oneshot);
 }
 schedule aa_oneshot for aa {
     algorithm(y, oneshot);
-}
-schedule ar16_oneshot for ar16 {
-    algorithm(y, oneshot);
-}
-schedule ar16_twoshot for ar16 {
-    algorithm(y, twoshot);
-}
-schedule rs16_oneshot for rs16 {
-    algorithm(y, oneshot);
-}
-schedule fz_ar for fz {
-    fuse(gs, w1);
-}
-schedule fz_rs_ag for fz {
-    (rs, ag) = split(gs);
-    reorder(ag, w1);
-    fuse(rs, w1, ag);
-}
-schedule fz16_ar for fz16 {
-    fuse(gs, w1);
-}
-schedule fz16_rs_ag for fz16 {
-    (rs, ag) = split(gs);
-    reorder(ag, w1);
-    fuse(rs, w1, ag);
 }
 """)
             exps = range(8, 23, step)
