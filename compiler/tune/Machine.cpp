@@ -402,9 +402,12 @@ void Parser::statement(Line &line) {
     if (i < line.words.size() && line.words[i].text != "latency") {
       type = ir::parseDType(line.words[i].text);
       if (!type) {
+        llvm::SmallVector<llvm::StringRef, 8> names;
+#define DTYPE(Name, Printed, Bytes, Kind) names.push_back(Printed);
+#include "coconet/dtypes.def"
         bad(line.words[i], full,
-            "an element type (f16, bf16, f32, f64, i32, i64, u64, bool) or its "
-            "latency per step (latency)");
+            "an element type (" + llvm::join(names, ", ") +
+                ") or its latency per step (latency)");
         return;
       }
       full += " " + line.words[i++].text.str();
