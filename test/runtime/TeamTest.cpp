@@ -2,12 +2,12 @@
 //
 // Run by CTest under mpirun (2 and 4 processes, see run-mpi.sh). For every
 // axis of a one-axis mesh and, where the world size factors, of a two-axis
-// mesh: a Team over the axis; every member fills its part of the window
-// with OpenMP threads, meets the others at the barrier, and then reads
-// every member's part with plain loads, an all-gather and a reduce-scatter
-// in rank order of values whose float sum depends on the order; a second
-// barrier before the parts are rewritten, three rounds. A barrier that a
-// member misses gives up after its time limit and names that member. Then
+// mesh: a Team over the axis, its parts 64-byte aligned; every member fills its
+// part of the window with OpenMP threads, meets the others at the barrier, and
+// then reads every member's part with plain loads, an all-gather and a
+// reduce-scatter in rank order of values whose float sum depends on the order;
+// a second barrier before the parts are rewritten, three rounds. A barrier that
+// a member misses gives up after its time limit and names that member. Then
 // with COCONET_TEAM=off no team is made, on every member, with the reason.
 // Exits 1 (after printing what failed) on a mismatch.
 //
@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,13 @@ void checkAxis(const cpu::Mesh &mesh, int axis, const std::string &name) {
   if (team->size() != members)
     fail(name + ": the team has " + std::to_string(team->size()) +
          " members, the axis " + std::to_string(members));
+  // Every part on a cache line's boundary (a fused kernel's vector loads
+  // and stores would split otherwise; MPI's windows are not aligned).
+  for (int m = 0; m < team->size(); ++m)
+    if (reinterpret_cast<uintptr_t>(team->part(m)) % 64 != 0)
+      fail(name + ": member " + std::to_string(m) + "'s part is " +
+           std::to_string(reinterpret_cast<uintptr_t>(team->part(m)) % 64) +
+           " bytes past a 64-byte boundary");
   const int me = team->rank();
   float *in = static_cast<float *>(team->local());
   for (int round = 0; round < 3; ++round) {
@@ -151,8 +159,9 @@ int main(int argc, char **argv) {
              std::to_string(cpu::Team::timeLimit()));
       unsetenv("COCONET_TEAM_TIMEOUT");
     }
-    // No room in /dev/shm for every member's part (64-byte header and
-    // 4096 bytes): no team, on every member, and why.
+    // No room in /dev/shm for every member's part (64-byte header, 64
+    // bytes to align the part, and 4096 bytes): no team, on every member,
+    // and why.
     {
       setenv("COCONET_TEAM_SHM_BYTES", "1000", 1);
       std::unique_ptr<cpu::Mesh> mesh;
@@ -161,7 +170,7 @@ int main(int argc, char **argv) {
       const std::string expected =
           "the node's shared memory (/dev/shm) has not room for the team's "
           "window (" +
-          std::to_string(size * (64 + 4096)) + " bytes, 1000 free)";
+          std::to_string(size * (64 + 64 + 4096)) + " bytes, 1000 free)";
       if (!cpu::Mesh::create(world, {size}, &mesh).ok() ||
           !cpu::Team::create(*mesh, 0, 4096, &team, &why).ok() || team ||
           why != expected)

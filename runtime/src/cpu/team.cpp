@@ -17,13 +17,20 @@
 
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 namespace coconet::rt::cpu {
 namespace {
+/// A member's window: its barrier count, then its part at the first
+/// kAlign boundary kHeader bytes on. MPI_Win_allocate_shared promises no
+/// alignment (Open MPI's windows start 8 or 16 bytes past one), and a part
+/// that is not on a cache line's boundary splits every vector load and
+/// store of a fused kernel in two.
 constexpr size_t kHeader = 64;
+constexpr size_t kAlign = 64;
 /// Where MPI implementations keep shared-memory windows on Linux.
 constexpr const char *kSharedMemory = "/dev/shm";
 
@@ -63,13 +70,11 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
   // largest reason any member has wins.
   const char *setting = std::getenv("COCONET_TEAM");
   const bool off = setting && std::string(setting) == "off";
-  // Parts are allocated in multiples of 64 bytes, so that every member's
-  // part starts as aligned as the first (MPI places them one after the
-  // other): an f64 a peer reads is never misaligned.
-  const size_t padded = (bytes + 63) / 64 * 64;
+  // Each member allocates its header, its part and room to align it.
+  const size_t padded = (bytes + kAlign - 1) / kAlign * kAlign;
   const unsigned long long need =
       static_cast<unsigned long long>(nodeSize) *
-      (kHeader + static_cast<unsigned long long>(padded));
+      (kHeader + kAlign + static_cast<unsigned long long>(padded));
   const unsigned long long room = sharedMemoryRoom();
   enum : int { kTeam = 0, kNoRoom, kNotShared, kOff };
   int vote = off                ? kOff
@@ -102,8 +107,8 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
   team->bytes_ = bytes;
   char *mine = nullptr;
   COCONET_MPI_CHECK(
-      MPI_Win_allocate_shared(static_cast<MPI_Aint>(kHeader + padded), 1,
-                              MPI_INFO_NULL, node, &mine, &team->window_));
+      MPI_Win_allocate_shared(static_cast<MPI_Aint>(kHeader + kAlign + padded),
+                              1, MPI_INFO_NULL, node, &mine, &team->window_));
   COCONET_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, team->window_));
   for (int m = 0; m < size; ++m) {
     MPI_Aint partBytes = 0;
@@ -112,7 +117,11 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
     COCONET_MPI_CHECK(
         MPI_Win_shared_query(team->window_, m, &partBytes, &unit, &base));
     team->arrivals_.push_back(reinterpret_cast<uint64_t *>(base));
-    team->parts_.push_back(base + kHeader);
+    // The same boundary in every process: the segment is mapped at page
+    // boundaries, so an address's offset within a cache line is the same
+    // in each.
+    const uintptr_t at = reinterpret_cast<uintptr_t>(base + kHeader);
+    team->parts_.push_back(base + kHeader + (kAlign - at % kAlign) % kAlign);
   }
   __atomic_store_n(team->arrivals_[static_cast<size_t>(rank)], 0,
                    __ATOMIC_RELEASE);
