@@ -29,6 +29,14 @@ llvm::StringRef dtypeName(DType dtype) {
   return "?";
 }
 
+std::string allDTypeNames() {
+  std::string names;
+#define DTYPE(Name, Printed, Bytes, Kind)                                      \
+  names += names.empty() ? Printed : ", " Printed;
+#include "coconet/dtypes.def"
+  return names;
+}
+
 std::optional<DType> parseDType(llvm::StringRef name) {
 #define DTYPE(Name, Printed, Bytes, Kind)                                      \
   if (name == Printed)                                                         \

@@ -51,6 +51,8 @@ enum class DType {
 
 llvm::StringRef dtypeName(DType dtype);
 std::optional<DType> parseDType(llvm::StringRef name);
+/// Every element type's name, in the table's order, joined by ", ".
+std::string allDTypeNames();
 bool isFloat(DType dtype);
 bool isInteger(DType dtype);
 /// Bytes of one element in memory.

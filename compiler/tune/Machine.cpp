@@ -402,11 +402,8 @@ void Parser::statement(Line &line) {
     if (i < line.words.size() && line.words[i].text != "latency") {
       type = ir::parseDType(line.words[i].text);
       if (!type) {
-        llvm::SmallVector<llvm::StringRef, 8> names;
-#define DTYPE(Name, Printed, Bytes, Kind) names.push_back(Printed);
-#include "coconet/dtypes.def"
         bad(line.words[i], full,
-            "an element type (" + llvm::join(names, ", ") +
+            "an element type (" + ir::allDTypeNames() +
                 ") or its latency per step (latency)");
         return;
       }
