@@ -10,10 +10,19 @@ by its driver on RANKS MPI ranks of THREADS OpenMP threads each, all ranks
 at once (they share the memory bus, as they do in a step), with
 tools/measure-cpu.sh:
 
-- memory-bandwidth, kernel-launch: an elementwise kernel (z = y * 0.5 + x)
-  over N = 2^10 .. 2^24 f32; the report's bytes (read + write) against the
-  time, a least-squares line: its slope is 1 / bandwidth, its intercept the
-  launch;
+- memory-bandwidth, kernel-launch, cache SIZE bandwidth B: an elementwise
+  kernel (z = update(y, y * 0.5 + x)) over N f32; the cache's size from
+  sysfs; its bandwidth: the report's bytes over the time at sizes whose
+  buffers on all ranks fill an eighth to a half of it; the launch: the
+  time of 2^10..2^14 elements beyond their bytes at that bandwidth; the
+  memory's: three sizes whose buffers are at least 3x the cache, their
+  time less the launch and the share the model says the cache holds
+  (cache / buffers) at its bandwidth, against the bytes it misses (a line
+  through the origin);
+- write-allocate: the kernel writing a new buffer (z = y * 0.5 + x,
+  returned) against the update at the large sizes: `yes` when it takes
+  nearer 16/12 of the time (each new line read before it is written)
+  than 1;
 - matmul RATE per element type: a [M, K] x [K, N] matmul at 256^3 and 512^3
   (FLOPs by the report over the time, the larger of the two);
 - ordered-sum: the time per element of an in-order f64 running sum, one
@@ -179,6 +188,22 @@ def shape(collective, algorithm, p, n):
             "allgather": (1, ring)}[collective]
 
 
+def cache_size():
+    """The largest cache of CPU 0 (sysfs), in bytes; 32 MiB when unknown."""
+    best = 0
+    for index in pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob(
+            "index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        scale = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            best = max(best, int(digits) * scale)
+    return best or 32 * 2 ** 20
+
+
 def cpu_name():
     try:
         for line in open("/proc/cpuinfo"):
@@ -215,33 +240,92 @@ def main():
         b = Bench(args, work)
         step = 4 if args.quick else 2
 
-        # Memory bandwidth and launch.
+        # Memory bandwidth and launch; the cache's size and bandwidth;
+        # whether stores allocate.
         bw = b.source("bw", """
 program bw(x: f32[N] replicated, y: f32[N] replicated) {
     z = update(y, y * 0.5 + x);
 }
+program nw(x: f32[N] replicated, y: f32[N] replicated) {
+    z = y * 0.5 + x;
+    return z;
+}
 """)
-        xs, ys = [], []
-        for e in range(10, 25, step):
+        cache = cache_size()
+
+        def bw_point(e, program="bw"):
             sizes = {"N": 2 ** e}
-            rep = b.report(bw, sizes, r, program="bw")
-            xs.append(total(rep, "memory"))
-            ys.append(b.time(bw, sizes, r, program="bw"))
-        # The bandwidth from the line through the large sizes; the launch:
-        # what the smallest kernels take beyond their bytes at that
-        # bandwidth (the median of the three smallest: one slow run of one
-        # size once made it 800 us).
-        _, slope = fit_line(xs[-3:], ys[-3:])
-        bandwidth = 1 / slope
-        launch = max(statistics.median(
-            y - x / bandwidth for x, y in zip(xs[:3], ys[:3])), 0.0)
+            rep = b.report(bw, sizes, r, program=program)
+            return total(rep, "memory"), b.time(bw, sizes, r, program=program)
+
+        # The launch: the three smallest kernels (2^10..2^14 elements).
+        small = [bw_point(e) for e in (10, 12, 14)]
+        # The cache: sizes whose buffers on all ranks fill an eighth to a
+        # half of it (all hits).
+        last = 10
+        while 12 * 2 ** (last + 1) * r <= cache // 2:
+            last += 1
+        in_cache = [bw_point(e) for e in range(max(last - 2, 10), last + 1)]
+        # The small kernels run from the cache too: their time beyond their
+        # bytes at its bandwidth is the launch, and the cache's bandwidth
+        # is the in-cache sizes' bytes over their time less the launch
+        # (the median of each; twice, from a launch of 0).
+        launch = 0.0
+        for _ in range(2):
+            cache_bandwidth = statistics.median(
+                x / max(y - launch, 1e-9) for x, y in in_cache)
+            launch = max(statistics.median(
+                y - x / cache_bandwidth for x, y in small), 0.0)
+
+        def hits(x):
+            """The model's share of x bytes (a rank's, all of the step's
+            buffers: the kernel reads x and y and updates y in place,
+            and 2/3 of x are its buffers) the cache holds."""
+            return min(1.0, cache / (x * 2 / 3 * r))
+
+        # Memory: sizes whose buffers, on all of a node's ranks, are at
+        # least 3x the cache (sizes that fit had thrown the fit, once to
+        # 68.9 GB/s against 42); even there the cache holds a share (the
+        # model's h): a line through their missed bytes against their time
+        # less the launch and the hits' at the cache's bandwidth, through
+        # the origin, its slope 1 / bandwidth.
+        first = 10
+        while 12 * 2 ** first * r < 3 * cache:
+            first += 1
+        big_exps = list(range(first, first + (2 if args.quick else 3)))
+        big = [bw_point(e) for e in big_exps]
+        xs = [x * (1 - hits(x)) for x, _ in big]
+        ys = [y - launch - x * hits(x) / cache_bandwidth for x, y in big]
+        bandwidth = sum(x * x for x in xs) / sum(x * y for x, y in zip(xs, ys))
+        # Write-allocate: the same kernel writing a new buffer (its lines
+        # not read first) at the large sizes; the model with allocating
+        # stores predicts 16/12 of the update's time, without 1.
+        fresh = [bw_point(e, "nw") for e in big_exps]
+        ratio = statistics.median(
+            yn / yb for (_, yn), (_, yb) in zip(fresh, big))
+        allocate = ratio > (1 + 16 / 12) / 2
         print(f"memory: {bandwidth / 1e9:.2f} GB/s per rank, launch "
-              f"{launch * 1e6:.2f} us", file=sys.stderr)
-        notes.append(f"memory-bandwidth, kernel-launch: z = y * 0.5 + x over "
-                     f"N = 2^10..2^24 f32 (12*N bytes); the line through "
-                     f"the three largest sizes (bandwidth); the median of "
-                     f"the three smallest's time beyond their bytes at that "
-                     f"bandwidth (launch)")
+              f"{launch * 1e6:.2f} us; cache {cache / 2 ** 20:g} MiB at "
+              f"{cache_bandwidth / 1e9:.1f} GB/s per rank; a new result's "
+              f"kernel {ratio:.2f}x the update's (write-allocate "
+              f"{'yes' if allocate else 'no'})", file=sys.stderr)
+        notes.append(f"memory-bandwidth: z = update(y, y * 0.5 + x) over N "
+                     f"f32 (12*N bytes, 8*N of buffers) at N = "
+                     f"2^{big_exps[0]}..2^{big_exps[-1]} (the buffers of all "
+                     f"{r} ranks at least 3x the cache): the line through "
+                     f"the bytes the cache misses (the model's share) "
+                     f"against the time less the hits' at the cache's "
+                     f"bandwidth")
+        notes.append(f"cache, kernel-launch: the last-level cache's size "
+                     f"(sysfs); its bandwidth: the same kernel at N = "
+                     f"2^{max(last - 2, 10)}..2^{last} (an eighth to a half "
+                     f"of it on all ranks), bytes over time less the "
+                     f"launch, the median; the launch: the median of N = "
+                     f"2^10, 2^12, 2^14's time beyond their bytes at the "
+                     f"cache's bandwidth")
+        notes.append(f"write-allocate: z = y * 0.5 + x into a new buffer at "
+                     f"the large sizes took {ratio:.2f}x the update "
+                     f"(allocating stores: 16/12)")
 
         # Matmul rate per element type.
         rates = {}
@@ -448,7 +532,13 @@ schedule aa_oneshot for aa {
                         # What the transfers add to the launch and the
                         # memory traffic (negative where caches beat the
                         # bandwidth).
-                        rest = sec - launch - memory / bandwidth
+                        # As the model prices it: the share the cache
+                        # holds at its bandwidth, the rest at the memory's
+                        # (its buffers: what it reads; it updates in
+                        # place).
+                        h = min(1.0, cache / (total(rep, "read") * r))
+                        rest = sec - launch - memory * (
+                            h / cache_bandwidth + (1 - h) / bandwidth)
                         nb = size_of[ty] * n
                         if key == "allreduce":
                             s, v = shape("allreduce", "direct", r, nb)
@@ -565,6 +655,9 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
         f.write(f"threads-per-rank {t}\n")
         f.write(f"kernel-launch {launch * 1e6:.3g} us\n")
         f.write(f"memory-bandwidth {bandwidth / 1e9:.4g} GB/s\n")
+        f.write(f"write-allocate {'yes' if allocate else 'no'}\n")
+        f.write(f"cache {cache // 2 ** 20} MiB bandwidth "
+                f"{cache_bandwidth / 1e9:.4g} GB/s\n")
         for dtype, rate in rates.items():
             f.write(f"matmul {dtype} {rate / 1e9:.4g} GFLOP/s\n")
         f.write(f"ordered-sum {ordered_sum * 1e9:.4g} ns\n")

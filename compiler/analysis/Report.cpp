@@ -300,16 +300,28 @@ void CostModel::addMemory(llvm::ArrayRef<const Stage *> members,
       for (unsigned d = 0; d < view.size(); ++d)
         it->second[d] &= view[d];
     }
-  for (const Stage *o : outside)
-    launch.read += bytes(*o, masks[o]);
+  for (const Stage *o : outside) {
+    Polynomial read = bytes(*o, masks[o]);
+    launch.read += read;
+    launch.touched.push_back({o, read});
+  }
   for (const Stage *m : members) {
     bool leaves = m->updates || results.contains(m);
     auto it = users.find(m);
     if (it != users.end())
       for (const Stage *u : it->second)
         leaves |= !inside.contains(u);
-    if (leaves)
-      launch.write += bytes(*m);
+    if (!leaves)
+      continue;
+    Polynomial written = bytes(*m);
+    launch.write += written;
+    // An update writes its parameter's buffer; read here, its lines are
+    // in the cache when the store comes.
+    const Stage *buffer = m->updates ? m->updates : m;
+    if (!masks.count(buffer)) {
+      launch.fresh += written;
+      launch.touched.push_back({buffer, written});
+    }
   }
 }
 

@@ -58,6 +58,14 @@ struct LaunchCost {
   /// reducing collective's input copied in; the gathered output copied out,
   /// and in first when the kernel reads the parameter it updates).
   Polynomial staging;
+  /// Bytes written to buffers the launch does not read (a new result, not an
+  /// update in place): a write-back cache reads each such line before the
+  /// store, so on a CPU they cross the memory bus twice.
+  Polynomial fresh;
+  /// The buffers the launch reads or writes, each as the stage that owns it
+  /// (an update's parameter) and the bytes of it touched: a step's footprint
+  /// is the union over its launches.
+  llvm::SmallVector<std::pair<const ir::Stage *, Polynomial>, 8> touched;
   /// The stages of the launch, in program order.
   llvm::SmallVector<const ir::Stage *, 8> members;
   /// Per communication member, the bytes one rank holds of what it moves

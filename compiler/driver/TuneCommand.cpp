@@ -27,6 +27,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -95,10 +96,11 @@ static NumberOption<int64_t>
                       "default 5",
                       1, 1000000, 5, tuneCategory());
 
-static NumberOption<int64_t>
-    measureRounds("rounds",
-                  "--measure: runs per schedule, the median kept; default 3", 1,
-                  1000, 3, tuneCategory());
+static NumberOption<int64_t> measureRounds(
+    "rounds",
+    "--measure: rounds over the schedules (each times every schedule once, in "
+    "rank order); each one's median kept; default 3",
+    1, 1000, 3, tuneCategory());
 
 static cl::opt<std::string>
     tunedName("name",
@@ -276,11 +278,20 @@ static std::string measureScript() {
   return std::string(path);
 }
 
-/// Builds `scheduled` with its driver into `dir` and times it (the median
-/// of --rounds runs) in seconds per step; an error says what failed.
-static llvm::Expected<double>
-measureStep(Compilation &c, const ir::Program &scheduled, llvm::StringRef name,
-            const ir::DimEnv &sizes, int64_t threads, llvm::StringRef dir) {
+/// How to run one schedule's driver: measure-cpu.sh's command line and the
+/// log its output goes to.
+struct MeasureRun {
+  std::string bash;
+  llvm::SmallVector<std::string, 12> args;
+  std::string log;
+};
+
+/// Writes `scheduled` with its driver into `dir`; the command that builds
+/// it (on its first run) and times one run of --iterations steps.
+static llvm::Expected<MeasureRun>
+prepareMeasure(Compilation &c, const ir::Program &scheduled,
+               llvm::StringRef name, const ir::DimEnv &sizes, int64_t threads,
+               llvm::StringRef dir) {
   auto plan = lower::lowerProgram(scheduled, name, *c.diags);
   if (!plan)
     return llvm::createStringError("cannot lower the schedule");
@@ -302,53 +313,54 @@ measureStep(Compilation &c, const ir::Program &scheduled, llvm::StringRef name,
                                      ec.message());
     out << f.text;
   }
-  std::string script = measureScript();
-  std::string bash = "/bin/bash";
+  MeasureRun run;
+  run.bash = "/bin/bash";
   if (auto found = llvm::sys::findProgramByName("bash"))
-    bash = *found;
+    run.bash = *found;
   std::string sizeText;
   for (const auto &[n, v] : sizes)
     sizeText += (sizeText.empty() ? "" : ",") + n + "=" + std::to_string(v);
-  llvm::SmallVector<std::string, 12> args = {
-      bash,
-      script,
-      dir.str(),
-      plan->name,
-      std::to_string(rankCount(scheduled, sizes)),
-      std::to_string(threads),
-      std::to_string(*measureIterations),
-      "--size",
-      sizeText};
+  run.args = {run.bash,
+              measureScript(),
+              dir.str(),
+              plan->name,
+              std::to_string(rankCount(scheduled, sizes)),
+              std::to_string(threads),
+              std::to_string(*measureIterations),
+              "--size",
+              sizeText};
   if (staging)
-    args.push_back("--staging");
-  llvm::SmallVector<llvm::StringRef, 12> argRefs(args.begin(), args.end());
+    run.args.push_back("--staging");
   llvm::SmallString<256> log(dir);
   llvm::sys::path::append(log, "measure.log");
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
-                                                log.str()};
-  std::vector<double> times;
-  for (int64_t round = 0; round < *measureRounds; ++round) {
-    std::string error;
-    int rc = llvm::sys::ExecuteAndWait(bash, argRefs, std::nullopt, redirects,
-                                       0, 0, &error);
-    auto text = llvm::MemoryBuffer::getFile(log);
-    llvm::StringRef out = text ? (*text)->getBuffer() : "";
-    size_t at = out.find(" ms per step");
-    if (rc != 0 || at == llvm::StringRef::npos)
-      return llvm::createStringError(
-          "measuring failed (" +
-          (error.empty() ? "exit " + std::to_string(rc) : error) +
-          "): " + script + " " + llvm::join(llvm::drop_begin(args, 2), " ") +
-          "\n" + out.take_back(2000).str());
-    llvm::StringRef number = out.take_front(at);
-    number = number.substr(number.find_last_of(' ') + 1);
-    double ms = 0;
-    if (number.getAsDouble(ms))
-      return llvm::createStringError("cannot read the time in: " + out.str());
-    times.push_back(ms / 1000);
-  }
-  llvm::sort(times);
-  return times[times.size() / 2];
+  run.log = std::string(log);
+  return run;
+}
+
+/// One run of `run`: seconds per step; an error says what failed.
+static llvm::Expected<double> measureOnce(const MeasureRun &run) {
+  llvm::SmallVector<llvm::StringRef, 12> argRefs(run.args.begin(),
+                                                 run.args.end());
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(run.log), llvm::StringRef(run.log)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(run.bash, argRefs, std::nullopt, redirects,
+                                     0, 0, &error);
+  auto text = llvm::MemoryBuffer::getFile(run.log);
+  llvm::StringRef out = text ? (*text)->getBuffer() : "";
+  size_t at = out.find(" ms per step");
+  if (rc != 0 || at == llvm::StringRef::npos)
+    return llvm::createStringError(
+        "measuring failed (" +
+        (error.empty() ? "exit " + std::to_string(rc) : error) + "): " +
+        run.args[1] + " " + llvm::join(llvm::drop_begin(run.args, 2), " ") +
+        "\n" + out.take_back(2000).str());
+  llvm::StringRef number = out.take_front(at);
+  number = number.substr(number.find_last_of(' ') + 1);
+  double ms = 0;
+  if (number.getAsDouble(ms))
+    return llvm::createStringError("cannot read the time in: " + out.str());
+  return ms / 1000;
 }
 
 /// Spearman's rank correlation of two equally long series (ties get their
@@ -489,20 +501,43 @@ int runTune(const std::string &path, const std::string &programName) {
       return 2;
     }
     measureDir = std::string(tmp);
+    // Every schedule written first; then --rounds rounds, each timing every
+    // schedule once in rank order (the first builds it), so that a slow
+    // phase of the machine falls on all of them alike rather than on the
+    // ranks measured during it; the median of each one's rounds.
+    std::vector<MeasureRun> runs;
     for (size_t i = 0; i < rows; ++i) {
       const tune::Ranked &r = result->ranked[i];
-      llvm::errs() << "coconetc tune: measuring " << i + 1 << " of " << rows
-                   << ": " << r.candidate.summary << '\n';
       llvm::SmallString<128> dir(measureDir);
       llvm::sys::path::append(dir, "r" + std::to_string(i + 1));
-      auto t =
-          measureStep(*c, *r.candidate.program, "r" + std::to_string(i + 1),
-                      sizes, machine->threadsPerRank, dir);
-      if (!t) {
-        reportToolError(llvm::toString(t.takeError()));
+      auto run =
+          prepareMeasure(*c, *r.candidate.program, "r" + std::to_string(i + 1),
+                         sizes, machine->threadsPerRank, dir);
+      if (!run) {
+        reportToolError(llvm::toString(run.takeError()));
         return 1;
       }
-      measured.push_back(*t);
+      runs.push_back(std::move(*run));
+    }
+    std::vector<std::vector<double>> times(rows);
+    for (int64_t round = 0; round < *measureRounds; ++round)
+      for (size_t i = 0; i < rows; ++i) {
+        llvm::errs() << "coconetc tune: measuring " << i + 1 << " of " << rows
+                     << (*measureRounds > 1
+                             ? ", round " + std::to_string(round + 1) + " of " +
+                                   std::to_string(*measureRounds)
+                             : std::string())
+                     << ": " << result->ranked[i].candidate.summary << '\n';
+        auto t = measureOnce(runs[i]);
+        if (!t) {
+          reportToolError(llvm::toString(t.takeError()));
+          return 1;
+        }
+        times[i].push_back(*t);
+      }
+    for (std::vector<double> &ts : times) {
+      llvm::sort(ts);
+      measured.push_back(ts[ts.size() / 2]);
     }
   }
   // rank, predicted, [measured, predicted / measured,] x best, ...
@@ -703,6 +738,14 @@ std::vector<std::string> predictedTimes(const ir::Program &scheduled,
   }
   total = tune::formatSeconds(step->seconds) + " per step on machine " +
           machine.name;
+  // Where the machine states a cache: whether the step's kernels were
+  // priced at its bandwidth (docs/tuner.md, the memory of a kernel).
+  if (machine.cacheSize > 0)
+    total += llvm::formatv("; its buffers {0} a rank, {1:P0} of them held "
+                           "by the {2} cache",
+                           bytesText(step->footprint), step->cacheHits,
+                           bytesText(machine.cacheSize))
+                 .str();
   return lines;
 }
 

@@ -7,6 +7,7 @@
 
 #include "tune/CostModel.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -117,8 +118,9 @@ llvm::Error problem(const llvm::Twine &message) {
 class Predictor {
 public:
   Predictor(const ir::Program &program, const Machine &machine,
-            const ir::DimEnv &sizes, bool staging)
-      : program(program), machine(machine), sizes(sizes), staging(staging) {}
+            const ir::DimEnv &sizes, bool staging, double hits)
+      : program(program), machine(machine), sizes(sizes), staging(staging),
+        hits(hits) {}
 
   llvm::Expected<LaunchTime> launch(const analysis::LaunchCost &cost);
 
@@ -136,6 +138,18 @@ private:
   const Machine &machine;
   const ir::DimEnv &sizes;
   bool staging;
+  /// The fraction of the step's bytes the cache holds from the last step.
+  double hits;
+
+  /// Seconds to move `bytes`, `allocated` of them written to lines the
+  /// kernel does not read (read first where stores allocate): the hits at
+  /// the cache's bandwidth, the rest at the memory's.
+  double memoryTime(double bytes, double allocated) const {
+    double miss = (1 - hits) / machine.memoryBandwidth;
+    double hit = hits > 0 ? hits / machine.cacheBandwidth : 0;
+    return bytes * (hit + miss) +
+           (machine.writeAllocate ? allocated : 0) * miss;
+  }
 };
 
 llvm::Expected<double> Predictor::value(const analysis::Polynomial &p,
@@ -299,6 +313,9 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
   if (!write)
     return write.takeError();
   double memory = *read + *write;
+  auto fresh = value(cost.fresh, "bytes written to buffers not read");
+  if (!fresh)
+    return fresh.takeError();
   if (cost.kind == Kind::FusedCollective && staging) {
     auto copies = value(cost.staging, "bytes of the staging copies");
     if (!copies)
@@ -319,14 +336,14 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
     // is that copy alone (where the plan does not alias its output).
     if (llvm::all_of(t.collectives,
                      [](const CollectiveTime &c) { return c.members <= 1; })) {
-      t.memorySeconds = memory / machine.memoryBandwidth;
+      t.memorySeconds = memoryTime(memory, 0);
       t.seconds = t.memorySeconds;
       return t;
     }
     t.seconds = t.networkSeconds;
     return t;
   }
-  t.memorySeconds = memory / machine.memoryBandwidth;
+  t.memorySeconds = memoryTime(memory, *fresh);
   if (cost.kind == Kind::Matmul) {
     auto flops = value(cost.flops, "FLOPs");
     if (!flops)
@@ -371,7 +388,35 @@ predictStep(const ir::Program &program,
             llvm::ArrayRef<analysis::LaunchCost> launches,
             const Machine &machine, const ir::DimEnv &sizes, bool staging) {
   StepTime step;
-  Predictor predictor(program, machine, sizes, staging);
+  // The step's footprint: each buffer once, at the most of it any launch
+  // touches.
+  llvm::DenseMap<const ir::Stage *, double> buffers;
+  for (const analysis::LaunchCost &cost : launches)
+    for (const auto &[stage, bytes] : cost.touched) {
+      std::optional<double> n = bytes.evaluate(sizes);
+      if (!n)
+        return problem("cannot predict a time: the footprint of " +
+                       stage->name + " (" + bytes.str() +
+                       ") has a size that is not bound; give every size "
+                       "with --size (and --ranks)");
+      double &b = buffers[stage];
+      b = std::max(b, *n);
+    }
+  for (const auto &entry : buffers)
+    step.footprint += entry.second;
+  int64_t ranks = 1;
+  for (unsigned a = 0; a < program.mesh.size(); ++a)
+    ranks *= axisSize(program, a, sizes);
+  const double sharing =
+      static_cast<double>(std::clamp<int64_t>(ranks, 1, machine.ranksPerNode));
+  // The cache holds what fits of the node's buffers: all of them, or, when
+  // they are larger, a share of their bytes as large as it is (a cache that
+  // keeps some lines of a stream it cannot hold, as this VM's victim L3
+  // does, rather than an LRU one, which keeps none).
+  if (machine.cacheSize > 0 && machine.cacheBandwidth > 0 && step.footprint > 0)
+    step.cacheHits =
+        std::min(1.0, machine.cacheSize / (step.footprint * sharing));
+  Predictor predictor(program, machine, sizes, staging, step.cacheHits);
   for (const analysis::LaunchCost &cost : launches) {
     auto t = predictor.launch(cost);
     if (!t)

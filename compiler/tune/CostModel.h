@@ -3,7 +3,7 @@
 // Turns the report's counts (analysis::LaunchCost: bytes read, written and
 // moved, FLOPs) into seconds on a Machine:
 //
-//   kernel             launch + max((read + write) / memory bandwidth,
+//   kernel             launch + max(memory bytes / bandwidth,
 //                      ordered * ordered-sum / min(threads, sums) +
 //                      drawn * random-draw / threads +
 //                      libm * libm-call / threads): the exact CPU
@@ -27,7 +27,13 @@
 //                      collective part + (K - 1) * the larger part;
 //                      alternating: K * (both parts)
 //
-// A collective over every axis of a two-axis mesh costs the sum of its
+// A kernel's memory bytes are read + write; with a `cache`, the share h
+// of them the cache holds (h = min(1, cache / the step's buffers, the
+// union of what its launches touch, times the ranks sharing a node)) moves
+// at the cache's bandwidth, the rest at the memory's; on a machine whose
+// stores allocate (`write-allocate yes`, a CPU) the missed share of its
+// writes to buffers it does not read moves once more. A collective over
+// every axis of a two-axis mesh costs the sum of its
 // terms on each axis, each on the level its ranks are on. Launches run one
 // after the other. docs/tuner.md has the derivations and the limits.
 //
@@ -105,6 +111,12 @@ struct LaunchTime {
 struct StepTime {
   std::vector<LaunchTime> launches;
   double seconds = 0;
+  /// The bytes of the buffers one rank's step touches, and the fraction
+  /// of them the machine's cache holds from one step to the next: all when
+  /// they (times the ranks of a node) fit, else the cache's size over
+  /// theirs.
+  double footprint = 0;
+  double cacheHits = 0;
 };
 
 /// The predicted time of one step of `program` (launches as

@@ -124,7 +124,7 @@ const LinkCost *Machine::find(Collective c, Algorithm a, Level l,
 
 namespace {
 
-enum class Quantity { Time, Bandwidth, Rate, Count };
+enum class Quantity { Time, Bandwidth, Rate, Size, Count };
 
 struct Unit {
   llvm::StringRef name;
@@ -150,6 +150,13 @@ const Unit kUnits[] = {
     {"MFLOP/s", Quantity::Rate, 1e6},
     {"GFLOP/s", Quantity::Rate, 1e9},
     {"TFLOP/s", Quantity::Rate, 1e12},
+    {"B", Quantity::Size, 1},
+    {"KB", Quantity::Size, 1e3},
+    {"MB", Quantity::Size, 1e6},
+    {"GB", Quantity::Size, 1e9},
+    {"KiB", Quantity::Size, kKi},
+    {"MiB", Quantity::Size, kKi *kKi},
+    {"GiB", Quantity::Size, kKi *kKi *kKi},
 };
 
 const char *quantityText(Quantity q) {
@@ -158,6 +165,8 @@ const char *quantityText(Quantity q) {
     return "a time (s, ms, us, ns)";
   case Quantity::Bandwidth:
     return "a bandwidth (B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s)";
+  case Quantity::Size:
+    return "a size (B, KB, MB, GB, KiB, MiB, GiB)";
   case Quantity::Rate:
     return "a rate (FLOP/s, MFLOP/s, GFLOP/s, TFLOP/s)";
   case Quantity::Count:
@@ -177,11 +186,14 @@ struct Line {
   llvm::SMRange end;
 };
 
-const char *const kKeys[] = {
-    "machine",       "target",           "ranks-per-node",   "threads-per-rank",
-    "kernel-launch", "memory-bandwidth", "matmul",           "ordered-sum",
-    "random-draw",   "libm-call",        "fused-collective", "overlap",
-    "collective"};
+const char *const kKeys[] = {"machine",          "target",
+                             "ranks-per-node",   "threads-per-rank",
+                             "kernel-launch",    "memory-bandwidth",
+                             "matmul",           "ordered-sum",
+                             "random-draw",      "libm-call",
+                             "fused-collective", "overlap",
+                             "write-allocate",   "cache",
+                             "collective"};
 
 class Parser {
 public:
@@ -298,7 +310,7 @@ int choose(DiagnosticEngine &diags, const Line &line, size_t i,
 void Parser::statement(Line &line) {
   llvm::StringRef key = line.words[0].text;
   if (key == "machine" || key == "target" || key == "fused-collective" ||
-      key == "overlap") {
+      key == "overlap" || key == "write-allocate") {
     if (!first(key, line))
       return;
     int choice = 0;
@@ -318,6 +330,11 @@ void Parser::statement(Line &line) {
                            "traffic")) < 0)
         return;
       machine.fusedOverlaps = choice == 0;
+    } else if (key == "write-allocate") {
+      if ((choice = choose(diags, line, 1, key, {"yes", "no"},
+                           "whether a store reads the line it misses")) < 0)
+        return;
+      machine.writeAllocate = choice == 0;
     } else {
       if ((choice = choose(diags, line, 1, key, {"concurrent", "alternating"},
                            "whether a matmul runs while its collective "
@@ -359,6 +376,22 @@ void Parser::statement(Line &line) {
                               : machine.libmCall) = *v;
       end(line, 3, key);
     }
+    return;
+  }
+  if (key == "cache") {
+    // cache SIZE UNIT bandwidth NUMBER UNIT
+    if (!first(key, line))
+      return;
+    std::optional<double> size = value(line, 1, key, Quantity::Size, false);
+    if (!size ||
+        choose(diags, line, 3, key, {"bandwidth"}, "its bandwidth") < 0)
+      return;
+    std::optional<double> bandwidth =
+        value(line, 4, key, Quantity::Bandwidth, false);
+    if (!bandwidth || !end(line, 6, key))
+      return;
+    machine.cacheSize = *size;
+    machine.cacheBandwidth = *bandwidth;
     return;
   }
   if (key == "matmul") {
@@ -540,6 +573,11 @@ void printMachine(const Machine &machine, llvm::StringRef header,
      << '\n'
      << "overlap " << (machine.overlapConcurrent ? "concurrent" : "alternating")
      << '\n';
+  if (machine.writeAllocate)
+    os << "write-allocate yes\n";
+  if (machine.cacheSize > 0)
+    os << "cache " << number(machine.cacheSize) << " B bandwidth "
+       << number(machine.cacheBandwidth) << " B/s\n";
   for (const auto &[key, cost] : machine.collectives) {
     auto [c, a, l, type] = key;
     os << "collective " << collectiveName(c) << ' ' << algorithmName(a) << ' '

@@ -76,6 +76,15 @@ struct Machine {
   int64_t threadsPerRank = 1;
   double kernelLaunch = 0;    ///< seconds per launch
   double memoryBandwidth = 0; ///< bytes per second, per rank
+  /// Does a store to a line the cache does not hold read the line first (a
+  /// CPU's write-back caches without streaming stores)? Then a kernel's
+  /// writes to buffers it does not read move their bytes twice.
+  bool writeAllocate = false;
+  /// The last-level cache a node's ranks share, and the bytes per second
+  /// one rank moves from it while all do (both 0: none stated). A step
+  /// whose buffers all fit stays in it from one step to the next.
+  double cacheSize = 0;
+  double cacheBandwidth = 0;
   /// FLOP per second of a matmul, per element type.
   std::map<ir::DType, double> matmulRate;
   /// Seconds per element of an in-order f64 running sum (a reduction's,

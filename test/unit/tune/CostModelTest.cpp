@@ -500,3 +500,136 @@ program c(x: f32[N] replicated, y: f32[B, H] replicated, g: f32[H] replicated,
   for (const LaunchTime &l : none.launches)
     CHECK(l.computeSeconds == 0);
 }
+
+TEST_CASE("write-allocate and cache lines: values, refusals, round trip",
+          "[tune]") {
+  Parsed p = parseText(std::string(kMachine) +
+                       "write-allocate yes\ncache 32 MiB bandwidth 100 GB/s\n");
+  INFO(p.diagnostics);
+  REQUIRE(p.machine);
+  CHECK(p.machine->writeAllocate);
+  CHECK(p.machine->cacheSize == Approx(32.0 * 1024 * 1024));
+  CHECK(p.machine->cacheBandwidth == Approx(1e11));
+  CHECK_FALSE(testMachine().writeAllocate);
+  CHECK(testMachine().cacheSize == 0);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printMachine(*p.machine, "", os);
+  CHECK(llvm::StringRef(text).contains("write-allocate yes\n"));
+  Parsed again = parseText(text);
+  REQUIRE(again.machine);
+  CHECK(again.machine->writeAllocate);
+  CHECK(again.machine->cacheSize == Approx(p.machine->cacheSize));
+  CHECK(again.machine->cacheBandwidth == Approx(1e11));
+
+  struct Case {
+    const char *line;
+    const char *message;
+  };
+  const Case cases[] = {
+      {"write-allocate maybe",
+       "m.machine:20:16: error: 'write-allocate' needs whether a store reads "
+       "the line it misses (yes, no); got 'maybe'"},
+      {"cache 32 GB/s bandwidth 1 GB/s",
+       "m.machine:20:10: error: 'cache' needs a size (B, KB, MB, GB, KiB, "
+       "MiB, GiB)"},
+      {"cache 32 MiB 100 GB/s",
+       "m.machine:20:14: error: 'cache' needs its bandwidth (bandwidth); got "
+       "'100'"},
+      {"cache 0 MiB bandwidth 1 GB/s", "'cache' needs a number > 0"},
+      {"cache 32 MiB bandwidth 1 GiB", "'cache' needs a bandwidth"},
+      {"cache 32 MiB bandwidth", "'cache' needs a bandwidth"},
+  };
+  for (const Case &c : cases) {
+    Parsed bad = parseText(std::string(kMachine) + c.line + "\n");
+    INFO(c.line << "\n" << bad.diagnostics);
+    CHECK_FALSE(bad.machine);
+    CHECK(llvm::StringRef(bad.diagnostics).contains(c.message));
+  }
+}
+
+TEST_CASE("allocating stores: a new result's bytes cross twice, an update's "
+          "once",
+          "[tune]") {
+  auto f = schedule(R"(
+program fresh(x: f32[N] replicated, y: f32[N] replicated) {
+    z = y * 0.5 + x;
+    return z;
+}
+)");
+  auto u = schedule(R"(
+program inplace(x: f32[N] replicated, y: f32[N] replicated) {
+    z = update(y, y * 0.5 + x);
+}
+)");
+  Parsed p = parseText(std::string(kMachine) + "write-allocate yes\n");
+  REQUIRE(p.machine);
+  const ir::DimEnv sizes = {{"N", 1000}};
+  const ir::Program *fresh = f->program.get();
+  const ir::Program *inplace = u->program.get();
+  // fresh: reads x, y (8000 B), writes z (4000 B), which it did not read:
+  // 4000 B more with allocating stores. 1 byte per ns, 1 us launch.
+  auto launches = analysis::analyzeLaunches(*fresh);
+  REQUIRE(launches.size() == 1);
+  CHECK(launches[0].fresh.evaluate(sizes) == 4000);
+  CHECK(predict(*fresh, sizes, *p.machine).seconds == Approx(1e-6 + 16e-6));
+  CHECK(predict(*fresh, sizes, testMachine()).seconds == Approx(1e-6 + 12e-6));
+  // inplace: writes y, which it reads: 12000 B either way.
+  auto updates = analysis::analyzeLaunches(*inplace);
+  REQUIRE(updates.size() == 1);
+  CHECK(updates[0].fresh.evaluate(sizes) == 0);
+  CHECK(predict(*inplace, sizes, *p.machine).seconds == Approx(1e-6 + 12e-6));
+}
+
+TEST_CASE("the cache holds a step's buffers that fit, on all of a node's "
+          "ranks, and the share of them it can of larger ones",
+          "[tune]") {
+  auto s = schedule(kSgd);
+  // N = 1000 on P = 2: the step touches g (4000 B, the allreduce reads
+  // it), gs (4000 B, written by it, read by the kernel), w (4000 B, read
+  // and updated in place) and lr (4 B): 12004 B a rank, 24008 B for the 2
+  // ranks of a node.
+  const ir::DimEnv sizes = {{"N", 1000}, {"P", 2}};
+  const std::string base = std::string(kMachine) + "write-allocate yes\n";
+  Parsed fits = parseText(base + "cache 30 KB bandwidth 4 GB/s\n");
+  Parsed spills = parseText(base + "cache 20 KB bandwidth 4 GB/s\n");
+  REQUIRE(fits.machine);
+  REQUIRE(spills.machine);
+  StepTime in = predict(*s->program, sizes, *fits.machine);
+  CHECK(in.footprint == Approx(12004));
+  CHECK(in.cacheHits == 1);
+  // The kernel's 12004 B at 4 bytes per ns.
+  REQUIRE(in.launches.size() == 2);
+  CHECK(in.launches[1].memorySeconds == Approx(12004e-9 / 4));
+  // 12004 B alone would fit 20 KB; the node's 2 ranks' 24008 B do not: the
+  // cache holds 20000 / 24008 of them, the rest comes from memory at 1
+  // byte per ns.
+  StepTime out = predict(*s->program, sizes, *spills.machine);
+  CHECK(out.footprint == Approx(12004));
+  const double h = 20000.0 / 24008;
+  CHECK(out.cacheHits == Approx(h));
+  CHECK(out.launches[1].memorySeconds == Approx(12004e-9 * (h / 4 + (1 - h))));
+  // On one rank (P = 1) the step's 12004 B fit 20 KB.
+  StepTime one = predict(*s->program, {{"N", 1000}, {"P", 1}}, *spills.machine);
+  CHECK(one.cacheHits == 1);
+}
+
+TEST_CASE("allocating stores count only where the cache misses", "[tune]") {
+  // A new result of 4000 B (reads 8000 B): with the cache holding 1/2 of
+  // the step's 12000 B, 6000 B miss: 12000 B * (0.5 / 4 + 0.5 / 1) ns plus
+  // the missed half of the 4000 B written fresh, read first: 2000 B at 1
+  // byte per ns.
+  auto f = schedule(R"(
+program fresh(x: f32[N] replicated, y: f32[N] replicated) {
+    z = y * 0.5 + x;
+    return z;
+}
+)");
+  Parsed p = parseText(std::string(kMachine) +
+                       "write-allocate yes\ncache 6 KB bandwidth 4 GB/s\n");
+  REQUIRE(p.machine);
+  StepTime t = predict(*f->program, {{"N", 1000}}, *p.machine);
+  CHECK(t.cacheHits == Approx(0.5));
+  CHECK(t.launches.at(0).memorySeconds ==
+        Approx(12000e-9 * (0.5 / 4 + 0.5) + 2000e-9));
+}
