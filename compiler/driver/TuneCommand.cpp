@@ -262,14 +262,6 @@ static std::string sizesText(const ir::Program &program,
   return llvm::join(bound, ", ");
 }
 
-/// The ranks a step runs on: the product of the mesh's axis sizes.
-static int64_t rankCount(const ir::Program &program, const ir::DimEnv &sizes) {
-  int64_t ranks = 1;
-  for (const auto &axis : program.mesh.axes)
-    ranks *= sizes.at(axis.size);
-  return ranks;
-}
-
 /// tools/measure-cpu.sh where coconetc finds it (beside the machines).
 static std::string measureScript() {
   llvm::SmallString<256> path(machinesDir());
@@ -324,7 +316,7 @@ prepareMeasure(Compilation &c, const ir::Program &scheduled,
               measureScript(),
               dir.str(),
               plan->name,
-              std::to_string(rankCount(scheduled, sizes)),
+              std::to_string(tune::rankCount(scheduled, sizes)),
               std::to_string(threads),
               std::to_string(*measureIterations),
               "--size",
@@ -586,10 +578,11 @@ int runTune(const std::string &path, const std::string &programName) {
         fastest = i;
     }
     llvm::sort(errors);
-    os << "measured: " << rows << " schedules on " << rankCount(*program, sizes)
-       << " ranks x " << machine->threadsPerRank << " threads, median of "
-       << *measureRounds << " runs of " << *measureIterations
-       << " steps each (in " << measureDir << ")\n"
+    os << "measured: " << rows << " schedules on "
+       << tune::rankCount(*program, sizes) << " ranks x "
+       << machine->threadsPerRank << " threads, median of " << *measureRounds
+       << " runs of " << *measureIterations << " steps each (in " << measureDir
+       << ")\n"
        << llvm::format("  rank correlation (Spearman) %.2f; median error "
                        "%.0f%%; the pick (rank 1) measured %s, %.2fx the "
                        "fastest measured (rank %zu, %s)\n",

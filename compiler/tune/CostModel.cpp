@@ -115,6 +115,17 @@ llvm::Error problem(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// `p` at `sizes`, or an error naming `what` when a size is unbound.
+llvm::Expected<double> evaluate(const analysis::Polynomial &p,
+                                const ir::DimEnv &sizes,
+                                const llvm::Twine &what) {
+  if (std::optional<double> v = p.evaluate(sizes))
+    return *v;
+  return problem("cannot predict a time: the " + what + " (" + p.str() +
+                 ") has a size that is not bound; give every size with "
+                 "--size (and --ranks)");
+}
+
 class Predictor {
 public:
   Predictor(const ir::Program &program, const Machine &machine,
@@ -154,11 +165,7 @@ private:
 
 llvm::Expected<double> Predictor::value(const analysis::Polynomial &p,
                                         llvm::StringRef what) const {
-  if (std::optional<double> v = p.evaluate(sizes))
-    return *v;
-  return problem("cannot predict a time: the " + what + " (" + p.str() +
-                 ") has a size that is not bound; give every size with "
-                 "--size (and --ranks)");
+  return evaluate(p, sizes, what);
 }
 
 llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
@@ -393,22 +400,16 @@ predictStep(const ir::Program &program,
   llvm::DenseMap<const ir::Stage *, double> buffers;
   for (const analysis::LaunchCost &cost : launches)
     for (const auto &[stage, bytes] : cost.touched) {
-      std::optional<double> n = bytes.evaluate(sizes);
+      auto n = evaluate(bytes, sizes, "footprint of " + stage->name);
       if (!n)
-        return problem("cannot predict a time: the footprint of " +
-                       stage->name + " (" + bytes.str() +
-                       ") has a size that is not bound; give every size "
-                       "with --size (and --ranks)");
+        return n.takeError();
       double &b = buffers[stage];
       b = std::max(b, *n);
     }
   for (const auto &entry : buffers)
     step.footprint += entry.second;
-  int64_t ranks = 1;
-  for (unsigned a = 0; a < program.mesh.size(); ++a)
-    ranks *= axisSize(program, a, sizes);
-  const double sharing =
-      static_cast<double>(std::clamp<int64_t>(ranks, 1, machine.ranksPerNode));
+  const double sharing = static_cast<double>(
+      std::clamp<int64_t>(rankCount(program, sizes), 1, machine.ranksPerNode));
   // The cache holds what fits of the node's buffers: all of them, or, when
   // they are larger, a share of their bytes as large as it is (a cache that
   // keeps some lines of a stream it cannot hold, as this VM's victim L3
@@ -452,6 +453,13 @@ predictStep(const ir::Program &program,
   for (const LaunchTime &t : step.launches)
     step.seconds += t.overlapped >= 0 ? t.overlapped : t.seconds;
   return step;
+}
+
+int64_t rankCount(const ir::Program &program, const ir::DimEnv &sizes) {
+  int64_t ranks = 1;
+  for (unsigned a = 0; a < program.mesh.size(); ++a)
+    ranks *= axisSize(program, a, sizes);
+  return ranks;
 }
 
 std::string formatSeconds(double seconds) {

@@ -73,6 +73,10 @@ double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape);
 Level axisLevel(const ir::Program &program, unsigned axis,
                 const ir::DimEnv &sizes, const Machine &machine);
 
+/// The ranks a step runs on: the product of the mesh's axis sizes (an
+/// unbound one counts 1).
+int64_t rankCount(const ir::Program &program, const ir::DimEnv &sizes);
+
 /// One collective's priced algorithm, on one mesh axis.
 struct CollectiveTime {
   const ir::Stage *stage = nullptr;
