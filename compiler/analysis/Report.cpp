@@ -222,9 +222,35 @@ static bool isLibmCall(ir::ScalarOp op) {
   return llvm::is_contained(kCalls, op);
 }
 
-/// The ordered sums, random draws and math library calls of `stage`
-/// (LaunchCost::ordered, drawn, libm), over the rank's own block of its
-/// input.
+/// Whether the targets compute `e` in float and round it to its f16 or bf16
+/// type: arithmetic, math, casts and dropout do; operands, constants,
+/// negation (exact), comparisons and selects (of values already rounded) do
+/// not.
+static bool roundsToNarrowFloat(const ir::ScalarExpr &e) {
+  if (e.dtype != ir::DType::F16 && e.dtype != ir::DType::BF16)
+    return false;
+  switch (ir::scalarOpClass(e.op)) {
+  case ir::ScalarOpClass::Cast:
+    return !e.args.empty() && e.args[0]->dtype != e.dtype;
+  case ir::ScalarOpClass::Arith:
+  case ir::ScalarOpClass::Pow:
+  case ir::ScalarOpClass::MinMax:
+  case ir::ScalarOpClass::FloatMath:
+  case ir::ScalarOpClass::NumMath:
+  case ir::ScalarOpClass::Dropout:
+    return true;
+  case ir::ScalarOpClass::Leaf:
+  case ir::ScalarOpClass::Neg:
+  case ir::ScalarOpClass::Compare:
+  case ir::ScalarOpClass::Select:
+    return false;
+  }
+  return false;
+}
+
+/// The ordered sums, random draws, math library calls and roundings of
+/// `stage` (LaunchCost::ordered, drawn, libm, rounded), over the rank's own
+/// block of its input.
 void CostModel::addCompute(const Stage &stage, LaunchCost &launch) const {
   if (stage.kind == StageKind::Reduction && !stage.operands.empty()) {
     // max and min keep no running sum: any order gives the same bits.
@@ -277,6 +303,12 @@ void CostModel::addCompute(const Stage &stage, LaunchCost &launch) const {
   if (calls > 0)
     launch.libm += Polynomial(static_cast<int64_t>(calls)) *
                    elements(stage, ownMasks(stage));
+  const auto roundings = llvm::count_if(body, [&](const ir::ScalarExpr *e) {
+    return roundsToNarrowFloat(*e) && perElement.contains(e);
+  });
+  if (roundings > 0)
+    launch.rounded += Polynomial(static_cast<int64_t>(roundings)) *
+                      elements(stage, ownMasks(stage));
 }
 
 /// Reads of the operands from outside `members`, writes of the members
@@ -552,6 +584,8 @@ void printLaunch(const LaunchCost &launch, unsigned index,
     rows.push_back({"drawn", launch.drawn, Counted::Elements});
   if (!launch.libm.isZero())
     rows.push_back({"libm", launch.libm, Counted::Elements});
+  if (!launch.rounded.isZero())
+    rows.push_back({"rounds", launch.rounded, Counted::Elements});
   printRows(rows, sizes, os);
 }
 

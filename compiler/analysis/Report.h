@@ -53,6 +53,12 @@ struct LaunchCost {
   /// times such operations. The exact CPU target evaluates them in f64 one
   /// element at a time.
   Polynomial libm;
+  /// Roundings to f16 or bf16 an elementwise body makes (each arithmetic,
+  /// math, cast or dropout result of such a type, computed in float and
+  /// rounded): elements times such operations. The exact CPU target rounds
+  /// with integer operations on the float's bits, a dozen and more
+  /// instructions each.
+  Polynomial rounded;
   /// A fused collective: the bytes its staging copies read and write when
   /// the caller's tensors are not the program's symmetric memory (the
   /// reducing collective's input copied in; the gathered output copied out,

@@ -280,7 +280,8 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
 
 /// ordered * ordered-sum / min(threads, sums): each sum is one thread's
 /// chain of dependent adds, and the threads share the sums out; drawn *
-/// random-draw / threads; libm * libm-call / threads.
+/// random-draw / threads; libm * libm-call / threads; rounded * rounding /
+/// threads.
 llvm::Error Predictor::elementCompute(const analysis::LaunchCost &cost,
                                       LaunchTime &out) const {
   const double threads =
@@ -306,6 +307,12 @@ llvm::Error Predictor::elementCompute(const analysis::LaunchCost &cost,
     if (!calls)
       return calls.takeError();
     out.computeSeconds += *calls * machine.libmCall / threads;
+  }
+  if (machine.rounding > 0 && !cost.rounded.isZero()) {
+    auto roundings = value(cost.rounded, "roundings to f16 or bf16");
+    if (!roundings)
+      return roundings.takeError();
+    out.computeSeconds += *roundings * machine.rounding / threads;
   }
   return llvm::Error::success();
 }

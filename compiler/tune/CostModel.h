@@ -6,10 +6,13 @@
 //   kernel             launch + max(memory bytes / bandwidth,
 //                      ordered * ordered-sum / min(threads, sums) +
 //                      drawn * random-draw / threads +
-//                      libm * libm-call / threads): the exact CPU
+//                      libm * libm-call / threads +
+//                      rounded * rounding / threads): the exact CPU
 //                      target's in-order f64 sums are chains of dependent
-//                      adds, one thread each, and its math library calls
-//                      are f64 calls per element (machine lines optional)
+//                      adds, one thread each, its math library calls are
+//                      f64 calls per element and its f16/bf16 roundings
+//                      integer operations on the bits (machine lines
+//                      optional)
 //   matmul             launch + max(memory time, FLOPs / matmul rate)
 //   collective         latency * steps(P) + volume(P, n) / bandwidth of
 //                      the algorithm that runs: the schedule's

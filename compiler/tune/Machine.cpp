@@ -186,14 +186,11 @@ struct Line {
   llvm::SMRange end;
 };
 
-const char *const kKeys[] = {"machine",          "target",
-                             "ranks-per-node",   "threads-per-rank",
-                             "kernel-launch",    "memory-bandwidth",
-                             "matmul",           "ordered-sum",
-                             "random-draw",      "libm-call",
-                             "fused-collective", "overlap",
-                             "write-allocate",   "cache",
-                             "collective"};
+const char *const kKeys[] = {
+    "machine",       "target",           "ranks-per-node", "threads-per-rank",
+    "kernel-launch", "memory-bandwidth", "matmul",         "ordered-sum",
+    "random-draw",   "libm-call",        "rounding",       "fused-collective",
+    "overlap",       "write-allocate",   "cache",          "collective"};
 
 class Parser {
 public:
@@ -366,14 +363,16 @@ void Parser::statement(Line &line) {
     }
     return;
   }
-  if (key == "ordered-sum" || key == "random-draw" || key == "libm-call") {
+  if (key == "ordered-sum" || key == "random-draw" || key == "libm-call" ||
+      key == "rounding") {
     // A time per element.
     if (!first(key, line))
       return;
     if (auto v = value(line, 1, key, Quantity::Time, true)) {
       (key == "ordered-sum"   ? machine.orderedSum
        : key == "random-draw" ? machine.randomDraw
-                              : machine.libmCall) = *v;
+       : key == "libm-call"   ? machine.libmCall
+                              : machine.rounding) = *v;
       end(line, 3, key);
     }
     return;
@@ -569,6 +568,8 @@ void printMachine(const Machine &machine, llvm::StringRef header,
     os << "random-draw " << number(machine.randomDraw) << " s\n";
   if (machine.libmCall > 0)
     os << "libm-call " << number(machine.libmCall) << " s\n";
+  if (machine.rounding > 0)
+    os << "rounding " << number(machine.rounding) << " s\n";
   os << "fused-collective " << (machine.fusedOverlaps ? "overlapped" : "shared")
      << '\n'
      << "overlap " << (machine.overlapConcurrent ? "concurrent" : "alternating")

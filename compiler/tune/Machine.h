@@ -97,6 +97,10 @@ struct Machine {
   /// one thread: the exact CPU target evaluates them in f64, one element at
   /// a time. Optional, as the two above.
   double libmCall = 0;
+  /// Seconds per rounding of a float to f16 or bf16 on one thread (the
+  /// exact CPU target's integer operations on the bits). Optional, as the
+  /// three above.
+  double rounding = 0;
   /// Does a fused collective kernel's communication overlap its memory
   /// traffic (a GPU: max of the two) or share the memory with it (a CPU's
   /// shared-memory team: their sum)?

@@ -501,6 +501,60 @@ program c(x: f32[N] replicated, y: f32[B, H] replicated, g: f32[H] replicated,
     CHECK(l.computeSeconds == 0);
 }
 
+TEST_CASE("roundings to f16 and bf16 are counted where the body computes in "
+          "float and rounds, and priced per thread",
+          "[tune]") {
+  auto s = schedule(R"(
+program r(a: f16[N] replicated, b: f16[N] replicated, x: f32[N] replicated,
+          c: bf16[N] replicated, q: f16) {
+    h = (a + b) * (q + q);
+    k = max(-a, select(a > b, a, b));
+    y = f16(x);
+    z = x * 2.0;
+    w = c + c;
+    return h, k, y, z, w;
+}
+)");
+  const ir::DimEnv sizes{{"N", 1000}};
+  auto launches = analysis::analyzeLaunches(*s->program);
+  auto rounded = [&](size_t i) { return *launches[i].rounded.evaluate(sizes); };
+  REQUIRE(launches.size() == 5);
+  // (a + b) * (q + q): the add and the multiply; q + q is made once,
+  // before the loop.
+  CHECK(rounded(0) == 2000);
+  // max(-a, select(...)): the max only (negation is exact; a comparison
+  // and a select of rounded values round nothing).
+  CHECK(rounded(1) == 1000);
+  // f16(x): one; x * 2.0 in f32: none; c + c in bf16: one.
+  CHECK(rounded(2) == 1000);
+  CHECK(launches[3].rounded.isZero());
+  CHECK(rounded(4) == 1000);
+
+  Parsed p = parseText(std::string(kMachine) + "rounding 0.5 ns\n");
+  INFO(p.diagnostics);
+  REQUIRE(p.machine);
+  CHECK(p.machine->rounding == Approx(0.5e-9));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printMachine(*p.machine, "", os);
+  CHECK(llvm::StringRef(text).contains("rounding 5e-10 s\n"));
+  // 2000 roundings of 0.5 ns on 2 threads: 0.5 us of compute, under the
+  // memory's 6 us (6002 bytes at 1 byte per ns).
+  StepTime t = predict(*s->program, sizes, *p.machine);
+  CHECK(t.launches[0].computeSeconds == Approx(0.5e-6));
+  CHECK(t.launches[0].seconds == Approx(1e-6 + 6002e-9));
+  Machine one = *p.machine;
+  one.threadsPerRank = 1;
+  one.rounding = 5e-9;
+  StepTime t1 = predict(*s->program, sizes, one);
+  // On 1 thread at 5 ns: 10 us, more than the memory's: the launch's time.
+  CHECK(t1.launches[0].computeSeconds == Approx(10e-6));
+  CHECK(t1.launches[0].seconds == Approx(1e-6 + 10e-6));
+  // Without the line (a GPU's file): none.
+  CHECK(predict(*s->program, sizes, testMachine()).launches[0].computeSeconds ==
+        0);
+}
+
 TEST_CASE("write-allocate and cache lines: values, refusals, round trip",
           "[tune]") {
   Parsed p = parseText(std::string(kMachine) +
