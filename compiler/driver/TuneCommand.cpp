@@ -96,6 +96,13 @@ static NumberOption<int64_t>
                       "default 5",
                       1, 1000000, 5, tuneCategory());
 
+static NumberOption<int64_t> measureRunTime(
+    "run-time",
+    "--measure: milliseconds each run lasts at least: a first run of "
+    "--iterations steps says a schedule's step time, and its runs take as many "
+    "more steps as fill this (0: --iterations only); default 50",
+    0, 1000000, 50, tuneCategory());
+
 static NumberOption<int64_t> measureRounds(
     "rounds",
     "--measure: rounds over the schedules (each times every schedule once, in "
@@ -276,6 +283,8 @@ struct MeasureRun {
   std::string bash;
   llvm::SmallVector<std::string, 12> args;
   std::string log;
+  /// args[steps]: the steps a run times.
+  size_t steps = 0;
 };
 
 /// Writes `scheduled` with its driver into `dir`; the command that builds
@@ -321,6 +330,7 @@ prepareMeasure(Compilation &c, const ir::Program &scheduled,
               std::to_string(*measureIterations),
               "--size",
               sizeText};
+  run.steps = 6;
   if (staging)
     run.args.push_back("--staging");
   llvm::SmallString<256> log(dir);
@@ -353,6 +363,19 @@ static llvm::Expected<double> measureOnce(const MeasureRun &run) {
   if (number.getAsDouble(ms))
     return llvm::createStringError("cannot read the time in: " + out.str());
   return ms / 1000;
+}
+
+/// "5 steps each", or "5 to 400 steps (at least 50 ms a run)".
+static std::string stepsText(llvm::ArrayRef<int64_t> steps) {
+  const auto [lo, hi] = std::minmax_element(steps.begin(), steps.end());
+  std::string text = std::to_string(*lo);
+  if (*hi != *lo)
+    text += " to " + std::to_string(*hi);
+  text += " steps";
+  if (*measureRunTime > 0)
+    return text + " (at least " + std::to_string(*measureRunTime) +
+           " ms a run)";
+  return text + " each";
 }
 
 /// Spearman's rank correlation of two equally long series (ties get their
@@ -477,6 +500,7 @@ int runTune(const std::string &path, const std::string &programName) {
                           : std::min<size_t>(*top, result->ranked.size());
   // --measure: each row built and timed on this machine.
   std::vector<double> measured;
+  std::vector<int64_t> steps(rows, *measureIterations);
   std::string measureDir;
   if (measure) {
     if (machine->target != "cpu") {
@@ -512,14 +536,41 @@ int runTune(const std::string &path, const std::string &programName) {
       runs.push_back(std::move(*run));
     }
     std::vector<std::vector<double>> times(rows);
+    // Short steps: a run of a few takes a millisecond, which the VM's
+    // scheduling and the threads' wake-up dominate. A first run of each
+    // schedule (it builds the program) says its step's time; the rounds'
+    // runs then take enough steps for --run-time. A first run already as
+    // long counts as its first round.
+    if (*measureRunTime > 0)
+      for (size_t i = 0; i < rows; ++i) {
+        llvm::errs() << "coconetc tune: sizing " << i + 1 << " of " << rows
+                     << ": " << result->ranked[i].candidate.summary << '\n';
+        auto t = measureOnce(runs[i]);
+        if (!t) {
+          reportToolError(llvm::toString(t.takeError()));
+          return 1;
+        }
+        const double want = std::ceil(static_cast<double>(*measureRunTime) /
+                                      1000 / std::max(*t, 1e-9));
+        steps[i] = static_cast<int64_t>(
+            std::clamp(want, static_cast<double>(*measureIterations), 1e6));
+        if (steps[i] == *measureIterations)
+          times[i].push_back(*t);
+        else
+          runs[i].args[runs[i].steps] = std::to_string(steps[i]);
+      }
     for (int64_t round = 0; round < *measureRounds; ++round)
       for (size_t i = 0; i < rows; ++i) {
+        if (static_cast<int64_t>(times[i].size()) > round)
+          continue;
         llvm::errs() << "coconetc tune: measuring " << i + 1 << " of " << rows
                      << (*measureRounds > 1
                              ? ", round " + std::to_string(round + 1) + " of " +
                                    std::to_string(*measureRounds)
                              : std::string())
-                     << ": " << result->ranked[i].candidate.summary << '\n';
+                     << ", " << steps[i]
+                     << " steps: " << result->ranked[i].candidate.summary
+                     << '\n';
         auto t = measureOnce(runs[i]);
         if (!t) {
           reportToolError(llvm::toString(t.takeError()));
@@ -581,8 +632,7 @@ int runTune(const std::string &path, const std::string &programName) {
     os << "measured: " << rows << " schedules on "
        << tune::rankCount(*program, sizes) << " ranks x "
        << machine->threadsPerRank << " threads, median of " << *measureRounds
-       << " runs of " << *measureIterations << " steps each (in " << measureDir
-       << ")\n"
+       << " runs of " << stepsText(steps) << " (in " << measureDir << ")\n"
        << llvm::format("  rank correlation (Spearman) %.2f; median error "
                        "%.0f%%; the pick (rank 1) measured %s, %.2fx the "
                        "fastest measured (rank %zu, %s)\n",
