@@ -3,7 +3,7 @@
 (docs/tuner.md explains every key).
 
     tools/calibrate.py --ranks 2 --threads 1 -o tools/machines/cpu-2x1.machine
-        [--check-ranks 4] [--rounds 3] [--quick]
+        [--check-ranks 4] [--rounds 3] [--run-time 50] [--quick]
 
 Everything is timed through code coconetc generates for the CPU target, run
 by its driver on RANKS MPI ranks of THREADS OpenMP threads each, all ranks
@@ -11,14 +11,17 @@ at once (they share the memory bus, as they do in a step), with
 tools/measure-cpu.sh:
 
 - memory-bandwidth, kernel-launch, cache SIZE bandwidth B: an elementwise
-  kernel (z = update(y, y * 0.5 + x)) over N f32; the cache's size from
-  sysfs; its bandwidth: the report's bytes over the time at sizes whose
-  buffers on all ranks fill an eighth to a half of it; the launch: the
-  time of 2^10..2^14 elements beyond their bytes at that bandwidth; the
-  memory's: three sizes whose buffers are at least 3x the cache, their
+  kernel (z = update(y, y * 0.5 + x)) over N f32; the cache's bandwidth:
+  the report's bytes over the time at sizes whose buffers on all ranks
+  fill an eighth to a half of the last-level cache (sysfs); the launch:
+  the time of 2^10..2^14 elements beyond their bytes at that bandwidth;
+  the memory's: three sizes whose buffers are at least 3x the cache, their
   time less the launch and the share the model says the cache holds
   (cache / buffers) at its bandwidth, against the bytes it misses (a line
-  through the origin);
+  through the origin); the cache's size: the one (in MiB) whose share fits
+  the kernel's times best with buffers of 1/2, 3/4, 1 and 1.5x the named
+  cache and the large sizes (a stream does not hit on all of the cache
+  its buffers fill), the memory's line fitted again with it;
 - write-allocate: the kernel writing a new buffer (z = y * 0.5 + x,
   returned) against the update at the large sizes: `yes` when it takes
   nearer 16/12 of the time (each new line read before it is written)
@@ -32,8 +35,12 @@ tools/measure-cpu.sh:
   is compute-bound);
 - libm-call: the time per math library call (z = gelu(x * 8), one erf an
   element over arguments that take every path of libm's erf, over N = 2^22
-  f16, the activations' type, whose roundings beside the call are part of
-  its cost; less the launch, over N / threads);
+  f16, the activations' type; less the launch and its two roundings an
+  element at `rounding`, over N / threads);
+- rounding: the time per rounding to f16 (the exact target's integer
+  operations on a float's bits): a chain of 9 operations,
+  ((((x + y) * x + y) * x + y) * x + y) * x + y, over N = 2^22 f16 less the
+  same over f32, over the report's roundings / THREADS;
 - random-draw: the time per element of dropout's Philox draw: z =
   dropout(x, p, seed) over N = 2^22 f32, less the launch, over
   N / THREADS (compute-bound too);
@@ -62,6 +69,7 @@ one rank there is nothing to fit for collectives: the file says so.
 """
 import argparse
 import datetime
+import math
 import os
 import pathlib
 import platform
@@ -114,14 +122,25 @@ class Bench:
              iterations=None):
         out, name = self.driver(path, schedule, program)
         size = ",".join(f"{k}={v}" for k, v in sizes.items())
-        runs = []
-        for _ in range(self.args.rounds):
+        steps = iterations or self.args.iterations
+
+        def run(steps):
             text = sh([str(ROOT / "tools" / "measure-cpu.sh"), str(out), name,
-                       str(ranks), str(self.args.threads),
-                       str(iterations or self.args.iterations), "--size",
-                       size])
+                       str(ranks), str(self.args.threads), str(steps),
+                       "--size", size])
             m = re.search(r"([0-9.]+) ms per step", text)
-            runs.append(float(m.group(1)) / 1000)
+            return float(m.group(1)) / 1000
+
+        # Runs of at least --run-time ms (as coconetc tune --measure's): a
+        # first run of the given steps says how many; it counts when no
+        # more are needed.
+        runs = [run(steps)]
+        want = max(steps, math.ceil(self.args.run_time / 1000 /
+                                    max(runs[0], 1e-9)))
+        if want > steps:
+            runs = []
+        while len(runs) < self.args.rounds:
+            runs.append(run(want))
         return statistics.median(runs)
 
     def report(self, path, sizes, ranks, schedule=None, program=None):
@@ -136,6 +155,14 @@ def total(report, row):
     m = re.search(rf"^\s+{row}\s+.*= (\d+)", report[report.index("total:"):],
                   re.M)
     return int(m.group(1)) if m else 0
+
+
+def launches_row(report, row):
+    """The sum of a row over the launches (rows the total does not repeat:
+    drawn, libm, rounds)."""
+    body = report[:report.index("total:")]
+    return sum(int(m.group(1)) for m in
+               re.finditer(rf"^\s+{row}\s+.*= (\d+)", body, re.M))
 
 
 def fit_line(xs, ys):
@@ -221,6 +248,10 @@ def main():
     ap.add_argument("--check-ranks", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--run-time", type=float, default=50,
+                    help="milliseconds each timed run lasts at least "
+                         "(more steps than --iterations where a step is "
+                         "short); default 50")
     ap.add_argument("--quick", action="store_true",
                     help="fewer sizes (a smoke run, not a calibration)")
     ap.add_argument("--coconetc", default=str(ROOT / "build" / "bin" /
@@ -277,11 +308,11 @@ program nw(x: f32[N] replicated, y: f32[N] replicated) {
             launch = max(statistics.median(
                 y - x / cache_bandwidth for x, y in small), 0.0)
 
-        def hits(x):
+        def hits(x, size=None):
             """The model's share of x bytes (a rank's, all of the step's
             buffers: the kernel reads x and y and updates y in place,
-            and 2/3 of x are its buffers) the cache holds."""
-            return min(1.0, cache / (x * 2 / 3 * r))
+            and 2/3 of x are its buffers) a cache of `size` holds."""
+            return min(1.0, (size or cache) / (x * 2 / 3 * r))
 
         # Memory: sizes whose buffers, on all of a node's ranks, are at
         # least 3x the cache (sizes that fit had thrown the fit, once to
@@ -294,9 +325,44 @@ program nw(x: f32[N] replicated, y: f32[N] replicated) {
             first += 1
         big_exps = list(range(first, first + (2 if args.quick else 3)))
         big = [bw_point(e) for e in big_exps]
-        xs = [x * (1 - hits(x)) for x, _ in big]
-        ys = [y - launch - x * hits(x) / cache_bandwidth for x, y in big]
-        bandwidth = sum(x * x for x in xs) / sum(x * y for x, y in zip(xs, ys))
+        # The cache's size as the kernels see it: sysfs names the
+        # last-level cache, but a stream whose buffers fill it does not hit
+        # on all of it (its replacement, other cores' and guests' lines: on
+        # this VM's 32 MiB L3 the kernel ran at the cache's bandwidth up to
+        # 16 MiB of buffers, at half of it at 24 and near the memory's at
+        # 32). Buffers of a half, 3/4, 1 and 1.5x the named size; the size
+        # whose share fits those times and the large ones best (log
+        # error), a line of MiB from 1/8 of the named size to 1.5x; the
+        # memory's line again with it, twice.
+        named = cache
+        middle = []
+        for f in ((0.5, 1.5) if args.quick else (0.5, 0.75, 1.0, 1.5)):
+            n = int(f * named / (8 * r)) // 1024 * 1024
+            sizes = {"N": n}
+            middle.append((total(b.report(bw, sizes, r, program="bw"),
+                                 "memory"),
+                           b.time(bw, sizes, r, program="bw")))
+
+        def memory_line():
+            xs = [x * (1 - hits(x)) for x, _ in big]
+            ys = [y - launch - x * hits(x) / cache_bandwidth for x, y in big]
+            return sum(x * x for x in xs) / sum(x * y for x, y in zip(xs, ys))
+
+        def fit_error(size, bandwidth):
+            err = 0.0
+            for x, y in middle + big:
+                h = hits(x, size)
+                model = launch + x * (h / cache_bandwidth +
+                                      (1 - h) / bandwidth)
+                err += math.log(model / y) ** 2
+            return err
+
+        for _ in range(2):
+            bandwidth = memory_line()
+            cache = min((m * 2 ** 20 for m in range(
+                max(named // 2 ** 23, 1), named * 3 // 2 ** 21 + 1)),
+                key=lambda size: fit_error(size, bandwidth))
+        bandwidth = memory_line()
         # Write-allocate: the same kernel writing a new buffer (its lines
         # not read first) at the large sizes; the model with allocating
         # stores predicts 16/12 of the update's time, without 1.
@@ -316,8 +382,12 @@ program nw(x: f32[N] replicated, y: f32[N] replicated) {
                      f"the bytes the cache misses (the model's share) "
                      f"against the time less the hits' at the cache's "
                      f"bandwidth")
-        notes.append(f"cache, kernel-launch: the last-level cache's size "
-                     f"(sysfs); its bandwidth: the same kernel at N = "
+        notes.append(f"cache: its size fitted to the same kernel's times "
+                     f"with buffers of 1/2..1.5x the last-level cache "
+                     f"(sysfs: {named // 2 ** 20} MiB) and the large "
+                     f"sizes' (the model's share against the measured "
+                     f"times, log error)")
+        notes.append(f"cache bandwidth, kernel-launch: the same kernel at N = "
                      f"2^{max(last - 2, 10)}..2^{last} (an eighth to a half "
                      f"of it on all ranks), bytes over time less the "
                      f"launch, the median; the launch: the median of N = "
@@ -385,11 +455,33 @@ program libm(x: f16[N] replicated) {
     return z;
 }
 """)
+        # A rounding to f16: the exact target's bit operations. The same
+        # chain of 9 operations on f16 and on f32, the difference over the
+        # f16 form's roundings (the report's count; the f16 loads' and
+        # store's conversions fall in it too).
+        chain = "((((x + y) * x + y) * x + y) * x + y) * x + y"
+        rounded = {}
+        for ty in ("f16", "f32"):
+            src = b.source(f"round_{ty}", f"""
+program round(x: {ty}[N] replicated, y: {ty}[N] replicated) {{
+    z = {chain};
+    return z;
+}}
+""")
+            rounded[ty] = (src, b.time(src, {"N": n}, r, program="round"))
+        roundings = launches_row(b.report(rounded["f16"][0], {"N": n}, r,
+                                          program="round"), "rounds")
+        rounding = max(rounded["f16"][1] - rounded["f32"][1], 0.0) * t / roundings
+        # gelu(x * 8) on f16 rounds twice an element: those are priced by
+        # rounding, the rest is the call's.
         spent = b.time(libm, {"N": n}, r, program="libm") - launch
-        libm_call = max(spent, 0.0) * t / n
+        libm_roundings = launches_row(b.report(libm, {"N": n}, r,
+                                               program="libm"), "rounds")
+        libm_call = max(spent * t - libm_roundings * rounding, 0.0) / n
         print(f"ordered sum: {ordered_sum * 1e9:.3f} ns an element; random "
               f"draw: {random_draw * 1e9:.3f} ns; libm call: "
-              f"{libm_call * 1e9:.3f} ns", file=sys.stderr)
+              f"{libm_call * 1e9:.3f} ns; rounding: {rounding * 1e9:.3f} ns",
+              file=sys.stderr)
         notes.append(f"ordered-sum: n = norm(x) over N = 2^{n.bit_length() - 1} "
                      f"f32, less the launch, over N (one thread's chain of "
                      f"f64 adds; compute-bound)")
@@ -397,10 +489,14 @@ program libm(x: f16[N] replicated) {
                      f"2^{n.bit_length() - 1} f32, less the launch, over "
                      f"N / threads (compute-bound)")
         notes.append(f"libm-call: z = gelu(x * 8) over N = 2^{n.bit_length() - 1} "
-                     f"f16 (x uniform on [-1, 1): every path of erf; the "
-                     f"roundings to f16 beside each call), less "
-                     f"the launch, over N / threads (one erf an element; "
+                     f"f16 (x uniform on [-1, 1): every path of erf), less "
+                     f"the launch and its 2 roundings an element at "
+                     f"`rounding`, over N / threads (one erf an element; "
                      f"exp, tanh and the others priced alike)")
+        notes.append(f"rounding: z = {chain} over N = 2^{n.bit_length() - 1} "
+                     f"f16 less the same over f32, over the f16 form's 9 "
+                     f"roundings an element / threads (its loads' and "
+                     f"store's conversions counted in them)")
 
         collectives = {}
         checks = []
@@ -663,6 +759,7 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
         f.write(f"ordered-sum {ordered_sum * 1e9:.4g} ns\n")
         f.write(f"random-draw {random_draw * 1e9:.4g} ns\n")
         f.write(f"libm-call {libm_call * 1e9:.4g} ns\n")
+        f.write(f"rounding {rounding * 1e9:.4g} ns\n")
         f.write("fused-collective shared\n")
         f.write(f"overlap {'concurrent' if concurrent else 'alternating'}\n")
         for (c, a, ty), (lat, bwc) in sorted(
