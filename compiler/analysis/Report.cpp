@@ -81,6 +81,7 @@ private:
   void addCompute(const Stage &stage, LaunchCost &launch) const;
   void addMemory(llvm::ArrayRef<const Stage *> members,
                  LaunchCost &launch) const;
+  const Stage *gatheredInto(const Stage &value) const;
   LaunchCost makeLaunch(llvm::ArrayRef<const Stage *> members,
                         std::string description) const;
   std::string typeText(const Stage &stage) const {
@@ -311,12 +312,63 @@ void CostModel::addCompute(const Stage &stage, LaunchCost &launch) const {
                       elements(stage, ownMasks(stage));
 }
 
+/// The allgather that gathers `value` in place into the parameter it
+/// updates, as the lowering places it (lower/Buffers.cpp): `value` is an
+/// elementwise result only that allgather reads, sliced along dimension 0
+/// over the gathered axis alone, of a parameter not returned and read by
+/// `value`'s own kernel alone; it then lives in the rank's block of the
+/// parameter, and the allgather moves only the others' blocks. Null
+/// otherwise.
+const Stage *CostModel::gatheredInto(const Stage &value) const {
+  if (value.kind != StageKind::Elementwise || value.type.rank() == 0 ||
+      results.contains(&value))
+    return nullptr;
+  auto it = users.find(&value);
+  if (it == users.end() || it->second.size() != 1 ||
+      it->second[0]->kind != StageKind::AllGather)
+    return nullptr;
+  const Stage *ag = it->second[0];
+  const Stage *p = ag->updates;
+  if (!p || ag->axis < 0 || results.contains(p))
+    return nullptr;
+  auto slicing = [](const ir::Layout &layout, unsigned dim) {
+    llvm::SmallVector<unsigned, 2> axes;
+    for (unsigned a = 0; a < layout.size(); ++a)
+      if (layout[a].state == ir::AxisState::Sliced &&
+          layout[a].dim == static_cast<int>(dim))
+        axes.push_back(a);
+    return axes;
+  };
+  if (slicing(value.type.layout, 0) !=
+          llvm::SmallVector<unsigned, 2>{static_cast<unsigned>(ag->axis)} ||
+      !slicing(p->type.layout, 0).empty())
+    return nullptr;
+  const ir::Kernel *kernel = program.kernelOf(&value);
+  if (auto readers = users.find(p); readers != users.end())
+    for (const Stage *r : readers->second)
+      if (r != &value && (!kernel || program.kernelOf(r) != kernel))
+        return nullptr;
+  return ag;
+}
+
 /// Reads of the operands from outside `members`, writes of the members
 /// that leave it. An operand read by several members is read once, as the
 /// largest block any of them needs.
 void CostModel::addMemory(llvm::ArrayRef<const Stage *> members,
                           LaunchCost &launch) const {
   llvm::DenseSet<const Stage *> inside(members.begin(), members.end());
+  // An allgather into the block its input already holds: the others'
+  // blocks come in, the rank's own stays.
+  if (members.size() == 1 && members[0]->kind == StageKind::AllGather &&
+      !members[0]->operands.empty() &&
+      gatheredInto(*members[0]->operands[0]) == members[0]) {
+    const Stage &ag = *members[0];
+    const Polynomial others = bytes(ag) - bytes(*ag.operands[0]);
+    launch.read += others;
+    launch.write += others;
+    launch.touched.push_back({ag.updates, bytes(ag)});
+    return;
+  }
   llvm::SmallVector<const Stage *, 8> outside;
   llvm::DenseMap<const Stage *, AxisMasks> masks;
   for (const Stage *m : members)
@@ -347,9 +399,12 @@ void CostModel::addMemory(llvm::ArrayRef<const Stage *> members,
       continue;
     Polynomial written = bytes(*m);
     launch.write += written;
-    // An update writes its parameter's buffer; read here, its lines are
-    // in the cache when the store comes.
+    // An update writes its parameter's buffer, as does a value gathered in
+    // place by a later allgather (its block of the parameter); read here,
+    // its lines are in the cache when the store comes.
     const Stage *buffer = m->updates ? m->updates : m;
+    if (const Stage *ag = gatheredInto(*m); ag && !inside.contains(ag))
+      buffer = ag->updates;
     if (!masks.count(buffer)) {
       launch.fresh += written;
       launch.touched.push_back({buffer, written});

@@ -9,6 +9,7 @@
 
 #include "analysis/Report.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <catch2/catch.hpp>
@@ -143,10 +144,48 @@ TEST_CASE("split sgd reads and writes slices of the weights",
   // The replicated w is read only where the sliced w1 needs it.
   CHECK(l[1].read.str() == "6*N/P + 4");
   CHECK(l[1].write.str() == "4*N/P");
+  // w1 lives in the rank's block of w (the lowering's view), so the
+  // allgather runs in place: only the others' blocks come in.
+  CHECK(l[1].fresh.isZero());
   CHECK(l[2].kind == LaunchCost::Kind::Collective);
-  CHECK(l[2].read.str() == "4*N/P");
-  CHECK(l[2].write.str() == "4*N");
+  CHECK(l[2].read.str() == "4*N - 4*N/P");
+  CHECK(l[2].write.str() == "4*N - 4*N/P");
   CHECK(l[2].sent.str() == "4*N - 4*N/P");
+  // The step's buffers: g, rs and w once (w1 is w's block).
+  llvm::SmallVector<std::string, 4> touched;
+  for (const LaunchCost &launch : l)
+    for (const auto &[stage, bytes] : launch.touched)
+      touched.push_back(stage->name + " " + bytes.str());
+  CHECK(llvm::join(touched, ", ") ==
+        "g 2*N, rs 2*N/P, w 4*N/P, lr 4, rs 2*N/P, w 4*N");
+}
+
+TEST_CASE("a value gathered in place only where the lowering places it so",
+          "[analysis][report]") {
+  // w is read again after the update's kernel (by v): w1 needs its own
+  // buffer, and the allgather copies every block.
+  auto s = schedule(R"(
+program p(g: f32[N] local, w: f32[N] replicated) {
+    gs = allreduce(sum, g);
+    w1 = update(w, w - gs);
+    v = w * 2.0;
+    return v;
+}
+schedule s for p {
+    (rs, ag) = split(gs);
+    reorder(ag, w1);
+}
+)",
+                    "s");
+  std::vector<LaunchCost> l = analysis::analyzeLaunches(*s->program);
+  const LaunchCost *ag = nullptr;
+  for (const LaunchCost &launch : l)
+    if (launch.kind == LaunchCost::Kind::Collective &&
+        llvm::StringRef(launch.description).starts_with("allgather"))
+      ag = &launch;
+  REQUIRE(ag);
+  CHECK(ag->read.str() == "4*N/P");
+  CHECK(ag->write.str() == "4*N");
 }
 
 TEST_CASE("a fused collective kernel moves only what crosses it",
