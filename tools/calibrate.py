@@ -363,6 +363,12 @@ program nw(x: f32[N] replicated, y: f32[N] replicated) {
                 max(named // 2 ** 23, 1), named * 3 // 2 ** 21 + 1)),
                 key=lambda size: fit_error(size, bandwidth))
         bandwidth = memory_line()
+        print("memory points (bytes a rank / time, the cache's share): " +
+              ", ".join(f"2^{e} {x / y / 1e9:.1f} GB/s ({hits(x):.2f})"
+                        for e, (x, y) in zip(big_exps, big)) +
+              "; middle: " +
+              ", ".join(f"{x / y / 1e9:.1f} GB/s ({hits(x):.2f})"
+                        for x, y in middle), file=sys.stderr)
         # Write-allocate: the same kernel writing a new buffer (its lines
         # not read first) at the large sizes; the model with allocating
         # stores predicts 16/12 of the update's time, without 1.
