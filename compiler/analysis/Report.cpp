@@ -331,17 +331,9 @@ const Stage *CostModel::gatheredInto(const Stage &value) const {
   const Stage *p = ag->updates;
   if (!p || ag->axis < 0 || results.contains(p))
     return nullptr;
-  auto slicing = [](const ir::Layout &layout, unsigned dim) {
-    llvm::SmallVector<unsigned, 2> axes;
-    for (unsigned a = 0; a < layout.size(); ++a)
-      if (layout[a].state == ir::AxisState::Sliced &&
-          layout[a].dim == static_cast<int>(dim))
-        axes.push_back(a);
-    return axes;
-  };
-  if (slicing(value.type.layout, 0) !=
+  if (value.type.layout.slicingAxes(0) !=
           llvm::SmallVector<unsigned, 2>{static_cast<unsigned>(ag->axis)} ||
-      !slicing(p->type.layout, 0).empty())
+      !p->type.layout.slicingAxes(0).empty())
     return nullptr;
   const ir::Kernel *kernel = program.kernelOf(&value);
   if (auto readers = users.find(p); readers != users.end())

@@ -321,16 +321,15 @@ prepareMeasure(Compilation &c, const ir::Program &scheduled,
   std::string sizeText;
   for (const auto &[n, v] : sizes)
     sizeText += (sizeText.empty() ? "" : ",") + n + "=" + std::to_string(v);
+  // measure-cpu.sh DIR NAME RANKS THREADS ITERATIONS --size ...
   run.args = {run.bash,
               measureScript(),
               dir.str(),
               plan->name,
               std::to_string(tune::rankCount(scheduled, sizes)),
-              std::to_string(threads),
-              std::to_string(*measureIterations),
-              "--size",
-              sizeText};
-  run.steps = 6;
+              std::to_string(threads)};
+  run.steps = run.args.size();
+  run.args.append({std::to_string(*measureIterations), "--size", sizeText});
   if (staging)
     run.args.push_back("--staging");
   llvm::SmallString<256> log(dir);

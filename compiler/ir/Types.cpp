@@ -186,6 +186,15 @@ bool Layout::slicesDim(int dim) const {
   });
 }
 
+llvm::SmallVector<unsigned, 2> Layout::slicingAxes(unsigned dim) const {
+  llvm::SmallVector<unsigned, 2> out;
+  for (unsigned a = 0; a < axes.size(); ++a)
+    if (axes[a].state == AxisState::Sliced &&
+        axes[a].dim == static_cast<int>(dim))
+      out.push_back(a);
+  return out;
+}
+
 static std::string axisTerm(const AxisLayout &a, llvm::StringRef axisNames) {
   switch (a.state) {
   case AxisState::Replicated:

@@ -146,6 +146,8 @@ public:
   bool isSlicedAnywhere() const;
   /// Is dimension `dim` sliced over some axis?
   bool slicesDim(int dim) const;
+  /// The mesh axes that slice dimension `dim`, in mesh order.
+  llvm::SmallVector<unsigned, 2> slicingAxes(unsigned dim) const;
 
   bool operator==(const Layout &o) const { return axes == o.axes; }
   bool operator!=(const Layout &o) const { return !(*this == o); }

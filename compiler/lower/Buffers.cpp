@@ -84,9 +84,9 @@ gatheredInPlace(const Lowering &l,
     return nullptr;
   // Along the first dimension, which only the gathered axis slices.
   const ir::Layout &in = s->type.layout;
-  if (slicingAxes(in, 0) != llvm::SmallVector<unsigned, 2>{unsigned(ag->axis)})
+  if (in.slicingAxes(0) != llvm::SmallVector<unsigned, 2>{unsigned(ag->axis)})
     return nullptr;
-  if (!slicingAxes(p->type.layout, 0).empty())
+  if (!p->type.layout.slicingAxes(0).empty())
     return nullptr;
   // The parameter's old value: returned, or read after the kernel.
   for (size_t j = 0; j < program.getResults().size(); ++j)

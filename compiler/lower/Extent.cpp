@@ -105,18 +105,8 @@ std::string printAxisSize(int axis, const ir::Mesh &mesh, SizeNamer sizeVar) {
 Extents extentsOf(const ir::TensorType &type) {
   Extents out;
   for (unsigned d = 0; d < type.rank(); ++d)
-    out.push_back(Extent{type.shape[d], slicingAxes(type.layout, d)});
+    out.push_back(Extent{type.shape[d], type.layout.slicingAxes(d)});
   return out;
-}
-
-llvm::SmallVector<unsigned, 2> slicingAxes(const ir::Layout &layout,
-                                           unsigned dim) {
-  llvm::SmallVector<unsigned, 2> axes;
-  for (unsigned a = 0; a < layout.size(); ++a)
-    if (layout[a].state == ir::AxisState::Sliced &&
-        layout[a].dim == static_cast<int>(dim))
-      axes.push_back(a);
-  return axes;
 }
 
 llvm::StringRef collectiveName(Collective kind) {

@@ -187,7 +187,7 @@ void collectSizeChecks(Plan &plan, const ir::Program &program) {
   for (const ir::Overlap &o : program.overlaps) {
     SizeCheck c;
     c.global = o.producer->type.shape[o.dim];
-    c.axes = slicingAxes(o.producer->type.layout, o.dim);
+    c.axes = o.producer->type.layout.slicingAxes(o.dim);
     if (o.consumer->kind == ir::StageKind::ReduceScatter) {
       if (o.consumer->axis < 0) {
         c.axes.clear();

@@ -16,9 +16,6 @@ namespace coconet::lower {
 
 /// The extents of a value's block.
 Extents extentsOf(const ir::TensorType &type);
-/// The mesh axes that slice dimension `dim`, in mesh order.
-llvm::SmallVector<unsigned, 2> slicingAxes(const ir::Layout &layout,
-                                           unsigned dim);
 /// A C identifier from a stage name ("ag.m1" -> "ag_m1"); never a C++
 /// keyword.
 std::string identifier(llvm::StringRef name);

@@ -224,7 +224,7 @@ KernelInput accessOf(const Lowering &l, unsigned buffer,
   for (unsigned d = 0; d < r; ++d) {
     DimAccess a;
     a.domainDim = d + n - r;
-    a.operandAxes = slicingAxes(type.layout, d);
+    a.operandAxes = type.layout.slicingAxes(d);
     a.extent = Extent{type.shape[d], a.operandAxes};
     const ir::Dim &mine = type.shape[d], &theirs = domain.shape[a.domainDim];
     auto isOne = [](const ir::Dim &x) {
@@ -232,7 +232,7 @@ KernelInput accessOf(const Lowering &l, unsigned buffer,
     };
     a.zero = isOne(mine) && !isOne(theirs);
     if (a.zero || mine != theirs ||
-        a.operandAxes != slicingAxes(domain.layout, a.domainDim))
+        a.operandAxes != domain.layout.slicingAxes(a.domainDim))
       in.flat = false;
     in.dims.push_back(std::move(a));
   }
@@ -241,7 +241,7 @@ KernelInput accessOf(const Lowering &l, unsigned buffer,
     in.shifted = true;
     for (unsigned d = 0; d < r && in.shifted; ++d) {
       const DimAccess &a = in.dims[d];
-      bool same = !a.zero && a.operandAxes == slicingAxes(domain.layout, d) &&
+      bool same = !a.zero && a.operandAxes == domain.layout.slicingAxes(d) &&
                   type.shape[d] == domain.shape[d];
       if (d > 0 ? !same : (a.zero || type.shape[d] != domain.shape[d]))
         in.shifted = false;
