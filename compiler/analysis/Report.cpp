@@ -683,6 +683,21 @@ void printHeader(const ir::Program &program, llvm::StringRef scheduleName,
 
 } // namespace
 
+const Stage *loneInput(const ir::Program &program, const Stage &stage) {
+  if (!ir::isCommunication(stage.kind) || stage.kind == StageKind::SendRecv ||
+      stage.operands.size() != 1 || stage.updates || program.kernelOf(&stage) ||
+      llvm::is_contained(program.getResults(), &stage))
+    return nullptr;
+  const Stage *in = stage.operands[0];
+  if (!in->isParam() || in->type.rank() == 0 ||
+      in->type.dtype != stage.type.dtype)
+    return nullptr;
+  for (const auto &s : program.getStages())
+    if (s->updates == in)
+      return nullptr;
+  return in;
+}
+
 std::vector<LaunchCost> analyzeLaunches(const ir::Program &program,
                                         bool sequential) {
   return CostModel(program).launches(sequential);

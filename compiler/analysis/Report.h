@@ -80,6 +80,14 @@ struct LaunchCost {
   llvm::SmallVector<std::pair<const ir::Stage *, Polynomial>, 2> transfers;
 };
 
+/// The parameter whose buffer collective `stage`'s output is when its group
+/// has one member, as the lowering places it (lower/Buffers.cpp,
+/// aliasLoneCollectives): the collective then moves nothing. That is a
+/// collective, not a sendrecv nor a member of a fused collective, of a
+/// parameter no stage updates into a value of its element type that is
+/// neither returned nor an update. Null otherwise.
+const ir::Stage *loneInput(const ir::Program &program, const ir::Stage &stage);
+
 /// The launches of one step of `program`, in program order; with
 /// `sequential`, each fused collective as its collectives and its kernel
 /// (the form `coconetc --sequential` generates, and the fallback's).

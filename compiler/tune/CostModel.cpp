@@ -402,15 +402,35 @@ predictStep(const ir::Program &program,
             llvm::ArrayRef<analysis::LaunchCost> launches,
             const Machine &machine, const ir::DimEnv &sizes, bool staging) {
   StepTime step;
+  // A collective whose output is its input when its group has one member
+  // (the lowering's alias, analysis::loneInput): it moves nothing, and its
+  // readers read the input.
+  std::vector<const ir::Stage *> aliased(launches.size(), nullptr);
+  llvm::DenseMap<const ir::Stage *, const ir::Stage *> alias;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const analysis::LaunchCost &cost = launches[i];
+    if (cost.kind != analysis::LaunchCost::Kind::Collective ||
+        cost.members.size() != 1)
+      continue;
+    const ir::Stage *c = cost.members.front();
+    const ir::Stage *in = analysis::loneInput(program, *c);
+    const int64_t members =
+        c->axis < 0 ? rankCount(program, sizes)
+                    : axisSize(program, static_cast<unsigned>(c->axis), sizes);
+    if (in && members <= 1)
+      alias[c] = aliased[i] = in;
+  }
   // The step's footprint: each buffer once, at the most of it any launch
   // touches.
   llvm::DenseMap<const ir::Stage *, double> buffers;
-  for (const analysis::LaunchCost &cost : launches)
-    for (const auto &[stage, bytes] : cost.touched) {
+  for (size_t i = 0; i < launches.size(); ++i)
+    for (const auto &[stage, bytes] : launches[i].touched) {
+      if (aliased[i])
+        continue;
       auto n = evaluate(bytes, sizes, "footprint of " + stage->name);
       if (!n)
         return n.takeError();
-      double &b = buffers[stage];
+      double &b = buffers[alias.lookup(stage) ? alias.lookup(stage) : stage];
       b = std::max(b, *n);
     }
   for (const auto &entry : buffers)
@@ -425,10 +445,16 @@ predictStep(const ir::Program &program,
     step.cacheHits =
         std::min(1.0, machine.cacheSize / (step.footprint * sharing));
   Predictor predictor(program, machine, sizes, staging, step.cacheHits);
-  for (const analysis::LaunchCost &cost : launches) {
-    auto t = predictor.launch(cost);
+  for (size_t i = 0; i < launches.size(); ++i) {
+    auto t = predictor.launch(launches[i]);
     if (!t)
       return t.takeError();
+    if (aliased[i]) {
+      t->seconds = t->memorySeconds = 0;
+      for (CollectiveTime &c : t->collectives)
+        c.alternatives =
+            "one member: its output is " + aliased[i]->name + " itself";
+    }
     step.launches.push_back(std::move(*t));
   }
   auto launchOf = [&](const ir::Stage *s) -> int {

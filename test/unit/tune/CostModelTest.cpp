@@ -406,17 +406,47 @@ TEST_CASE("what the machine does not price is an error that says so",
 
 TEST_CASE("a collective of one member costs its copy, priced or not",
           "[tune]") {
-  auto s = schedule(kSgd);
+  // gs's input is a value, not a parameter: the lowering gives gs a
+  // buffer of its own, and one member copies into it.
+  auto s = schedule(R"(
+program sgd(g: f32[N] local, w: f32[N] replicated, lr: f32) {
+    h  = g * 0.5;
+    gs = allreduce(sum, h);
+    w1 = update(w, w - lr * gs);
+}
+)");
   Machine m = testMachine();
   m.collectives.clear();
   StepTime t = predict(*s->program, {{"N", 1000}, {"P", 1}}, m);
-  REQUIRE(t.launches[0].collectives.size() == 1);
-  CHECK(t.launches[0].collectives[0].seconds == 0);
-  CHECK(t.launches[0].collectives[0].alternatives ==
+  REQUIRE(t.launches.size() == 3);
+  REQUIRE(t.launches[1].collectives.size() == 1);
+  CHECK(t.launches[1].collectives[0].seconds == 0);
+  CHECK(t.launches[1].collectives[0].alternatives ==
         "one member: nothing moves");
   // The collective copies its 4000 B input to its output: 8 us at 1 GB/s.
-  CHECK(t.launches[0].seconds == Approx(8000e-9));
-  CHECK(t.seconds == Approx(8000e-9 + 1e-6 + 12004e-9));
+  CHECK(t.launches[1].seconds == Approx(8000e-9));
+}
+
+TEST_CASE("a collective of one member whose output is its parameter input "
+          "costs nothing",
+          "[tune]") {
+  // The lowering makes gs g itself on one rank (analysis::loneInput): no
+  // copy, and the kernel reads g.
+  auto s = schedule(kSgd);
+  Machine m = testMachine();
+  StepTime one = predict(*s->program, {{"N", 1000}, {"P", 1}}, m);
+  REQUIRE(one.launches.size() == 2);
+  REQUIRE(one.launches[0].collectives.size() == 1);
+  CHECK(one.launches[0].collectives[0].alternatives ==
+        "one member: its output is g itself");
+  CHECK(one.launches[0].seconds == 0);
+  CHECK(one.seconds == Approx(1e-6 + 12004e-9));
+  // The footprint: g and w (and lr), not gs besides.
+  CHECK(one.footprint == 8004);
+  // On two ranks it moves its bytes as ever.
+  StepTime two = predict(*s->program, {{"N", 1000}, {"P", 2}}, m);
+  CHECK(two.launches[0].seconds == Approx(28e-6));
+  CHECK(two.footprint == 12004);
 }
 
 TEST_CASE("the CUDA target's one-shot allreduce pays the copy into the "
