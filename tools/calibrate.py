@@ -26,8 +26,11 @@ tools/measure-cpu.sh:
   returned) against the update at the large sizes: `yes` when it takes
   nearer 16/12 of the time (each new line read before it is written)
   than 1;
-- matmul RATE per element type: a [M, K] x [K, N] matmul at 256^3 and 512^3
-  (FLOPs by the report over the time, the larger of the two);
+- matmul RATE per element type, matmul-pack: a [M, 2048] x [2048, 512]
+  matmul at M = 1024 and 64: the line through their times against the
+  report's FLOPs, its slope 1 / RATE; what is left at 0 FLOPs is the
+  packing of B (widened to f64 into panels once a call), over B's
+  elements (f16's, the samples' type, is written);
 - ordered-sum: the time per element of an in-order f64 running sum, one
   thread's chain of dependent adds: n = norm(x) over N = 2^22 f32 on each
   rank, less the launch, over N (a norm is one sum, one thread; the model
@@ -403,8 +406,12 @@ program nw(x: f32[N] replicated, y: f32[N] replicated) {
                      f"the large sizes took {ratio:.2f}x the update "
                      f"(allocating stores: 16/12)")
 
-        # Matmul rate per element type.
-        rates = {}
+        # Matmul rate per element type, and the packing of B per call: t =
+        # FLOPs / rate + K * N * pack (the CPU target widens B and packs it
+        # into panels once a call); two calls of the same K, N and rows M
+        # of 1024 and 64 give both (a line through the two).
+        rates, packs = {}, {}
+        shape_k, shape_n = (512, 256) if args.quick else (2048, 512)
         for dtype in ("f16", "bf16", "f32", "f64"):
             mm = b.source(f"mm_{dtype}", f"""
 program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
@@ -412,17 +419,29 @@ program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
     return y;
 }}
 """)
-            best = 0
-            for n in ((192,) if args.quick else (256, 512)):
-                sizes = {"M": n, "K": n, "N": n}
+            points = []
+            for m in (1024, 64):
+                sizes = {"M": m, "K": shape_k, "N": shape_n}
                 rep = b.report(mm, sizes, r, program="mm")
-                flops = total(rep, "flops")
-                best = max(best, flops / b.time(mm, sizes, r, program="mm",
-                                                 iterations=3))
-            rates[dtype] = best
-            print(f"matmul {dtype}: {best / 1e9:.3f} GFLOP/s", file=sys.stderr)
-        notes.append("matmul: [n, n] x [n, n] at n = 256 and 512, the "
-                     "faster (the report's FLOPs over the time)")
+                points.append((total(rep, "flops"),
+                               b.time(mm, sizes, r, program="mm",
+                                      iterations=3)))
+            (f_big, t_big), (f_small, t_small) = points
+            per_flop = (t_big - t_small) / (f_big - f_small)
+            rates[dtype] = 1 / per_flop
+            packs[dtype] = max(t_small - f_small * per_flop, 0.0) / (
+                shape_k * shape_n)
+            print(f"matmul {dtype}: {rates[dtype] / 1e9:.3f} GFLOP/s, "
+                  f"packing {packs[dtype] * 1e9:.3f} ns an element of B",
+                  file=sys.stderr)
+        pack = packs["f16"]
+        notes.append(f"matmul, matmul-pack: [M, {shape_k}] x [{shape_k}, "
+                     f"{shape_n}] at M = 1024 and 64, the line through "
+                     f"their times against the report's FLOPs (its slope "
+                     f"1 / rate; at 0 FLOPs the packing of B, over its "
+                     f"elements; f16's, the samples' type, for all: " +
+                     ", ".join(f"{d} {v * 1e9:.3f} ns"
+                               for d, v in packs.items()) + ")")
 
         # The in-order f64 sum and the Philox draw, per element.
         n = 2 ** (20 if args.quick else 22)
@@ -762,6 +781,7 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
                 f"{cache_bandwidth / 1e9:.4g} GB/s\n")
         for dtype, rate in rates.items():
             f.write(f"matmul {dtype} {rate / 1e9:.4g} GFLOP/s\n")
+        f.write(f"matmul-pack {pack * 1e9:.4g} ns\n")
         f.write(f"ordered-sum {ordered_sum * 1e9:.4g} ns\n")
         f.write(f"random-draw {random_draw * 1e9:.4g} ns\n")
         f.write(f"libm-call {libm_call * 1e9:.4g} ns\n")

@@ -78,6 +78,7 @@ private:
   }
   Polynomial network(const Stage &stage) const;
   Polynomial matmulFlops(const Stage &stage) const;
+  Polynomial matmulPacked(const Stage &stage) const;
   void addCompute(const Stage &stage, LaunchCost &launch) const;
   void addMemory(llvm::ArrayRef<const Stage *> members,
                  LaunchCost &launch) const;
@@ -210,6 +211,15 @@ Polynomial CostModel::matmulFlops(const Stage &stage) const {
   const Stage &lhs = *stage.operands[0];
   Polynomial k = extent(lhs.type.shape.back(), ownMasks(lhs).back());
   return Polynomial(2) * elements(stage, ownMasks(stage)) * k;
+}
+
+/// The elements of a matmul's right-hand operand this rank's call reads:
+/// its whole block (LaunchCost::packed).
+Polynomial CostModel::matmulPacked(const Stage &stage) const {
+  if (stage.kind != StageKind::MatMul || stage.operands.size() != 2)
+    return {};
+  const Stage &rhs = *stage.operands[1];
+  return elements(rhs, ownMasks(rhs));
 }
 
 /// Whether `op` is a call of the math library where the exact CPU target
@@ -420,6 +430,8 @@ LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
     multiplies |= m->kind == StageKind::MatMul;
     launch.sent += network(*m);
     launch.flops += matmulFlops(*m);
+    launch.packed += matmulPacked(*m);
+    launch.batched |= m->kind == StageKind::MatMul && m->type.rank() > 2;
     addCompute(*m, launch);
   }
   launch.kind = multiplies                 ? Kind::Matmul
@@ -623,8 +635,10 @@ void printLaunch(const LaunchCost &launch, unsigned index,
     rows.push_back({"net", launch.sent, Counted::Bytes});
   if (launch.kind == Kind::FusedCollective)
     rows.push_back({"copies", launch.staging, Counted::Bytes});
-  if (launch.kind == Kind::Matmul)
+  if (launch.kind == Kind::Matmul) {
     rows.push_back({"flops", launch.flops, Counted::Flops});
+    rows.push_back({"packed", launch.packed, Counted::Elements});
+  }
   if (!launch.ordered.isZero())
     rows.push_back({"summed", launch.ordered, Counted::Elements});
   if (!launch.drawn.isZero())

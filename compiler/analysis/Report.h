@@ -59,6 +59,13 @@ struct LaunchCost {
   /// with integer operations on the float's bits, a dozen and more
   /// instructions each.
   Polynomial rounded;
+  /// Elements of the right-hand operands of the launch's matmuls (every
+  /// batch of a batched one): what one call reads of B. The CPU target
+  /// widens and packs B into panels once per call (runtime/src/cpu/
+  /// matmul.cpp), so a matmul cut into an overlap's parts of its rows packs
+  /// it once a part; `batched`: the parts are batches (each packs its own).
+  Polynomial packed;
+  bool batched = false;
   /// A fused collective: the bytes its staging copies read and write when
   /// the caller's tensors are not the program's symmetric memory (the
   /// reducing collective's input copied in; the gathered output copied out,

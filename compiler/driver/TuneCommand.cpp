@@ -757,6 +757,8 @@ std::vector<std::string> predictedTimes(const ir::Program &scheduled,
       parts.push_back("memory " + tune::formatSeconds(t.memorySeconds));
     if (t.computeSeconds > 0)
       parts.push_back("compute " + tune::formatSeconds(t.computeSeconds));
+    if (t.packSeconds > 0)
+      parts.push_back("packing " + tune::formatSeconds(t.packSeconds));
     for (const tune::CollectiveTime &ct : t.collectives) {
       std::string c = ct.stage->name + ": " +
                       tune::algorithmName(ct.algorithm).str() + " " +

@@ -374,10 +374,21 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
                      "; add a line 'matmul " + ir::dtypeName(dtype) +
                      " RATE GFLOP/s'");
     t.computeSeconds = *flops / rate->second;
+    if (machine.matmulPack > 0 && !cost.packed.isZero()) {
+      auto packed = value(cost.packed, "elements of the matmul's operand");
+      if (!packed)
+        return packed.takeError();
+      t.packSeconds = *packed * machine.matmulPack;
+    }
   }
   if (llvm::Error e = elementCompute(cost, t))
     return e;
-  double body = std::max(t.memorySeconds, t.computeSeconds);
+  // A matmul's packing: once a call, which an overlap's parts of its rows
+  // each make (fixed); once a batch where the parts are batches.
+  double body = std::max(t.memorySeconds,
+                         t.computeSeconds + (cost.batched ? t.packSeconds : 0));
+  if (!cost.batched)
+    t.fixed += t.packSeconds;
   if (cost.kind == Kind::FusedCollective) {
     double transfer = t.networkSeconds - t.fixed;
     body = machine.fusedOverlaps ? std::max(body, transfer) : body + transfer;

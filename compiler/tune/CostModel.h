@@ -106,6 +106,10 @@ struct LaunchTime {
   double memorySeconds = 0;
   double computeSeconds = 0;
   double networkSeconds = 0;
+  /// A matmul's packing of its right-hand operand (Machine::matmulPack),
+  /// beside its compute: in `fixed` where an overlap's parts of its rows
+  /// each pack it again, with the compute where the parts are batches.
+  double packSeconds = 0;
   std::vector<CollectiveTime> collectives;
   /// An overlap pair: the index of the other launch and the part count;
   /// the pair's time is on the first of the two (the other shows 0 in

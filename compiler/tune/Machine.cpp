@@ -186,11 +186,15 @@ struct Line {
   llvm::SMRange end;
 };
 
-const char *const kKeys[] = {
-    "machine",       "target",           "ranks-per-node", "threads-per-rank",
-    "kernel-launch", "memory-bandwidth", "matmul",         "ordered-sum",
-    "random-draw",   "libm-call",        "rounding",       "fused-collective",
-    "overlap",       "write-allocate",   "cache",          "collective"};
+const char *const kKeys[] = {"machine",          "target",
+                             "ranks-per-node",   "threads-per-rank",
+                             "kernel-launch",    "memory-bandwidth",
+                             "matmul",           "ordered-sum",
+                             "random-draw",      "libm-call",
+                             "rounding",         "matmul-pack",
+                             "fused-collective", "overlap",
+                             "write-allocate",   "cache",
+                             "collective"};
 
 class Parser {
 public:
@@ -364,7 +368,7 @@ void Parser::statement(Line &line) {
     return;
   }
   if (key == "ordered-sum" || key == "random-draw" || key == "libm-call" ||
-      key == "rounding") {
+      key == "rounding" || key == "matmul-pack") {
     // A time per element.
     if (!first(key, line))
       return;
@@ -372,7 +376,8 @@ void Parser::statement(Line &line) {
       (key == "ordered-sum"   ? machine.orderedSum
        : key == "random-draw" ? machine.randomDraw
        : key == "libm-call"   ? machine.libmCall
-                              : machine.rounding) = *v;
+       : key == "rounding"    ? machine.rounding
+                              : machine.matmulPack) = *v;
       end(line, 3, key);
     }
     return;
@@ -570,6 +575,8 @@ void printMachine(const Machine &machine, llvm::StringRef header,
     os << "libm-call " << number(machine.libmCall) << " s\n";
   if (machine.rounding > 0)
     os << "rounding " << number(machine.rounding) << " s\n";
+  if (machine.matmulPack > 0)
+    os << "matmul-pack " << number(machine.matmulPack) << " s\n";
   os << "fused-collective " << (machine.fusedOverlaps ? "overlapped" : "shared")
      << '\n'
      << "overlap " << (machine.overlapConcurrent ? "concurrent" : "alternating")

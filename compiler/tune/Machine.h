@@ -101,6 +101,10 @@ struct Machine {
   /// exact CPU target's integer operations on the bits). Optional, as the
   /// three above.
   double rounding = 0;
+  /// Seconds per element of a matmul's right-hand operand per call: the
+  /// exact CPU target widens B to f64 and packs it into panels in each call
+  /// (its rate excludes this). Optional, as the four above.
+  double matmulPack = 0;
   /// Does a fused collective kernel's communication overlap its memory
   /// traffic (a GPU: max of the two) or share the memory with it (a CPU's
   /// shared-memory team: their sum)?

@@ -387,6 +387,66 @@ TEST_CASE("an overlap in K parts: the fill, the drain and the larger part",
   CHECK(a.seconds == Approx(664e-6));
 }
 
+TEST_CASE("a matmul packs its right-hand operand once a call: once a part "
+          "of its rows, once in all for parts that are batches",
+          "[tune]") {
+  Parsed p = parseText(std::string(kMachine) + "matmul-pack 10 ns\n");
+  INFO(p.diagnostics);
+  REQUIRE(p.machine);
+  CHECK(p.machine->matmulPack == Approx(10e-9));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printMachine(*p.machine, "", os);
+  CHECK(llvm::StringRef(text).contains("matmul-pack 1e-08 s\n"));
+  const Machine &m = *p.machine;
+  ir::DimEnv sizes{{"B", 100}, {"H", 100}, {"P", 2}};
+
+  // w: [H, H] sliced(0): a rank's block is 50 x 100 = 5000 elements.
+  auto plain = schedule(kMlp);
+  auto launches = analysis::analyzeLaunches(*plain->program);
+  REQUIRE(launches[0].kind == analysis::LaunchCost::Kind::Matmul);
+  CHECK(launches[0].packed.str() == "H^2/P");
+  CHECK_FALSE(launches[0].batched);
+  StepTime t = predict(*plain->program, sizes, m);
+  // 5000 elements at 10 ns: 50 us beside the 500 us of FLOPs and the
+  // launch.
+  CHECK(t.launches[0].packSeconds == Approx(50e-6));
+  CHECK(t.launches[0].seconds == Approx(1e-6 + 50e-6 + 500e-6));
+  // In 4 parts of its rows each part packs all of w: 1 + 50 + 500/4 =
+  // 176 us a part; the allreduce 40 us a part; concurrent: 176 + 40 +
+  // 3 * 176 = 744 us.
+  auto parts = schedule(kMlp, "parts");
+  StepTime o = predict(*parts->program, sizes, m);
+  CHECK(o.launches[0].overlapped == Approx(744e-6));
+
+  // A batched matmul [E, C, H] x [E, H, F] (E sliced): the parts of an
+  // alltoall's overlap are batches, and each packs its own: the packing is
+  // part of the compute that the parts share out.
+  auto moe = schedule(R"(
+program moe(x: f32[E, C, H] sliced(0), w: f32[E, H, F] sliced(0)) {
+    y = matmul(x, w);
+    return y;
+}
+)");
+  auto batched = analysis::analyzeLaunches(*moe->program);
+  REQUIRE(batched[0].kind == analysis::LaunchCost::Kind::Matmul);
+  CHECK(batched[0].packed.str() == "E*F*H/P");
+  CHECK(batched[0].batched);
+  StepTime b = predict(
+      *moe->program, {{"E", 4}, {"C", 10}, {"H", 10}, {"F", 10}, {"P", 2}}, m);
+  // 2 * 10 * 10 * 10 FLOP a batch, 2 batches: 4000 FLOP at 2 GFLOP/s = 2
+  // us; 200 elements packed at 10 ns = 2 us; the launch 1 us; none fixed
+  // but the launch.
+  CHECK(b.launches[0].computeSeconds == Approx(2e-6));
+  CHECK(b.launches[0].packSeconds == Approx(2e-6));
+  CHECK(b.launches[0].fixed == Approx(1e-6));
+  CHECK(b.launches[0].seconds == Approx(5e-6));
+  // Without the line (a GPU's file): no packing.
+  CHECK(
+      predict(*plain->program, sizes, testMachine()).launches[0].packSeconds ==
+      0);
+}
+
 TEST_CASE("what the machine does not price is an error that says so",
           "[tune]") {
   Machine m = testMachine();
