@@ -27,7 +27,8 @@ tools/measure-cpu.sh:
   nearer 16/12 of the time (each new line read before it is written)
   than 1;
 - matmul RATE per element type, matmul-pack: a [M, 2048] x [2048, 512]
-  matmul at M = 1024 and 64: the line through their times against the
+  matmul at M = 1024, 512, 256, 128 and 64: the least-squares line of their
+  times against the
   report's FLOPs, its slope 1 / RATE; what is left at 0 FLOPs is the
   packing of B (widened to f64 into panels once a call), over B's
   elements (f16's, the samples' type, is written);
@@ -408,10 +409,12 @@ program nw(x: f32[N] replicated, y: f32[N] replicated) {
 
         # Matmul rate per element type, and the packing of B per call: t =
         # FLOPs / rate + K * N * pack (the CPU target widens B and packs it
-        # into panels once a call); two calls of the same K, N and rows M
-        # of 1024 and 64 give both (a line through the two).
+        # into panels once a call); calls of the same K and N and rows M
+        # of 1024 down to 64 give both (a least-squares line: one small
+        # call's time moved the packing 2x between runs).
         rates, packs = {}, {}
         shape_k, shape_n = (512, 256) if args.quick else (2048, 512)
+        rows_m = (256, 64) if args.quick else (1024, 512, 256, 128, 64)
         for dtype in ("f16", "bf16", "f32", "f64"):
             mm = b.source(f"mm_{dtype}", f"""
 program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
@@ -420,24 +423,24 @@ program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
 }}
 """)
             points = []
-            for m in (1024, 64):
+            for m in rows_m:
                 sizes = {"M": m, "K": shape_k, "N": shape_n}
                 rep = b.report(mm, sizes, r, program="mm")
                 points.append((total(rep, "flops"),
                                b.time(mm, sizes, r, program="mm",
                                       iterations=3)))
-            (f_big, t_big), (f_small, t_small) = points
-            per_flop = (t_big - t_small) / (f_big - f_small)
+            at_zero, per_flop = fit_line([f for f, _ in points],
+                                         [t for _, t in points])
             rates[dtype] = 1 / per_flop
-            packs[dtype] = max(t_small - f_small * per_flop, 0.0) / (
-                shape_k * shape_n)
+            packs[dtype] = max(at_zero, 0.0) / (shape_k * shape_n)
             print(f"matmul {dtype}: {rates[dtype] / 1e9:.3f} GFLOP/s, "
                   f"packing {packs[dtype] * 1e9:.3f} ns an element of B",
                   file=sys.stderr)
         pack = packs["f16"]
         notes.append(f"matmul, matmul-pack: [M, {shape_k}] x [{shape_k}, "
-                     f"{shape_n}] at M = 1024 and 64, the line through "
-                     f"their times against the report's FLOPs (its slope "
+                     f"{shape_n}] at M = " + ", ".join(map(str, rows_m)) +
+                     f", the least-squares line of their times against "
+                     f"the report's FLOPs (its slope "
                      f"1 / rate; at 0 FLOPs the packing of B, over its "
                      f"elements; f16's, the samples' type, for all: " +
                      ", ".join(f"{d} {v * 1e9:.3f} ns"
