@@ -64,11 +64,20 @@ collective reducescatter direct node latency 2 us bandwidth 1 GB/s
 collective allgather direct node latency 2 us bandwidth 1 GB/s
 )";
 
-Machine testMachine() {
-  Parsed p = parseText(kMachine);
+/// The test machine with `lines` added (each ending in a newline).
+Machine testMachine(llvm::StringRef lines = "") {
+  Parsed p = parseText(std::string(kMachine) + lines.str());
   INFO(p.diagnostics);
   REQUIRE(p.machine);
   return *p.machine;
+}
+
+/// The machine file printMachine() writes for `m`, without a header.
+std::string printed(const Machine &m) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printMachine(m, "", os);
+  return text;
 }
 
 StepTime predict(const ir::Program &program, const ir::DimEnv &sizes,
@@ -390,15 +399,10 @@ TEST_CASE("an overlap in K parts: the fill, the drain and the larger part",
 TEST_CASE("a matmul packs its right-hand operand once a call: once a part "
           "of its rows, once in all for parts that are batches",
           "[tune]") {
-  Parsed p = parseText(std::string(kMachine) + "matmul-pack 10 ns\n");
-  INFO(p.diagnostics);
-  REQUIRE(p.machine);
-  CHECK(p.machine->matmulPack == Approx(10e-9));
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  printMachine(*p.machine, "", os);
+  const Machine m = testMachine("matmul-pack 10 ns\n");
+  CHECK(m.matmulPack == Approx(10e-9));
+  const std::string text = printed(m);
   CHECK(llvm::StringRef(text).contains("matmul-pack 1e-08 s\n"));
-  const Machine &m = *p.machine;
   ir::DimEnv sizes{{"B", 100}, {"H", 100}, {"P", 2}};
 
   // w: [H, H] sliced(0): a rank's block is 50 x 100 = 5000 elements.
@@ -551,11 +555,8 @@ program c(x: f32[N] replicated, y: f32[B, H] replicated, g: f32[H] replicated,
     return n, l, d, e;
 }
 )");
-  Parsed p = parseText(std::string(kMachine) +
-                       "ordered-sum 2 ns\nrandom-draw 4 ns\nlibm-call 3 ns\n");
-  INFO(p.diagnostics);
-  REQUIRE(p.machine);
-  const Machine &m = *p.machine;
+  const Machine m =
+      testMachine("ordered-sum 2 ns\nrandom-draw 4 ns\nlibm-call 3 ns\n");
   CHECK(m.orderedSum == Approx(2e-9));
   CHECK(m.randomDraw == Approx(4e-9));
   CHECK(m.libmCall == Approx(3e-9));
@@ -620,20 +621,16 @@ program r(a: f16[N] replicated, b: f16[N] replicated, x: f32[N] replicated,
   CHECK(launches[3].rounded.isZero());
   CHECK(rounded(4) == 1000);
 
-  Parsed p = parseText(std::string(kMachine) + "rounding 0.5 ns\n");
-  INFO(p.diagnostics);
-  REQUIRE(p.machine);
-  CHECK(p.machine->rounding == Approx(0.5e-9));
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  printMachine(*p.machine, "", os);
+  const Machine machine = testMachine("rounding 0.5 ns\n");
+  CHECK(machine.rounding == Approx(0.5e-9));
+  const std::string text = printed(machine);
   CHECK(llvm::StringRef(text).contains("rounding 5e-10 s\n"));
   // 2000 roundings of 0.5 ns on 2 threads: 0.5 us of compute, under the
   // memory's 6 us (6002 bytes at 1 byte per ns).
-  StepTime t = predict(*s->program, sizes, *p.machine);
+  StepTime t = predict(*s->program, sizes, machine);
   CHECK(t.launches[0].computeSeconds == Approx(0.5e-6));
   CHECK(t.launches[0].seconds == Approx(1e-6 + 6002e-9));
-  Machine one = *p.machine;
+  Machine one = machine;
   one.threadsPerRank = 1;
   one.rounding = 5e-9;
   StepTime t1 = predict(*s->program, sizes, one);
@@ -647,23 +644,19 @@ program r(a: f16[N] replicated, b: f16[N] replicated, x: f32[N] replicated,
 
 TEST_CASE("write-allocate and cache lines: values, refusals, round trip",
           "[tune]") {
-  Parsed p = parseText(std::string(kMachine) +
-                       "write-allocate yes\ncache 32 MiB bandwidth 100 GB/s\n");
-  INFO(p.diagnostics);
-  REQUIRE(p.machine);
-  CHECK(p.machine->writeAllocate);
-  CHECK(p.machine->cacheSize == Approx(32.0 * 1024 * 1024));
-  CHECK(p.machine->cacheBandwidth == Approx(1e11));
+  const Machine machine =
+      testMachine("write-allocate yes\ncache 32 MiB bandwidth 100 GB/s\n");
+  CHECK(machine.writeAllocate);
+  CHECK(machine.cacheSize == Approx(32.0 * 1024 * 1024));
+  CHECK(machine.cacheBandwidth == Approx(1e11));
   CHECK_FALSE(testMachine().writeAllocate);
   CHECK(testMachine().cacheSize == 0);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  printMachine(*p.machine, "", os);
+  const std::string text = printed(machine);
   CHECK(llvm::StringRef(text).contains("write-allocate yes\n"));
   Parsed again = parseText(text);
   REQUIRE(again.machine);
   CHECK(again.machine->writeAllocate);
-  CHECK(again.machine->cacheSize == Approx(p.machine->cacheSize));
+  CHECK(again.machine->cacheSize == Approx(machine.cacheSize));
   CHECK(again.machine->cacheBandwidth == Approx(1e11));
 
   struct Case {
@@ -706,8 +699,7 @@ program inplace(x: f32[N] replicated, y: f32[N] replicated) {
     z = update(y, y * 0.5 + x);
 }
 )");
-  Parsed p = parseText(std::string(kMachine) + "write-allocate yes\n");
-  REQUIRE(p.machine);
+  const Machine machine = testMachine("write-allocate yes\n");
   const ir::DimEnv sizes = {{"N", 1000}};
   const ir::Program *fresh = f->program.get();
   const ir::Program *inplace = u->program.get();
@@ -716,13 +708,13 @@ program inplace(x: f32[N] replicated, y: f32[N] replicated) {
   auto launches = analysis::analyzeLaunches(*fresh);
   REQUIRE(launches.size() == 1);
   CHECK(launches[0].fresh.evaluate(sizes) == 4000);
-  CHECK(predict(*fresh, sizes, *p.machine).seconds == Approx(1e-6 + 16e-6));
+  CHECK(predict(*fresh, sizes, machine).seconds == Approx(1e-6 + 16e-6));
   CHECK(predict(*fresh, sizes, testMachine()).seconds == Approx(1e-6 + 12e-6));
   // inplace: writes y, which it reads: 12000 B either way.
   auto updates = analysis::analyzeLaunches(*inplace);
   REQUIRE(updates.size() == 1);
   CHECK(updates[0].fresh.evaluate(sizes) == 0);
-  CHECK(predict(*inplace, sizes, *p.machine).seconds == Approx(1e-6 + 12e-6));
+  CHECK(predict(*inplace, sizes, machine).seconds == Approx(1e-6 + 12e-6));
 }
 
 TEST_CASE("the cache holds a step's buffers that fit, on all of a node's "
@@ -769,10 +761,9 @@ program fresh(x: f32[N] replicated, y: f32[N] replicated) {
     return z;
 }
 )");
-  Parsed p = parseText(std::string(kMachine) +
-                       "write-allocate yes\ncache 6 KB bandwidth 4 GB/s\n");
-  REQUIRE(p.machine);
-  StepTime t = predict(*f->program, {{"N", 1000}}, *p.machine);
+  const Machine machine =
+      testMachine("write-allocate yes\ncache 6 KB bandwidth 4 GB/s\n");
+  StepTime t = predict(*f->program, {{"N", 1000}}, machine);
   CHECK(t.cacheHits == Approx(0.5));
   CHECK(t.launches.at(0).memorySeconds ==
         Approx(12000e-9 * (0.5 / 4 + 0.5) + 2000e-9));
