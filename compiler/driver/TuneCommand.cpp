@@ -106,7 +106,7 @@ static NumberOption<int64_t> measureRunTime(
 static NumberOption<int64_t> measureRounds(
     "rounds",
     "--measure: rounds over the schedules (each times every schedule once, in "
-    "rank order); each one's median kept; default 3",
+    "rank order); each one's fastest kept; default 3",
     1, 1000, 3, tuneCategory());
 
 static cl::opt<std::string>
@@ -519,7 +519,13 @@ int runTune(const std::string &path, const std::string &programName) {
     // Every schedule written first; then --rounds rounds, each timing every
     // schedule once in rank order (the first builds it), so that a slow
     // phase of the machine falls on all of them alike rather than on the
-    // ranks measured during it; the median of each one's rounds.
+    // ranks measured during it; the fastest of each one's rounds. The
+    // development VM's noise only adds time, and whole runs of the same
+    // program sit in a slow phase: one binary's runs measured 1.3 to 2.6 ms
+    // a step minutes apart, the fastest of six within 4% of the fastest of
+    // another schedule of the same loops, their medians 1.2x apart (the
+    // minimum as the estimator under such noise: Chen and Revels, "Robust
+    // benchmarking in noisy environments", 2016).
     std::vector<MeasureRun> runs;
     for (size_t i = 0; i < rows; ++i) {
       const tune::Ranked &r = result->ranked[i];
@@ -543,12 +549,14 @@ int runTune(const std::string &path, const std::string &programName) {
     if (*measureRunTime > 0)
       for (size_t i = 0; i < rows; ++i) {
         llvm::errs() << "coconetc tune: sizing " << i + 1 << " of " << rows
-                     << ": " << result->ranked[i].candidate.summary << '\n';
+                     << ": " << result->ranked[i].candidate.summary;
         auto t = measureOnce(runs[i]);
         if (!t) {
+          llvm::errs() << '\n';
           reportToolError(llvm::toString(t.takeError()));
           return 1;
         }
+        llvm::errs() << " -> " << tune::formatSeconds(*t) << " a step\n";
         const double want = std::ceil(static_cast<double>(*measureRunTime) /
                                       1000 / std::max(*t, 1e-9));
         steps[i] = static_cast<int64_t>(
@@ -568,19 +576,18 @@ int runTune(const std::string &path, const std::string &programName) {
                                    std::to_string(*measureRounds)
                              : std::string())
                      << ", " << steps[i]
-                     << " steps: " << result->ranked[i].candidate.summary
-                     << '\n';
+                     << " steps: " << result->ranked[i].candidate.summary;
         auto t = measureOnce(runs[i]);
         if (!t) {
+          llvm::errs() << '\n';
           reportToolError(llvm::toString(t.takeError()));
           return 1;
         }
+        llvm::errs() << " -> " << tune::formatSeconds(*t) << " a step\n";
         times[i].push_back(*t);
       }
-    for (std::vector<double> &ts : times) {
-      llvm::sort(ts);
-      measured.push_back(ts[ts.size() / 2]);
-    }
+    for (const std::vector<double> &ts : times)
+      measured.push_back(*llvm::min_element(ts));
   }
   // rank, predicted, [measured, predicted / measured,] x best, ...
   os << llvm::format("%4s  %-10s ", static_cast<const char *>("rank"),
@@ -630,7 +637,7 @@ int runTune(const std::string &path, const std::string &programName) {
     llvm::sort(errors);
     os << "measured: " << rows << " schedules on "
        << tune::rankCount(*program, sizes) << " ranks x "
-       << machine->threadsPerRank << " threads, median of " << *measureRounds
+       << machine->threadsPerRank << " threads, fastest of " << *measureRounds
        << " runs of " << stepsText(steps) << " (in " << measureDir << ")\n"
        << llvm::format("  rank correlation (Spearman) %.2f; median error "
                        "%.0f%%; the pick (rank 1) measured %s, %.2fx the "

@@ -5,7 +5,8 @@
 # summary line; that --run-time sizes the runs (a step of N = 4096 takes
 # microseconds, so 20 ms takes far more than --iterations 2 steps, each
 # schedule its own count); that --run-time 0 keeps --iterations. Not the
-# times themselves (benchmarks, not tests). Skips (77) without mpirun.
+# times themselves (benchmarks, not tests), but that each schedule keeps
+# its fastest run. Skips (77) without mpirun.
 #   run.sh COCONETC MACHINE SAMPLES WORK
 set -euo pipefail
 coconetc=${1:?coconetc}; machine=${2:?machine file}; samples=${3:?samples}
@@ -24,7 +25,7 @@ grep -q "^coconetc tune: measuring 2 of 2, round 2 of 2, [0-9]* steps: " "$work/
   || fail "no second round"
 grep -Eq "^ +1 +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +[0-9.]+ +1\.00 " "$work/sized.out" \
   || fail "rank 1 has no measured time beside its predicted"
-line=$(grep "^measured: 2 schedules on 1 ranks x [0-9]* threads, median of 2 runs of " "$work/sized.out") \
+line=$(grep "^measured: 2 schedules on 1 ranks x [0-9]* threads, fastest of 2 runs of " "$work/sized.out") \
   || fail "no summary line"
 # "runs of LO to HI steps (at least 20 ms a run)" or "runs of N steps (...)".
 [[ $line =~ runs\ of\ ([0-9]+)(\ to\ ([0-9]+))?\ steps\ \(at\ least\ 20\ ms\ a\ run\) ]] \
@@ -39,7 +40,25 @@ grep -q "rank correlation (Spearman)" "$work/sized.out" || fail "no correlation 
 grep -q "^schedule tuned for sgd" "$work/tuned.coco" || fail "no schedule written"
 
 "${tune[@]}" --run-time 0 >"$work/fixed.out" 2>"$work/fixed.err"
-grep -q "median of 2 runs of 2 steps each" "$work/fixed.out" \
+grep -q "fastest of 2 runs of 2 steps each" "$work/fixed.out" \
   || fail "--run-time 0 did not keep --iterations: $(grep '^measured' "$work/fixed.out")"
 ! grep -q "sizing" "$work/fixed.err" || fail "--run-time 0 sized its runs"
+# Each run's time is on its progress line; the table keeps each schedule's
+# fastest (not the median, not the last).
+python3 - "$work/fixed.out" "$work/fixed.err" <<'PY' || fail "the table does not keep each schedule's fastest run"
+import re, sys
+unit = {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+sec = lambda v, u: float(v) * unit[u]
+runs = {}
+for m in re.finditer(r"^coconetc tune: measuring (\d+) of 2, round \d of 2, "
+                     r"2 steps: .* -> ([0-9.]+) (\w+) a step$",
+                     open(sys.argv[2]).read(), re.M):
+    runs.setdefault(int(m.group(1)), []).append(sec(m.group(2), m.group(3)))
+table = {int(m.group(1)): sec(m.group(2), m.group(3)) for m in re.finditer(
+    r"^ +(\d+) +[0-9.]+ \w+ +([0-9.]+) (\w+) ", open(sys.argv[1]).read(), re.M)}
+ok = sorted(runs) == [1, 2] == sorted(table) and all(
+    len(runs[i]) == 2 and table[i] == min(runs[i]) for i in runs)
+print(f"runs {runs}, table {table}")
+sys.exit(0 if ok else 1)
+PY
 echo "tune-measure: passed"
