@@ -16,7 +16,9 @@ tune table at 3 significant digits: where they all tie (the Megatron MLP's
 28 schedules) the correlation means nothing (printed 1.00, as `tune
 --measure` prints it).
 
-Writes OUT/tuner-cpu.csv (one row per sample, layout and schedule), prints
+Writes OUT/tuner-cpu.csv (one row per sample, layout and schedule) and
+OUT/tuner-cpu-runs.csv (every timed run; tune keeps each schedule's
+fastest, and the summary is printed again as if the median were kept), prints
 a table per run and a summary (Spearman's rank correlation, the median
 error |predicted - measured| / measured, the tuner's pick against the
 fastest measured), and, when matplotlib is installed, OUT/../img/
@@ -78,6 +80,7 @@ def main():
     rows = []
     summary = []
     failed = []
+    runs = []
     for sample, sizes, shard, meshes, program in SAMPLES:
         if wanted and sample not in wanted:
             continue
@@ -107,7 +110,58 @@ def main():
                 print(p.stdout, flush=True)
                 label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
                 parse_block(p.stdout, sample, label, rows, summary)
+                parse_runs(p.stderr, sample, label, args.iterations, runs)
     report(args, rows, summary, failed)
+    write_runs(out, runs, rows)
+
+
+def parse_runs(text, sample, label, iterations, runs):
+    """Every run's time from tune's progress lines: the rounds', and a
+    sizing run that counted as the first round (it ran --iterations steps
+    and no round 1 followed)."""
+    rounds = {}
+    for m in re.finditer(r"^coconetc tune: measuring (\d+) of \d+"
+                         r"(?:, round (\d+) of \d+)?, \d+ steps: .* -> "
+                         r"(\S+ \S+) a step$", text, re.M):
+        rounds.setdefault(int(m.group(1)), []).append(
+            (int(m.group(2) or 1), seconds(m.group(3))))
+    for m in re.finditer(r"^coconetc tune: sizing (\d+) of \d+: .* -> "
+                         r"(\S+ \S+) a step$", text, re.M):
+        i = int(m.group(1))
+        if all(r != 1 for r, _ in rounds.get(i, [])):
+            rounds.setdefault(i, []).append((1, seconds(m.group(2))))
+    for i, ts in sorted(rounds.items()):
+        for r, t in sorted(ts):
+            runs.append({"sample": sample, "layout": label, "rank": i,
+                         "round": r, "seconds": float(f"{t:.4g}")})
+
+
+def write_runs(out, runs, rows):
+    """OUT/tuner-cpu-runs.csv, every run; and the summary had each
+    schedule's median run been kept instead of its fastest (the same runs)."""
+    with (out / "tuner-cpu-runs.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["sample", "layout", "rank",
+                                          "round", "seconds"])
+        w.writeheader()
+        w.writerows(runs)
+    print("\nthe same runs, each schedule's median kept instead of its "
+          "fastest:")
+    print("sample           layout          spearman  median err  "
+          "pick / fastest")
+    for key in dict.fromkeys((r["sample"], r["layout"]) for r in rows):
+        mine = sorted((r for r in rows if (r["sample"], r["layout"]) == key),
+                      key=lambda r: r["rank"])
+        med = []
+        for r in mine:
+            ts = sorted(x["seconds"] for x in runs
+                        if (x["sample"], x["layout"], x["rank"]) ==
+                        key + (r["rank"],))
+            med.append(ts[(len(ts) - 1) // 2] if ts else r["measured_s"])
+        pred = [r["predicted_s"] for r in mine]
+        errs = sorted(abs(p - m) / m for p, m in zip(pred, med))
+        print(f"{key[0]:<16} {key[1]:<15} {spearman(pred, med):>8.2f}  "
+              f"{100 * errs[len(errs) // 2]:>9.0f}%  "
+              f"{med[0] / min(med):>14.2f}")
 
 
 def tune_command(args, sample, sizes, shard, ranks, threads, mesh, program):
