@@ -140,7 +140,7 @@ std::string bytesText(size_t bytes) {
 } // namespace
 
 Status allocateBlock(const TensorInfo &info, const Placement &placement,
-                     std::vector<uint8_t> *host) {
+                     HostBytes *host) {
   const int64_t elements = placement.elements();
   const size_t bytes =
       static_cast<size_t>(elements) * dtypeSize(info.dtype); // place checked

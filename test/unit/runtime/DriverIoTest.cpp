@@ -25,6 +25,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -444,4 +446,27 @@ TEST_CASE("writeResult writes nothing without an output directory",
   CHECK(all.size() == sizeof block);
   CHECK(rt::driver::singleProcess().rank() == 0);
   CHECK(rt::driver::singleProcess().size() == 1);
+}
+
+TEST_CASE("a driver's blocks are zeroed and on a 64-byte boundary",
+          "[runtime][driver]") {
+  // malloc hands a large block out 16 bytes past a page (its mmap'd
+  // chunk's header), and a small one on 16 bytes: a kernel's vectors then
+  // straddle two cache lines. Sizes on both sides of malloc's mmap
+  // threshold, and odd ones.
+  for (int64_t n : {int64_t(1), int64_t(3), int64_t(1000), int64_t(1) << 16,
+                    int64_t(1) << 20, (int64_t(1) << 22) + 5}) {
+    DYNAMIC_SECTION("f16[" << n << "]") {
+      rt::driver::HostBlock block;
+      rt::driver::TensorInfo info;
+      info.name = "x";
+      info.dtype = rt::DType::F16;
+      info.globalShape = {n};
+      REQUIRE(block.makeHost(info, {}, {}, nullptr).ok());
+      REQUIRE(block.host.size() == static_cast<size_t>(n) * 2);
+      CHECK(reinterpret_cast<uintptr_t>(block.host.data()) % 64 == 0);
+      CHECK(std::all_of(block.host.begin(), block.host.end(),
+                        [](uint8_t b) { return b == 0; }));
+    }
+  }
 }
