@@ -5,7 +5,7 @@ every sample, built and timed on this machine (`coconetc tune --measure
 calibrated machine files tools/machines/cpu-2x1 and cpu-1x2.
 
     python3 tools/bench/tuner_proof.py [--out docs/bench] [--rounds 3]
-        [--iterations 5] [--samples adam,lamb,...]
+        [--iterations 5] [--samples adam,lamb,...] [--layouts 1x2]
     python3 tools/bench/tuner_proof.py --repredict docs/bench/tuner-cpu.csv
 
 --repredict CSV predicts every row of an earlier run again with today's
@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=5)
     ap.add_argument("--samples")
+    ap.add_argument("--layouts", help="e.g. 1x2 (default: 2x1,1x2)")
     ap.add_argument("--coconetc",
                     default=str(ROOT / "build" / "bin" / "coconetc"))
     ap.add_argument("--repredict", metavar="CSV",
@@ -70,7 +71,17 @@ def main():
     ap.add_argument("--from-log", nargs="*", default=[],
                     help="read these earlier outputs of this script "
                          "instead of running (to combine runs)")
+    ap.add_argument("--estimators", action="store_true",
+                    help="read OUT/tuner-cpu.csv and OUT/tuner-cpu-runs.csv "
+                         "and print the summary with each schedule's "
+                         "fastest and median run kept")
     args = ap.parse_args()
+    if args.estimators:
+        out = pathlib.Path(args.out)
+        with (out / "tuner-cpu.csv").open() as f:
+            rows = list(csv.DictReader(f))
+        with (out / "tuner-cpu-runs.csv").open() as f:
+            return estimators(rows, list(csv.DictReader(f)))
     if args.from_log:
         return report(args, *parse_logs(args.from_log))
     if args.repredict:
@@ -85,6 +96,9 @@ def main():
         if wanted and sample not in wanted:
             continue
         for ranks, threads in LAYOUTS:
+            if args.layouts and f"{ranks}x{threads}" not in \
+                    args.layouts.split(","):
+                continue
             for mesh in (meshes[ranks] if meshes else [None]):
                 size = sizes + ("," + mesh if mesh else "")
                 cmd = [args.coconetc, "--color=never", "tune",
@@ -137,31 +151,42 @@ def parse_runs(text, sample, label, iterations, runs):
 
 
 def write_runs(out, runs, rows):
-    """OUT/tuner-cpu-runs.csv, every run; and the summary had each
-    schedule's median run been kept instead of its fastest (the same runs)."""
+    """OUT/tuner-cpu-runs.csv, every run; then estimators(...)."""
     with (out / "tuner-cpu-runs.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["sample", "layout", "rank",
                                           "round", "seconds"])
         w.writeheader()
         w.writerows(runs)
-    print("\nthe same runs, each schedule's median kept instead of its "
-          "fastest:")
-    print("sample           layout          spearman  median err  "
+    estimators(rows, runs)
+
+
+def estimators(rows, runs):
+    """The summary from the same runs with each schedule's fastest run
+    kept (what tune keeps) and with its median: Spearman, the median
+    error and the pick against the fastest, per sample and layout. The
+    predictions are the table's 3 digits: where they all tie, Spearman
+    says nothing ("-")."""
+    print("\nthe same runs, each schedule's fastest kept / its median kept:")
+    print("sample           layout          spearman     median err   "
           "pick / fastest")
     for key in dict.fromkeys((r["sample"], r["layout"]) for r in rows):
         mine = sorted((r for r in rows if (r["sample"], r["layout"]) == key),
-                      key=lambda r: r["rank"])
-        med = []
-        for r in mine:
-            ts = sorted(x["seconds"] for x in runs
-                        if (x["sample"], x["layout"], x["rank"]) ==
-                        key + (r["rank"],))
-            med.append(ts[(len(ts) - 1) // 2] if ts else r["measured_s"])
-        pred = [r["predicted_s"] for r in mine]
-        errs = sorted(abs(p - m) / m for p, m in zip(pred, med))
-        print(f"{key[0]:<16} {key[1]:<15} {spearman(pred, med):>8.2f}  "
-              f"{100 * errs[len(errs) // 2]:>9.0f}%  "
-              f"{med[0] / min(med):>14.2f}")
+                      key=lambda r: int(r["rank"]))
+        pred = [float(r["predicted_s"]) for r in mine]
+        cols = []
+        for keep in (min, lambda ts: ts[(len(ts) - 1) // 2]):
+            kept = [keep(sorted(float(x["seconds"]) for x in runs
+                                if (x["sample"], x["layout"],
+                                    int(x["rank"])) == key +
+                                (int(r["rank"]),)))
+                    for r in mine]
+            errs = sorted(abs(p - m) / m for p, m in zip(pred, kept))
+            rho = ("-" if len(set(pred)) == 1
+                   else f"{spearman(pred, kept):.2f}")
+            cols.append((rho, f"{100 * errs[len(errs) // 2]:.0f}%",
+                         f"{kept[0] / min(kept):.2f}"))
+        print(f"{key[0]:<16} {key[1]:<15} " + "   ".join(
+            f"{a:>5} / {b:<5}" for a, b in zip(*cols)))
 
 
 def tune_command(args, sample, sizes, shard, ranks, threads, mesh, program):
@@ -188,6 +213,9 @@ def repredict(args):
     rows, summary = [], []
     for sample, sizes, shard, meshes, program in SAMPLES:
         for ranks, threads in LAYOUTS:
+            if args.layouts and f"{ranks}x{threads}" not in \
+                    args.layouts.split(","):
+                continue
             for mesh in (meshes[ranks] if meshes else [None]):
                 label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
                 measured = {r["schedule"]: float(r["measured_s"]) for r in old
