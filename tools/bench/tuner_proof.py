@@ -150,6 +150,15 @@ def parse_runs(text, sample, label, iterations, runs):
                          "round": r, "seconds": float(f"{t:.4g}")})
 
 
+def aims(predicted, measured):
+    """The issue's three aims over one sample and layout's schedules in
+    rank order: Spearman, the median error |predicted - measured| /
+    measured, and the pick (rank 1) against the fastest measured."""
+    errors = sorted(abs(p - m) / m for p, m in zip(predicted, measured))
+    return (spearman(predicted, measured), errors[len(errors) // 2],
+            measured[0] / min(measured))
+
+
 def write_runs(out, runs, rows):
     """OUT/tuner-cpu-runs.csv, every run; then estimators(...)."""
     with (out / "tuner-cpu-runs.csv").open("w", newline="") as f:
@@ -180,11 +189,9 @@ def estimators(rows, runs):
                                     int(x["rank"])) == key +
                                 (int(r["rank"]),)))
                     for r in mine]
-            errs = sorted(abs(p - m) / m for p, m in zip(pred, kept))
-            rho = ("-" if len(set(pred)) == 1
-                   else f"{spearman(pred, kept):.2f}")
-            cols.append((rho, f"{100 * errs[len(errs) // 2]:.0f}%",
-                         f"{kept[0] / min(kept):.2f}"))
+            rho, error, pick = aims(pred, kept)
+            cols.append(("-" if len(set(pred)) == 1 else f"{rho:.2f}",
+                         f"{100 * error:.0f}%", f"{pick:.2f}"))
         print(f"{key[0]:<16} {key[1]:<15} " + "   ".join(
             f"{a:>5} / {b:<5}" for a, b in zip(*cols)))
 
@@ -247,17 +254,15 @@ def repredict(args):
                              f"{len(measured)} schedules measured, "
                              f"{len(mine)} of them enumerated today")
                 rows += mine
-                pred = [r["predicted_s"] for r in mine]
+                mine.sort(key=lambda r: r["rank"])
                 meas = [r["measured_s"] for r in mine]
-                errors = sorted(abs(p - m) / m for p, m in zip(pred, meas))
-                pick = min(mine, key=lambda r: r["rank"])
-                fastest = min(mine, key=lambda r: r["measured_s"])
-                summary.append((sample, label, len(mine),
-                                spearman(pred, meas),
-                                round(100 * errors[len(errors) // 2]),
-                                f"{pick['measured_s'] * 1e3:.3g} ms",
-                                pick["measured_s"] / fastest["measured_s"],
-                                fastest["rank"]))
+                rho, error, pick = aims([r["predicted_s"] for r in mine],
+                                        meas)
+                summary.append((sample, label, len(mine), rho,
+                                round(100 * error),
+                                f"{meas[0] * 1e3:.3g} ms", pick,
+                                min(mine, key=lambda r: r["measured_s"])
+                                ["rank"]))
     return rows, summary, []
 
 
