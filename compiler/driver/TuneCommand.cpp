@@ -105,8 +105,9 @@ static NumberOption<int64_t> measureRunTime(
 
 static NumberOption<int64_t> measureRounds(
     "rounds",
-    "--measure: rounds over the schedules (each times every schedule once, in "
-    "rank order); each one's fastest kept; default 3",
+    "--measure: rounds over the schedules (each times every schedule once: "
+    "odd rounds in rank order, even rounds in reverse); each one's fastest "
+    "kept; default 3",
     1, 1000, 3, tuneCategory());
 
 static cl::opt<std::string>
@@ -517,9 +518,13 @@ int runTune(const std::string &path, const std::string &programName) {
     }
     measureDir = std::string(tmp);
     // Every schedule written first; then --rounds rounds, each timing every
-    // schedule once in rank order (the first builds it), so that a slow
-    // phase of the machine falls on all of them alike rather than on the
-    // ranks measured during it; the fastest of each one's rounds. The
+    // schedule once (the first builds it), so that a slow phase of the
+    // machine falls on all of them alike rather than on the ranks measured
+    // during it; the fastest of each one's rounds. Odd rounds go in rank
+    // order, even rounds in reverse: rank order is the predicted order, so
+    // a machine that slows (or speeds up) across a round would otherwise
+    // make the measured order agree (or disagree) with the prediction by
+    // itself; alternating cancels a steady drift. The
     // development VM's noise only adds time, and whole runs of the same
     // program sit in a slow phase: one binary's runs measured 1.3 to 2.6 ms
     // a step minutes apart, the fastest of six within 4% of the fastest of
@@ -567,7 +572,8 @@ int runTune(const std::string &path, const std::string &programName) {
           runs[i].args[runs[i].steps] = std::to_string(steps[i]);
       }
     for (int64_t round = 0; round < *measureRounds; ++round)
-      for (size_t i = 0; i < rows; ++i) {
+      for (size_t k = 0; k < rows; ++k) {
+        const size_t i = round % 2 == 0 ? k : rows - 1 - k;
         if (static_cast<int64_t>(times[i].size()) > round)
           continue;
         llvm::errs() << "coconetc tune: measuring " << i + 1 << " of " << rows

@@ -43,6 +43,11 @@ grep -q "^schedule tuned for sgd" "$work/tuned.coco" || fail "no schedule writte
 grep -q "fastest of 2 runs of 2 steps each" "$work/fixed.out" \
   || fail "--run-time 0 did not keep --iterations: $(grep '^measured' "$work/fixed.out")"
 ! grep -q "sizing" "$work/fixed.err" || fail "--run-time 0 sized its runs"
+# Odd rounds in rank order, even rounds in reverse (a steady drift of the
+# machine cancels instead of ordering the measured times like the ranks).
+order=$(sed -n 's/^coconetc tune: measuring \([0-9]*\) of 2, round \([0-9]*\) of 2, .*/\2:\1/p' \
+  "$work/fixed.err" | tr '\n' ' ')
+[[ $order == "1:1 1:2 2:2 2:1 " ]] || fail "the rounds did not alternate their order: $order"
 # Each run's time is on its progress line; the table keeps each schedule's
 # fastest (not the median, not the last).
 python3 - "$work/fixed.out" "$work/fixed.err" <<'PY' || fail "the table does not keep each schedule's fastest run"
