@@ -113,10 +113,7 @@ def main():
     for sample, sizes, shard, meshes, program in SAMPLES:
         if wanted and sample not in wanted:
             continue
-        for ranks, threads in LAYOUTS:
-            if args.layouts and f"{ranks}x{threads}" not in \
-                    args.layouts.split(","):
-                continue
+        for ranks, threads in layouts(args):
             for mesh in (meshes[ranks] if meshes else [None]):
                 size = sizes + ("," + mesh if mesh else "")
                 cmd = [args.coconetc, "--color=never", "tune",
@@ -146,6 +143,12 @@ def main():
                 parse_runs(p.stderr, sample, label, args.iterations, runs)
     report(args, rows, summary, failed)
     write_runs(out, runs, rows)
+
+
+def layouts(args):
+    """LAYOUTS, or those --layouts names."""
+    return [(r, t) for r, t in LAYOUTS
+            if not args.layouts or f"{r}x{t}" in args.layouts.split(",")]
 
 
 def parse_runs(text, sample, label, iterations, runs):
@@ -201,17 +204,21 @@ def estimators(rows, runs):
           "ties allow (3 digits, as the table prints\nthem):")
     print("sample           layout          spearman     median err   "
           "pick / fastest   split-half   ceiling")
+    # (sample, layout, rank) -> [(round, seconds)]
+    by_rank = {}
+    for x in runs:
+        by_rank.setdefault((x["sample"], x["layout"], int(x["rank"])),
+                           []).append((int(x["round"]), float(x["seconds"])))
     for key in dict.fromkeys((r["sample"], r["layout"]) for r in rows):
         mine = sorted((r for r in rows if (r["sample"], r["layout"]) == key),
                       key=lambda r: int(r["rank"]))
         pred = [float(r["predicted_s"]) for r in mine]
-        def fastest(r, parity):
-            return min(float(x["seconds"]) for x in runs
-                       if (x["sample"], x["layout"], int(x["rank"])) ==
-                       key + (int(r["rank"]),) and
-                       int(x["round"]) % 2 == parity)
+        times = [by_rank[key + (int(r["rank"]),)] for r in mine]
+
+        def fastest(parity):
+            return [min(t for n, t in ts if n % 2 == parity) for ts in times]
         try:
-            half = f"{spearman([fastest(r, 1) for r in mine], [fastest(r, 0) for r in mine]):.2f}"
+            half = f"{spearman(fastest(1), fastest(0)):.2f}"
         except ValueError:  # one round
             half = "-"
         # The most any measurement can agree with predictions that tie:
@@ -220,11 +227,7 @@ def estimators(rows, runs):
                            ) if len(set(pred)) > 1 else float("nan")
         cols = []
         for keep in (min, lambda ts: ts[(len(ts) - 1) // 2]):
-            kept = [keep(sorted(float(x["seconds"]) for x in runs
-                                if (x["sample"], x["layout"],
-                                    int(x["rank"])) == key +
-                                (int(r["rank"]),)))
-                    for r in mine]
+            kept = [keep(sorted(t for _, t in ts)) for ts in times]
             rho, error, pick = aims(pred, kept)
             cols.append(("-" if len(set(pred)) == 1 else f"{rho:.2f}",
                          f"{100 * error:.0f}%", f"{pick:.2f}"))
@@ -256,10 +259,7 @@ def repredict(args):
         old = list(csv.DictReader(f))
     rows, summary = [], []
     for sample, sizes, shard, meshes, program in SAMPLES:
-        for ranks, threads in LAYOUTS:
-            if args.layouts and f"{ranks}x{threads}" not in \
-                    args.layouts.split(","):
-                continue
+        for ranks, threads in layouts(args):
             for mesh in (meshes[ranks] if meshes else [None]):
                 label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
                 measured = {r["schedule"]: float(r["measured_s"]) for r in old
