@@ -8,7 +8,9 @@
 Everything is timed through code coconetc generates for the CPU target, run
 by its driver on RANKS MPI ranks of THREADS OpenMP threads each, all ranks
 at once (they share the memory bus, as they do in a step), with
-tools/measure-cpu.sh:
+tools/measure-cpu.sh; each run times its steps one by one (the driver's
+--step-times) and a measurement is the fastest step of --rounds runs of at
+least --run-time ms, as `coconetc tune --measure` times a schedule:
 
 - memory-bandwidth, kernel-launch, cache SIZE bandwidth B: an elementwise
   kernel (z = update(y, y * 0.5 + x)) over N f32; the cache's bandwidth:
@@ -131,22 +133,23 @@ class Bench:
         def run(steps):
             text = sh([str(ROOT / "tools" / "measure-cpu.sh"), str(out), name,
                        str(ranks), str(self.args.threads), str(steps),
-                       "--size", size])
-            m = re.search(r"([0-9.]+) ms per step", text)
-            return float(m.group(1)) / 1000
+                       "--size", size, "--step-times"])
+            m = re.search(r"([0-9.]+) ms per step, fastest ([0-9.]+) ms", text)
+            return float(m.group(1)) / 1000, float(m.group(2)) / 1000
 
         # Runs of at least --run-time ms (as coconetc tune --measure's): a
         # first run of the given steps says how many; it counts when no
         # more are needed.
-        runs = [run(steps)]
+        mean, fastest = run(steps)
+        runs = [fastest]
         want = max(steps, math.ceil(self.args.run_time / 1000 /
-                                    max(runs[0], 1e-9)))
+                                    max(mean, 1e-9)))
         if want > steps:
             runs = []
         while len(runs) < self.args.rounds:
-            runs.append(run(want))
-        # The fastest, as `coconetc tune --measure` keeps: this VM's noise
-        # only adds time, and whole runs sit in a slow phase.
+            runs.append(run(want)[1])
+        # The fastest step, as `coconetc tune --measure` keeps: this VM's
+        # noise only adds time, and slow phases come and go within a run.
         return min(runs)
 
     def report(self, path, sizes, ranks, schedule=None, program=None):

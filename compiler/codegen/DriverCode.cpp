@@ -293,25 +293,39 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.line("  cc_st = cc_session.synchronize();");
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
+  w.comment("--step-times: when each step ended, waiting for it.");
+  w.line("std::vector<double> cc_steps(cc_options.stepTimes ? "
+         "cc_options.iterations : 0);");
   t.emitMpiOrElse(w, {"MPI_Barrier(MPI_COMM_WORLD);"}, {});
   w.line("const auto cc_start = std::chrono::steady_clock::now();");
-  w.line("for (int cc_i = 0; cc_i < cc_options.iterations && cc_st.ok(); "
+  w.open("for (int cc_i = 0; cc_i < cc_options.iterations && cc_st.ok(); "
          "++cc_i)");
-  w.line("  cc_st = cc_runStep();");
+  w.line("cc_st = cc_runStep();");
+  w.open("if (cc_options.stepTimes && cc_st.ok())");
+  w.line("cc_st = cc_session.synchronize();");
+  w.line("cc_steps[cc_i] = std::chrono::duration<double>("
+         "std::chrono::steady_clock::now() - cc_start).count();");
+  w.close();
+  w.close();
   w.line("if (cc_st.ok())");
   w.line("  cc_st = cc_session.synchronize();");
   w.line("double cc_seconds = std::chrono::duration<double>("
          "std::chrono::steady_clock::now() - cc_start).count();");
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
+  w.line("cc_rt::driver::stepDurations(cc_steps);");
+  w.comment("The slowest rank's time, and each step's.");
   t.emitMpiOrElse(w,
                   {"MPI_Allreduce(MPI_IN_PLACE, &cc_seconds, 1, MPI_DOUBLE, "
-                   "MPI_MAX, MPI_COMM_WORLD);"},
+                   "MPI_MAX, MPI_COMM_WORLD);",
+                   "MPI_Allreduce(MPI_IN_PLACE, cc_steps.data(), "
+                   "static_cast<int>(cc_steps.size()), MPI_DOUBLE, MPI_MAX, "
+                   "MPI_COMM_WORLD);"},
                   {});
   w.line("if (cc_transport.rank() == 0)");
-  w.line("  std::printf(\"%s: %d steps on %d ranks, %.6f ms per step\\n\", "
-         "cc_kProgram, cc_options.iterations, cc_transport.size(), 1e3 * "
-         "cc_seconds / cc_options.iterations);");
+  w.line("  std::printf(\"%s\\n\", cc_rt::driver::timingLine(cc_kProgram, "
+         "cc_options.iterations, cc_transport.size(), cc_seconds, "
+         "cc_steps).c_str());");
   w.close();
   w.line("return 0;");
   w.dedent();

@@ -330,7 +330,8 @@ prepareMeasure(Compilation &c, const ir::Program &scheduled,
               std::to_string(tune::rankCount(scheduled, sizes)),
               std::to_string(threads)};
   run.steps = run.args.size();
-  run.args.append({std::to_string(*measureIterations), "--size", sizeText});
+  run.args.append(
+      {std::to_string(*measureIterations), "--size", sizeText, "--step-times"});
   if (staging)
     run.args.push_back("--staging");
   llvm::SmallString<256> log(dir);
@@ -339,8 +340,21 @@ prepareMeasure(Compilation &c, const ir::Program &scheduled,
   return run;
 }
 
-/// One run of `run`: seconds per step; an error says what failed.
-static llvm::Expected<double> measureOnce(const MeasureRun &run) {
+/// One run's seconds per step: the mean over its steps and its fastest step
+/// (the driver's --step-times).
+struct StepTime {
+  double mean = 0;
+  double fastest = 0;
+};
+
+/// A run on its progress line: "mean 1.85 ms, fastest 1.60 ms a step".
+static std::string stepText(const StepTime &t) {
+  return "mean " + tune::formatSeconds(t.mean) + ", fastest " +
+         tune::formatSeconds(t.fastest) + " a step";
+}
+
+/// One run of `run`; an error says what failed.
+static llvm::Expected<StepTime> measureOnce(const MeasureRun &run) {
   llvm::SmallVector<llvm::StringRef, 12> argRefs(run.args.begin(),
                                                  run.args.end());
   std::optional<llvm::StringRef> redirects[] = {
@@ -350,19 +364,25 @@ static llvm::Expected<double> measureOnce(const MeasureRun &run) {
                                      0, 0, &error);
   auto text = llvm::MemoryBuffer::getFile(run.log);
   llvm::StringRef out = text ? (*text)->getBuffer() : "";
-  size_t at = out.find(" ms per step");
+  // "NAME: K steps on R ranks, X ms per step, fastest Y ms"
+  size_t at = out.find(" ms per step, fastest ");
   if (rc != 0 || at == llvm::StringRef::npos)
     return llvm::createStringError(
         "measuring failed (" +
         (error.empty() ? "exit " + std::to_string(rc) : error) + "): " +
         run.args[1] + " " + llvm::join(llvm::drop_begin(run.args, 2), " ") +
         "\n" + out.take_back(2000).str());
-  llvm::StringRef number = out.take_front(at);
-  number = number.substr(number.find_last_of(' ') + 1);
-  double ms = 0;
-  if (number.getAsDouble(ms))
-    return llvm::createStringError("cannot read the time in: " + out.str());
-  return ms / 1000;
+  llvm::StringRef mean = out.take_front(at);
+  mean = mean.substr(mean.find_last_of(' ') + 1);
+  llvm::StringRef fastest = out.substr(at).drop_front(
+      llvm::StringRef(" ms per step, fastest ").size());
+  fastest = fastest.take_until([](char ch) { return ch == ' '; });
+  StepTime t;
+  if (mean.getAsDouble(t.mean) || fastest.getAsDouble(t.fastest))
+    return llvm::createStringError("cannot read the times in: " + out.str());
+  t.mean /= 1000;
+  t.fastest /= 1000;
+  return t;
 }
 
 /// "5 steps each", or "5 to 400 steps (at least 50 ms a run)".
@@ -520,7 +540,7 @@ int runTune(const std::string &path, const std::string &programName) {
     // Every schedule written first; then --rounds rounds, each timing every
     // schedule once (the first builds it), so that a slow phase of the
     // machine falls on all of them alike rather than on the ranks measured
-    // during it; the fastest of each one's rounds. Odd rounds go in rank
+    // during it; the fastest step of each one's rounds. Odd rounds go in rank
     // order, even rounds in reverse: rank order is the predicted order, so
     // a machine that slows (or speeds up) across a round would otherwise
     // make the measured order agree (or disagree) with the prediction by
@@ -530,7 +550,10 @@ int runTune(const std::string &path, const std::string &programName) {
     // a step minutes apart, the fastest of six within 4% of the fastest of
     // another schedule of the same loops, their medians 1.2x apart (the
     // minimum as the estimator under such noise: Chen and Revels, "Robust
-    // benchmarking in noisy environments", 2016).
+    // benchmarking in noisy environments", 2016). Within a run, too, the
+    // slow phases come and go every few tens of milliseconds (a run of 600
+    // steps of 1.3 to 3.3 ms, in means of 20); each run waits for each
+    // of its steps and says its fastest (the driver's --step-times).
     std::vector<MeasureRun> runs;
     for (size_t i = 0; i < rows; ++i) {
       const tune::Ranked &r = result->ranked[i];
@@ -561,13 +584,13 @@ int runTune(const std::string &path, const std::string &programName) {
           reportToolError(llvm::toString(t.takeError()));
           return 1;
         }
-        llvm::errs() << " -> " << tune::formatSeconds(*t) << " a step\n";
+        llvm::errs() << " -> " << stepText(*t) << '\n';
         const double want = std::ceil(static_cast<double>(*measureRunTime) /
-                                      1000 / std::max(*t, 1e-9));
+                                      1000 / std::max(t->mean, 1e-9));
         steps[i] = static_cast<int64_t>(
             std::clamp(want, static_cast<double>(*measureIterations), 1e6));
         if (steps[i] == *measureIterations)
-          times[i].push_back(*t);
+          times[i].push_back(t->fastest);
         else
           runs[i].args[runs[i].steps] = std::to_string(steps[i]);
       }
@@ -589,8 +612,8 @@ int runTune(const std::string &path, const std::string &programName) {
           reportToolError(llvm::toString(t.takeError()));
           return 1;
         }
-        llvm::errs() << " -> " << tune::formatSeconds(*t) << " a step\n";
-        times[i].push_back(*t);
+        llvm::errs() << " -> " << stepText(*t) << '\n';
+        times[i].push_back(t->fastest);
       }
     for (const std::vector<double> &ts : times)
       measured.push_back(*llvm::min_element(ts));
@@ -643,8 +666,9 @@ int runTune(const std::string &path, const std::string &programName) {
     llvm::sort(errors);
     os << "measured: " << rows << " schedules on "
        << tune::rankCount(*program, sizes) << " ranks x "
-       << machine->threadsPerRank << " threads, fastest of " << *measureRounds
-       << " runs of " << stepsText(steps) << " (in " << measureDir << ")\n"
+       << machine->threadsPerRank << " threads, fastest step of "
+       << *measureRounds << " runs of " << stepsText(steps) << " (in "
+       << measureDir << ")\n"
        << llvm::format("  rank correlation (Spearman) %.2f; median error "
                        "%.0f%%; the pick (rank 1) measured %s, %.2fx the "
                        "fastest measured (rank %zu, %s)\n",

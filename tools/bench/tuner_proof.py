@@ -158,11 +158,13 @@ def parse_runs(text, sample, label, iterations, runs):
     rounds = {}
     for m in re.finditer(r"^coconetc tune: measuring (\d+) of \d+"
                          r"(?:, round (\d+) of \d+)?, \d+ steps: .* -> "
-                         r"(\S+ \S+) a step$", text, re.M):
+                         r"(?:mean \S+ \S+, fastest )?(\S+ \S+) a step$",
+                         text, re.M):
         rounds.setdefault(int(m.group(1)), []).append(
             (int(m.group(2) or 1), seconds(m.group(3))))
     for m in re.finditer(r"^coconetc tune: sizing (\d+) of \d+: .* -> "
-                         r"(\S+ \S+) a step$", text, re.M):
+                         r"(?:mean \S+ \S+, fastest )?(\S+ \S+) a step$",
+                         text, re.M):
         i = int(m.group(1))
         if all(r != 1 for r, _ in rounds.get(i, [])):
             rounds.setdefault(i, []).append((1, seconds(m.group(2))))

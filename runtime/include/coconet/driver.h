@@ -78,6 +78,9 @@ struct Options {
   int iterations = 1;    ///< --iterations: steps to time
   int warmup = 0;        ///< --warmup: untimed steps first
   bool quiet = false;    ///< --quiet: no summary lines
+  /// --step-times: time every timed step on its own (synchronising after
+  /// each) and print the fastest beside the mean.
+  bool stepTimes = false;
   /// --staging: the tensors fused collective kernels share are passed in
   /// the driver's own memory (copied in and out), not the program's.
   bool staging = false;
@@ -92,6 +95,16 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
                  bool *help);
 /// The --help text.
 std::string usage(const char *program);
+
+/// --step-times: turns the seconds from the start of the timed loop to the
+/// end of each step (`ends`, ascending) into each step's own seconds, in
+/// place.
+void stepDurations(std::vector<double> &ends);
+/// The driver's timing line: "NAME: K steps on R ranks, X ms per step"
+/// (the mean of `seconds` over K steps), and with --step-times ", fastest
+/// Y ms" (the least of `steps`, each the slowest rank's).
+std::string timingLine(const char *program, int iterations, int ranks,
+                       double seconds, const std::vector<double> &steps);
 
 /// How a value relates across the ranks of one mesh axis (ir::AxisState).
 enum class AxisState { Replicated, Local, Sliced };

@@ -18,7 +18,8 @@ const char kSummary[] =
     " [--size NAME=N[,NAME=N...]] [--seed N] [--set NAME=VALUE]"
     " [--input NAME=FILE.npy] [--segments TABLE=FILE] [--output-dir DIR]"
     " [--iterations N]"
-    " [--warmup N] [--staging] [--quiet] [--inputs uniform|wide] [--help]";
+    " [--warmup N] [--step-times] [--staging] [--quiet]"
+    " [--inputs uniform|wide] [--help]";
 
 /// Splits "NAME=VALUE" (both trimmed, neither empty).
 bool splitAssignment(std::string_view text, std::string *name,
@@ -57,6 +58,10 @@ std::string usage(const char *program) {
          "  --output-dir DIR      write every result to DIR/<name>.npy\n"
          "  --iterations N        steps to time (default 1)\n"
          "  --warmup N            untimed steps first (default 0)\n"
+         "  --step-times          time each timed step on its own (waiting "
+         "for it to\n"
+         "                        finish) and print the fastest step beside "
+         "the mean\n"
          "  --staging             pass the program ordinary memory for the "
          "tensors its\n"
          "                        fused collective kernels share with other "
@@ -99,10 +104,12 @@ Status parseArgs(int argc, char **argv, const char *program, Options *out,
       name.resize(eq);
       hasValue = true;
     }
-    if (name == "quiet" || name == "staging") {
+    if (name == "quiet" || name == "staging" || name == "step-times") {
       if (hasValue)
         return fail("--" + name + " takes no value");
-      (name == "quiet" ? options.quiet : options.staging) = true;
+      (name == "quiet"     ? options.quiet
+       : name == "staging" ? options.staging
+                           : options.stepTimes) = true;
       continue;
     }
     // --inputs=uniform|wide: how generated inputs are drawn (as `coconetc

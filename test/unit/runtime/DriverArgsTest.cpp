@@ -56,7 +56,7 @@ TEST_CASE("parseArgs reads every option", "[runtime][driver]") {
   REQUIRE(parse({"--size", "N=1024,P=4", "--size=H=8", "--seed", "0x10",
                  "--set", "lr=0.01", "--set=beta1 = 0.9", "--input", "g=g.npy",
                  "--output-dir=out/", "--iterations", "5", "--warmup=2",
-                 "--quiet", "-seed=17"},
+                 "--quiet", "--step-times", "-seed=17"},
                 &o, &help)
               .ok());
   CHECK_FALSE(help);
@@ -70,6 +70,8 @@ TEST_CASE("parseArgs reads every option", "[runtime][driver]") {
   CHECK(o.iterations == 5);
   CHECK(o.warmup == 2);
   CHECK(o.quiet);
+  CHECK(o.stepTimes);
+  CHECK_FALSE(o.staging);
 }
 
 TEST_CASE("parseArgs defaults and --help", "[runtime][driver]") {
@@ -79,6 +81,7 @@ TEST_CASE("parseArgs defaults and --help", "[runtime][driver]") {
   CHECK(o.iterations == 1);
   CHECK(o.warmup == 0);
   CHECK_FALSE(o.quiet);
+  CHECK_FALSE(o.stepTimes);
   CHECK(o.outputDir.empty());
   bool help = false;
   REQUIRE(parse({"--seed", "3", "--help", "--bogus"}, &o, &help).ok());
@@ -87,7 +90,7 @@ TEST_CASE("parseArgs defaults and --help", "[runtime][driver]") {
   CHECK(text.rfind("usage: adam [--size NAME=N", 0) == 0);
   for (const char *option :
        {"--size", "--seed", "--set", "--input", "--output-dir", "--iterations",
-        "--warmup", "--quiet", "--help"})
+        "--warmup", "--step-times", "--quiet", "--help"})
     CHECK(text.find(option) != std::string::npos);
 }
 
@@ -109,6 +112,7 @@ TEST_CASE("parseArgs refuses bad command lines", "[runtime][driver]") {
   CHECK(errorOf({"--input", "=x.npy"}) ==
         "--input expects NAME=VALUE, got '=x.npy'");
   CHECK(errorOf({"--quiet=yes"}) == "--quiet takes no value");
+  CHECK(errorOf({"--step-times=1"}) == "--step-times takes no value");
   CHECK(errorOf({"--iterations", "0"}) ==
         "--iterations expects an integer from 1 to 2^31-1, got '0'");
   CHECK(errorOf({"--warmup", "-1"}) ==
@@ -123,6 +127,27 @@ TEST_CASE("parseArgs refuses bad command lines", "[runtime][driver]") {
   o.seed = 5;
   CHECK_FALSE(parse({"--seed", "9", "--bogus"}, &o).ok());
   CHECK(o.seed == 5);
+}
+
+TEST_CASE("the timing line: the mean, and each step's own time with "
+          "--step-times",
+          "[runtime][driver]") {
+  // When each of four steps ended, from the start of the loop: steps of
+  // 3, 2, 5 and 4 ms, the fastest neither the first nor the last.
+  std::vector<double> steps = {0.003, 0.005, 0.010, 0.014};
+  rt::driver::stepDurations(steps);
+  REQUIRE(steps.size() == 4);
+  CHECK(steps[0] == Approx(0.003));
+  CHECK(steps[1] == Approx(0.002));
+  CHECK(steps[2] == Approx(0.005));
+  CHECK(steps[3] == Approx(0.004));
+  CHECK(rt::driver::timingLine("adam", 4, 2, 0.014, steps) ==
+        "adam: 4 steps on 2 ranks, 3.500000 ms per step, fastest 2.000000 ms");
+  // Without --step-times: the mean alone, as before.
+  std::vector<double> none;
+  rt::driver::stepDurations(none);
+  CHECK(rt::driver::timingLine("adam", 4, 2, 0.014, none) ==
+        "adam: 4 steps on 2 ranks, 3.500000 ms per step");
 }
 
 TEST_CASE("every numeric option of a driver: its limits accepted, one past "
