@@ -107,7 +107,7 @@ static NumberOption<int64_t> measureRounds(
     "rounds",
     "--measure: rounds over the schedules (each times every schedule once: "
     "odd rounds in rank order, even rounds in reverse); each one's fastest "
-    "kept; default 3",
+    "step kept; default 3",
     1, 1000, 3, tuneCategory());
 
 static cl::opt<std::string>
