@@ -29,11 +29,12 @@ least --run-time ms, as `coconetc tune --measure` times a schedule:
   nearer 16/12 of the time (each new line read before it is written)
   than 1;
 - matmul RATE per element type, matmul-pack: a [M, 2048] x [2048, 512]
-  matmul at M = 1024, 512, 256, 128 and 64: the least-squares line of their
-  times against the
-  report's FLOPs, its slope 1 / RATE; what is left at 0 FLOPs is the
-  packing of B (widened to f64 into panels once a call), over B's
-  elements (f16's, the samples' type, is written);
+  matmul at M = 512, 256, 128, 64 and 32: least squares of their times
+  (each residual relative to its time) against the report's FLOPs (1 /
+  RATE) and the elements of B packed (widened to f64 into panels once per
+  block of rows a call hands a thread: row_blocks, the same number at
+  each M here), the packing's time per element (f16's, the samples' type,
+  is written);
 - ordered-sum: the time per element of an in-order f64 running sum, one
   thread's chain of dependent adds: n = norm(x) over N = 2^22 f32 on each
   rank, less the launch, over N (a norm is one sum, one thread; the model
@@ -175,13 +176,26 @@ def launches_row(report, row):
 
 
 def fit_line(xs, ys):
-    """Least squares y = a + b x; returns (a, b)."""
+    """Least squares y = a + b x; returns (a, b) (calibrate-gpu.py's lines)."""
     n = len(xs)
     mx, my = sum(xs) / n, sum(ys) / n
     sxx = sum((x - mx) ** 2 for x in xs)
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
     b = sxy / sxx
     return my - b * mx, b
+
+
+def row_blocks(batch, rows, cols, threads):
+    """The blocks of rows the CPU target's matmul cuts one batch of a call
+    into (each packs the batch's B again): runtime/src/cpu/matmul.cpp's
+    tasks, as coconetc's cost model mirrors them (tune::matmulRowBlocks)."""
+    k_rows, k_nc, k_mr = 768, 480, 8
+    col_blocks = -(-cols // k_nc)
+    blocks = -(-rows // k_rows)
+    while batch * col_blocks * blocks < 2 * threads and blocks * k_mr < rows:
+        blocks *= 2
+    block = -(-(-(-rows // blocks)) // k_mr) * k_mr
+    return -(-rows // block)
 
 
 def fit_two(rows, scale=None):
@@ -412,14 +426,18 @@ program nw(x: f32[N] replicated, y: f32[N] replicated) {
                      f"the large sizes took {ratio:.2f}x the update "
                      f"(allocating stores: 16/12)")
 
-        # Matmul rate per element type, and the packing of B per call: t =
-        # FLOPs / rate + K * N * pack (the CPU target widens B and packs it
-        # into panels once a call); calls of the same K and N and rows M
-        # of 1024 down to 64 give both (a least-squares line: one small
-        # call's time moved the packing 2x between runs).
+        # Matmul rate per element type, and the packing of B: t = FLOPs /
+        # rate + blocks * K * N * pack (the CPU target widens B and packs
+        # it into panels once per block of rows it hands a thread,
+        # row_blocks); calls of the same K and N and rows M of 512 down to
+        # 32 (the same blocks of rows at each: M = 1024 has two on one
+        # thread) give both, a least-squares fit with each residual
+        # relative to its time (fit_two), so that the small calls, where
+        # the packing shows, weigh as much as the large ones (an unweighted
+        # line's intercept moved the packing 2x between runs).
         rates, packs = {}, {}
         shape_k, shape_n = (512, 256) if args.quick else (2048, 512)
-        rows_m = (256, 64) if args.quick else (1024, 512, 256, 128, 64)
+        rows_m = (256, 64) if args.quick else (512, 256, 128, 64, 32)
         for dtype in ("f16", "bf16", "f32", "f64"):
             mm = b.source(f"mm_{dtype}", f"""
 program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
@@ -431,23 +449,25 @@ program mm(a: {dtype}[M, K] replicated, c: {dtype}[K, N] replicated) {{
             for m in rows_m:
                 sizes = {"M": m, "K": shape_k, "N": shape_n}
                 rep = b.report(mm, sizes, r, program="mm")
-                points.append((total(rep, "flops"),
+                packed = row_blocks(1, m, shape_n, args.threads) * \
+                    shape_k * shape_n
+                points.append((packed, total(rep, "flops"),
                                b.time(mm, sizes, r, program="mm",
                                       iterations=3)))
-            at_zero, per_flop = fit_line([f for f, _ in points],
-                                         [t for _, t in points])
-            rates[dtype] = 1 / per_flop
-            packs[dtype] = max(at_zero, 0.0) / (shape_k * shape_n)
+            packs[dtype], rates[dtype] = fit_two(points)
             print(f"matmul {dtype}: {rates[dtype] / 1e9:.3f} GFLOP/s, "
                   f"packing {packs[dtype] * 1e9:.3f} ns an element of B",
                   file=sys.stderr)
         pack = packs["f16"]
         notes.append(f"matmul, matmul-pack: [M, {shape_k}] x [{shape_k}, "
                      f"{shape_n}] at M = " + ", ".join(map(str, rows_m)) +
-                     f", the least-squares line of their times against "
-                     f"the report's FLOPs (its slope "
-                     f"1 / rate; at 0 FLOPs the packing of B, over its "
-                     f"elements; f16's, the samples' type, for all: " +
+                     f", least squares of their times (relative "
+                     f"residuals) against the report's FLOPs (1 / rate) "
+                     f"and the elements of B packed (once per block of "
+                     f"rows a call hands a thread: "
+                     f"{row_blocks(1, rows_m[0], shape_n, args.threads)} "
+                     f"on {args.threads} threads); "
+                     f"f16's packing, the samples' type, for all: " +
                      ", ".join(f"{d} {v * 1e9:.3f} ns"
                                for d, v in packs.items()) + ")")
 

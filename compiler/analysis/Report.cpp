@@ -432,6 +432,16 @@ LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
     launch.flops += matmulFlops(*m);
     launch.packed += matmulPacked(*m);
     launch.batched |= m->kind == StageKind::MatMul && m->type.rank() > 2;
+    if (m->kind == StageKind::MatMul && m->type.rank() >= 2) {
+      const AxisMasks own = ownMasks(*m);
+      const unsigned r = m->type.rank();
+      launch.matmulRows = extent(m->type.shape[r - 2], own[r - 2]);
+      launch.matmulCols = extent(m->type.shape[r - 1], own[r - 1]);
+      launch.matmulBatch = Polynomial(1);
+      for (unsigned d = 0; d + 2 < r; ++d)
+        launch.matmulBatch =
+            launch.matmulBatch * extent(m->type.shape[d], own[d]);
+    }
     addCompute(*m, launch);
   }
   launch.kind = multiplies                 ? Kind::Matmul

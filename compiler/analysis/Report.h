@@ -66,6 +66,11 @@ struct LaunchCost {
   /// it once a part; `batched`: the parts are batches (each packs its own).
   Polynomial packed;
   bool batched = false;
+  /// The launch's matmul as one call computes it on a rank: the rows and
+  /// columns of a batch of its result, and its batches (1 unbatched). The
+  /// CPU target packs B once per block of rows it hands a thread, so how
+  /// often a call packs it depends on these (tune::matmulPackings).
+  Polynomial matmulRows, matmulCols, matmulBatch;
   /// A fused collective: the bytes its staging copies read and write when
   /// the caller's tensors are not the program's symmetric memory (the
   /// reducing collective's input copied in; the gathered output copied out,

@@ -378,13 +378,29 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
       auto packed = value(cost.packed, "elements of the matmul's operand");
       if (!packed)
         return packed.takeError();
-      t.packSeconds = *packed * machine.matmulPack;
+      auto rows = value(cost.matmulRows, "rows of the matmul");
+      if (!rows)
+        return rows.takeError();
+      auto cols = value(cost.matmulCols, "columns of the matmul");
+      if (!cols)
+        return cols.takeError();
+      auto batch = value(cost.matmulBatch, "batches of the matmul");
+      if (!batch)
+        return batch.takeError();
+      t.matmulRows = std::llround(*rows);
+      t.matmulCols = std::llround(*cols);
+      t.matmulBatch = std::max<int64_t>(std::llround(*batch), 1);
+      t.packOnce = *packed * machine.matmulPack;
+      t.packSeconds = t.packOnce * static_cast<double>(matmulRowBlocks(
+                                       t.matmulBatch, t.matmulRows,
+                                       t.matmulCols, machine.threadsPerRank));
     }
   }
   if (llvm::Error e = elementCompute(cost, t))
     return e;
-  // A matmul's packing: once a call, which an overlap's parts of its rows
-  // each make (fixed); once a batch where the parts are batches.
+  // A matmul's packing: once a block of rows of a call, which an overlap's
+  // parts of its rows each make for their own (fixed); with the compute
+  // where the parts are batches.
   double body = std::max(t.memorySeconds,
                          t.computeSeconds + (cost.batched ? t.packSeconds : 0));
   if (!cost.batched)
@@ -483,7 +499,25 @@ predictStep(const ir::Program &program,
     const LaunchTime &producer = step.launches[p];
     const LaunchTime &consumer = step.launches[c];
     const double k = static_cast<double>(o.chunks);
-    const double m = producer.fixed + (producer.seconds - producer.fixed) / k;
+    double m = producer.fixed + (producer.seconds - producer.fixed) / k;
+    // A part of a matmul's rows packs B as often as its own blocks of rows
+    // say; where a reducescatter consumes it, a part is one piece of each
+    // of the P members' blocks, a call of P batches sharing B (chunk-major,
+    // lower/Chunks.cpp).
+    if (!launches[p].batched && producer.packOnce > 0) {
+      int64_t members = 1;
+      if (o.consumer->kind == ir::StageKind::ReduceScatter)
+        for (const CollectiveTime &ct : consumer.collectives)
+          if (ct.stage == o.consumer)
+            members = std::max<int64_t>(ct.members, 1);
+      const int64_t rows =
+          std::max<int64_t>(producer.matmulRows / (members * o.chunks), 1);
+      const double packings =
+          static_cast<double>(members) *
+          static_cast<double>(matmulRowBlocks(
+              members, rows, producer.matmulCols, machine.threadsPerRank));
+      m += producer.packOnce * packings - producer.packSeconds;
+    }
     const double n = consumer.fixed + (consumer.seconds - consumer.fixed) / k;
     const double pair = machine.overlapConcurrent
                             ? m + n + (k - 1) * std::max(m, n)
@@ -497,6 +531,23 @@ predictStep(const ir::Program &program,
   for (const LaunchTime &t : step.launches)
     step.seconds += t.overlapped >= 0 ? t.overlapped : t.seconds;
   return step;
+}
+
+int64_t matmulRowBlocks(int64_t batch, int64_t rows, int64_t cols,
+                        int64_t threads) {
+  // runtime/src/cpu/matmul.cpp: kRows, kNC, and kMR with AVX-512 (the rows
+  // of a micro-tile, which only a call of a few rows reaches).
+  constexpr int64_t kRows = 768, kNC = 480, kMR = 8;
+  batch = std::max<int64_t>(batch, 1);
+  rows = std::max<int64_t>(rows, 1);
+  threads = std::max<int64_t>(threads, 1);
+  const int64_t colBlocks = (std::max<int64_t>(cols, 1) + kNC - 1) / kNC;
+  int64_t rowBlocks = (rows + kRows - 1) / kRows;
+  while (batch * colBlocks * rowBlocks < 2 * threads && rowBlocks * kMR < rows)
+    rowBlocks *= 2;
+  const int64_t rowBlock =
+      ((rows + rowBlocks - 1) / rowBlocks + kMR - 1) / kMR * kMR;
+  return (rows + rowBlock - 1) / rowBlock;
 }
 
 int64_t rankCount(const ir::Program &program, const ir::DimEnv &sizes) {

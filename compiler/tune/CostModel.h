@@ -110,6 +110,13 @@ struct LaunchTime {
   /// beside its compute: in `fixed` where an overlap's parts of its rows
   /// each pack it again, with the compute where the parts are batches.
   double packSeconds = 0;
+  /// A matmul's one packing of its right-hand operand (every batch's), and
+  /// the shape of its call on a rank: rows and columns of a batch of the
+  /// result, and batches. The CPU target packs it once per block of rows
+  /// (matmulRowBlocks), so packSeconds is packOnce times those blocks, and
+  /// an overlap's parts pack it as often as their own blocks say.
+  double packOnce = 0;
+  int64_t matmulRows = 0, matmulCols = 0, matmulBatch = 1;
   std::vector<CollectiveTime> collectives;
   /// An overlap pair: the index of the other launch and the part count;
   /// the pair's time is on the first of the two (the other shows 0 in
@@ -139,6 +146,15 @@ struct StepTime {
 llvm::Expected<StepTime> predictStep(
     const ir::Program &program, llvm::ArrayRef<analysis::LaunchCost> launches,
     const Machine &machine, const ir::DimEnv &sizes, bool staging = false);
+
+/// The blocks of rows the CPU target's matmul hands its threads in one
+/// batch of a call of `batch` batches of `rows` x `cols` results on
+/// `threads` threads (runtime/src/cpu/matmul.cpp's tasks): blocks of at
+/// most 768 rows, columns in blocks of at most 480, the row blocks halved
+/// while there are fewer than two tasks a thread. Each block packs the
+/// batch's B again, all of its columns over the column blocks' tasks.
+int64_t matmulRowBlocks(int64_t batch, int64_t rows, int64_t cols,
+                        int64_t threads);
 
 /// "12.3 us", "4.56 ms", "1.2 s" (three significant digits).
 std::string formatSeconds(double seconds);

@@ -289,6 +289,21 @@ void integerBlock(int64_t k, int64_t n, const typename Traits::Storage *a,
   }
 }
 
+int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/// Blocks of columns of C: nearly equal, whole micro-tiles, at most kNC.
+int64_t columnBlocks(int64_t n) { return (n + kNC - 1) / kNC; }
+
+/// Blocks of rows of one batch of C: nearly equal, whole micro-tiles, at
+/// most kRows, halved while there are fewer than two tasks per thread.
+int64_t rowBlockSize(int64_t batch, int64_t m, int64_t n, int64_t threads) {
+  const int64_t colBlocks = columnBlocks(n);
+  int64_t rowBlocks = (m + kRows - 1) / kRows;
+  while (batch * colBlocks * rowBlocks < 2 * threads && rowBlocks * kMR < m)
+    rowBlocks *= 2;
+  return roundUp((m + rowBlocks - 1) / rowBlocks, kMR);
+}
+
 template <typename Traits>
 void matmulTyped(int64_t batch, int64_t m, int64_t n, int64_t k,
                  const typename Traits::Storage *a, int64_t strideA,
@@ -297,15 +312,10 @@ void matmulTyped(int64_t batch, int64_t m, int64_t n, int64_t k,
   // Tasks: (batch, row block, column block), blocks of nearly equal size
   // (whole micro-tiles), at most kRows x kNC, rows split further while
   // there are fewer than two tasks per thread.
-  auto roundUp = [](int64_t x, int64_t to) { return (x + to - 1) / to * to; };
-  const int64_t colBlocks = (n + kNC - 1) / kNC;
+  const int64_t colBlocks = columnBlocks(n);
   const int64_t colBlock = roundUp((n + colBlocks - 1) / colBlocks, kNR);
-  const int64_t threads = omp_get_max_threads();
-  int64_t rowBlocks = (m + kRows - 1) / kRows;
-  while (batch * colBlocks * rowBlocks < 2 * threads && rowBlocks * kMR < m)
-    rowBlocks *= 2;
-  const int64_t rowBlock = roundUp((m + rowBlocks - 1) / rowBlocks, kMR);
-  rowBlocks = (m + rowBlock - 1) / rowBlock;
+  const int64_t rowBlock = rowBlockSize(batch, m, n, omp_get_max_threads());
+  const int64_t rowBlocks = (m + rowBlock - 1) / rowBlock;
   const int64_t perBatch = rowBlocks * colBlocks;
   const int64_t tasks = batch * perBatch;
 #pragma omp parallel for schedule(dynamic, 1) if (tasks > 1)
@@ -326,6 +336,14 @@ void matmulTyped(int64_t batch, int64_t m, int64_t n, int64_t k,
 }
 
 } // namespace
+
+int64_t matmulRowBlocks(int64_t batch, int64_t m, int64_t n, int64_t threads) {
+  if (batch < 1 || m < 1 || n < 1)
+    return 0;
+  const int64_t rowBlock =
+      rowBlockSize(batch, m, n, std::max<int64_t>(threads, 1));
+  return (m + rowBlock - 1) / rowBlock;
+}
 
 void matmul(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
             const void *a, int64_t strideA, const void *b, int64_t strideB,

@@ -17,6 +17,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#ifdef COCONET_HAVE_RT_CPU
+#include "coconet/cpu/runtime.h"
+#endif
+
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -396,8 +400,9 @@ TEST_CASE("an overlap in K parts: the fill, the drain and the larger part",
   CHECK(a.seconds == Approx(664e-6));
 }
 
-TEST_CASE("a matmul packs its right-hand operand once a call: once a part "
-          "of its rows, once in all for parts that are batches",
+TEST_CASE("a matmul packs its right-hand operand once a block of rows: "
+          "each part of its rows its own blocks, once in all for parts that "
+          "are batches",
           "[tune]") {
   const Machine m = testMachine("matmul-pack 10 ns\n");
   CHECK(m.matmulPack == Approx(10e-9));
@@ -410,18 +415,56 @@ TEST_CASE("a matmul packs its right-hand operand once a call: once a part "
   auto launches = analysis::analyzeLaunches(*plain->program);
   REQUIRE(launches[0].kind == analysis::LaunchCost::Kind::Matmul);
   CHECK(launches[0].packed.str() == "H^2/P");
+  CHECK(launches[0].matmulRows.str() == "B");
+  CHECK(launches[0].matmulCols.str() == "H");
+  CHECK(launches[0].matmulBatch.str() == "1");
   CHECK_FALSE(launches[0].batched);
   StepTime t = predict(*plain->program, sizes, m);
-  // 5000 elements at 10 ns: 50 us beside the 500 us of FLOPs and the
-  // launch.
-  CHECK(t.launches[0].packSeconds == Approx(50e-6));
-  CHECK(t.launches[0].seconds == Approx(1e-6 + 50e-6 + 500e-6));
-  // In 4 parts of its rows each part packs all of w: 1 + 50 + 500/4 =
-  // 176 us a part; the allreduce 40 us a part; concurrent: 176 + 40 +
-  // 3 * 176 = 744 us.
+  // 100 rows on 2 threads: one block of rows, halved twice for two tasks a
+  // thread (1 column block), blocks of 32 rows: 4 blocks, each packing all
+  // of w: 4 * 5000 elements at 10 ns = 200 us beside the 500 us of FLOPs
+  // and the launch.
+  CHECK(t.launches[0].packOnce == Approx(50e-6));
+  CHECK(t.launches[0].packSeconds == Approx(200e-6));
+  CHECK(t.launches[0].seconds == Approx(1e-6 + 200e-6 + 500e-6));
+  // In 4 parts of 25 rows each part is halved twice too (blocks of 8
+  // rows): 4 blocks, 200 us a part; 1 + 200 + 500/4 = 326 us a part; the
+  // allreduce 40 us a part; concurrent: 326 + 40 + 3 * 326 = 1344 us.
   auto parts = schedule(kMlp, "parts");
   StepTime o = predict(*parts->program, sizes, m);
-  CHECK(o.launches[0].overlapped == Approx(744e-6));
+  CHECK(o.launches[0].overlapped == Approx(1344e-6));
+
+  // Consumed by a reducescatter over 2 members, a part is a piece of each
+  // member's rows: a call of 2 batches sharing w. One thread a rank, w
+  // [500, 1000] (3 column blocks), 1600 rows: the whole call 3 blocks of
+  // rows (at most 768 each), 3 * 5 ms of packing; a quarter of the rows
+  // (400) 1 block, 5 ms; a piece of 200 rows of each of the 2 members' 2
+  // batches of 1 block each, 10 ms.
+  Machine one = m;
+  one.threadsPerRank = 1;
+  const ir::DimEnv big{{"B", 1600}, {"H", 1000}, {"P", 2}};
+  CHECK(predict(*plain->program, big, one).launches[0].packSeconds ==
+        Approx(15e-3));
+  auto rows = predict(*parts->program, big, one);
+  auto scattered = schedule(std::string(kMlp) + R"(
+schedule scattered for mlp {
+    (rs, ag) = split(ys);
+    overlap(y, rs) chunks 4;
+}
+)",
+                            "scattered");
+  auto pieces = predict(*scattered->program, big, one);
+  // A part's matmul: 1 us + its packing + 2 * 1600 * 1000 * 500 / 4 FLOP at
+  // 2 GFLOP/s (200 ms); the collective's part is far shorter, so the pair
+  // is 4 matmul parts and one collective part (concurrent).
+  auto pair = [](const StepTime &s, double matmulPart) {
+    const LaunchTime &c = s.launches[1];
+    return 4 * matmulPart + c.fixed + (c.seconds - c.fixed) / 4;
+  };
+  CHECK(rows.launches[0].overlapped ==
+        Approx(pair(rows, 1e-6 + 5e-3 + 200e-3)));
+  CHECK(pieces.launches[0].overlapped ==
+        Approx(pair(pieces, 1e-6 + 10e-3 + 200e-3)));
 
   // A batched matmul [E, C, H] x [E, H, F] (E sliced): the parts of an
   // alltoall's overlap are batches, and each packs its own: the packing is
@@ -439,16 +482,53 @@ program moe(x: f32[E, C, H] sliced(0), w: f32[E, H, F] sliced(0)) {
   StepTime b = predict(
       *moe->program, {{"E", 4}, {"C", 10}, {"H", 10}, {"F", 10}, {"P", 2}}, m);
   // 2 * 10 * 10 * 10 FLOP a batch, 2 batches: 4000 FLOP at 2 GFLOP/s = 2
-  // us; 200 elements packed at 10 ns = 2 us; the launch 1 us; none fixed
-  // but the launch.
+  // us; 2 batches are 2 tasks for 2 threads, so each batch's 10 rows are
+  // halved (2 blocks, of 8 and 2 rows): 2 * 200 elements packed at 10 ns =
+  // 4 us; the launch 1 us; none fixed but the launch.
+  CHECK(b.launches[0].matmulBatch == 2);
+  CHECK(b.launches[0].matmulRows == 10);
   CHECK(b.launches[0].computeSeconds == Approx(2e-6));
-  CHECK(b.launches[0].packSeconds == Approx(2e-6));
+  CHECK(b.launches[0].packSeconds == Approx(4e-6));
   CHECK(b.launches[0].fixed == Approx(1e-6));
-  CHECK(b.launches[0].seconds == Approx(5e-6));
+  CHECK(b.launches[0].seconds == Approx(7e-6));
   // Without the line (a GPU's file): no packing.
   CHECK(
       predict(*plain->program, sizes, testMachine()).launches[0].packSeconds ==
       0);
+}
+
+TEST_CASE("matmulRowBlocks: the CPU target's blocks of rows, by hand and "
+          "as the runtime cuts them",
+          "[tune]") {
+  // One column block (at most 480 columns), one thread: 1 row block of up
+  // to 768 rows, halved while there are fewer than 2 tasks.
+  CHECK(matmulRowBlocks(1, 100, 100, 1) == 2);  // 2 blocks of 56
+  CHECK(matmulRowBlocks(1, 768, 100, 1) == 2);  // 2 blocks of 384
+  CHECK(matmulRowBlocks(1, 1600, 100, 1) == 3); // 3 blocks of 536
+  // 2 column blocks already make 2 tasks for 1 thread.
+  CHECK(matmulRowBlocks(1, 512, 512, 1) == 1);
+  CHECK(matmulRowBlocks(1, 1024, 512, 1) == 2);
+  // 2 threads want 4 tasks: 2 column blocks, 2 row blocks.
+  CHECK(matmulRowBlocks(1, 512, 512, 2) == 2);
+  // Batches are tasks too.
+  CHECK(matmulRowBlocks(2, 128, 512, 1) == 1);
+  CHECK(matmulRowBlocks(4, 64, 100, 2) == 1);
+  // A few rows: blocks of a whole micro-tile (8 rows) at least.
+  CHECK(matmulRowBlocks(1, 8, 100, 4) == 1);
+  CHECK(matmulRowBlocks(1, 24, 100, 4) == 3);
+#ifdef COCONET_HAVE_RT_CPU
+  // The runtime's own split (runtime/src/cpu/matmul.cpp), over shapes whose
+  // blocks are whole micro-tiles of 4 or 8 rows (the runtime's tile is 8
+  // rows with AVX-512, 4 without).
+  for (int64_t batch : {1, 2, 3, 8})
+    for (int64_t rows : {64, 128, 192, 256, 512, 768, 1024, 1536, 4096})
+      for (int64_t cols : {64, 256, 480, 512, 1000, 2048})
+        for (int64_t threads : {1, 2, 4}) {
+          INFO(batch << " x " << rows << " x " << cols << " on " << threads);
+          CHECK(matmulRowBlocks(batch, rows, cols, threads) ==
+                rt::cpu::matmulRowBlocks(batch, rows, cols, threads));
+        }
+#endif
 }
 
 TEST_CASE("what the machine does not price is an error that says so",

@@ -179,6 +179,11 @@ void combineTile(const void *const *members, int64_t numMembers, int64_t offset,
 void matmul(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
             const void *a, int64_t strideA, const void *b, int64_t strideB,
             void *c, int64_t strideC);
+/// How many blocks of rows matmul() cuts one batch of C into on `threads`
+/// OpenMP threads; each block's tasks pack the batch's B again (all of its
+/// columns between them), which coconetc's cost model prices
+/// (tune::matmulRowBlocks mirrors this).
+int64_t matmulRowBlocks(int64_t batch, int64_t m, int64_t n, int64_t threads);
 
 /// Host memory for a generated program's scratch (64-byte aligned).
 class Allocator {
