@@ -13,13 +13,15 @@ calibrated machine files tools/machines/cpu-2x1 and cpu-1x2.
 compiler and machine files (`coconetc tune` without --measure: seconds)
 and sets it beside the times that run measured: what a change of the model
 alone does to the same measurements. The predictions are read from the
-tune table at 3 significant digits: where they all tie (the Megatron MLP's
-28 schedules) the correlation means nothing (printed 1.00, as `tune
---measure` prints it).
+tune table at 3 significant digits: where they all tie (the MoE layer's
+16 schedules on one rank) there is no order to correlate, and the
+Spearman is printed as "-" (`tune --measure` correlates its unrounded
+times).
 
 Writes OUT/tuner-cpu.csv (one row per sample, layout and schedule) and
-OUT/tuner-cpu-runs.csv (every timed run; tune keeps each schedule's
-fastest, and the summary is printed again as if the median were kept), prints
+OUT/tuner-cpu-runs.csv (every timed run's fastest step; tune keeps each
+schedule's fastest, and the summary is printed again as if the median were
+kept), prints
 a table per run and a summary (Spearman's rank correlation, the median
 error |predicted - measured| / measured, the tuner's pick against the
 fastest measured), and, when matplotlib is installed, OUT/../img/
@@ -28,6 +30,7 @@ tuner-predicted-measured.png: predicted against measured, log-log.
 import argparse
 import csv
 import importlib.util
+import math
 import pathlib
 import re
 import subprocess
@@ -295,8 +298,13 @@ def repredict(args):
                 rows += mine
                 mine.sort(key=lambda r: r["rank"])
                 meas = [r["measured_s"] for r in mine]
-                rho, error, pick = aims([r["predicted_s"] for r in mine],
-                                        meas)
+                predicted = [r["predicted_s"] for r in mine]
+                rho, error, pick = aims(predicted, meas)
+                if len(set(predicted)) == 1:
+                    # Every prediction the same at the table's 3 digits:
+                    # no order to correlate (tune's own, from its unrounded
+                    # times, is on its summary line).
+                    rho = math.nan
                 summary.append((sample, label, len(mine), rho,
                                 round(100 * error),
                                 f"{meas[0] * 1e3:.3g} ms", pick,
@@ -361,7 +369,8 @@ def report(args, rows, summary, failed):
     print("sample           layout          schedules  spearman  "
           "median err  pick measured  pick / fastest  fastest rank")
     for s in summary:
-        print(f"{s[0]:<16} {s[1]:<15} {s[2]:>9}  {s[3]:>8.2f}  "
+        rho = "-" if math.isnan(s[3]) else f"{s[3]:.2f}"
+        print(f"{s[0]:<16} {s[1]:<15} {s[2]:>9}  {rho:>8}  "
               f"{s[4]:>9}%  {s[5]:>13}  {s[6]:>14.2f}  {s[7]:>12}")
     for f in failed:
         print(f"FAILED: {f}")
