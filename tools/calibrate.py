@@ -53,12 +53,18 @@ least --run-time ms, as `coconetc tune --measure` times a schedule:
   N / THREADS (compute-bound too);
 - collective allreduce / reducescatter / allgather / sendrecv / alltoall
   `library` (the runtime's exact collectives on MPI), `oneshot`, `twoshot`
-  (on the team's shared memory): one collective of 2^8 .. 2^22 f32 per
-  rank; a least-squares fit of time = latency * steps(P) + volume(P, n) /
-  bandwidth with the model's steps and volume for P = RANKS (CostModel.h);
-  the reducing ones (allreduce, reducescatter) again on f16, written as
-  lines naming f16: each element is widened, added in f64 and rounded, so
-  their time per byte depends on the element type;
+  (on the team's shared memory): one collective of 2^8 .. 2^24 f32 per
+  rank; a least-squares fit of time = latency * steps(P) + volume(P, n) *
+  (h / bandwidth + (1 - h) / beyond-cache) with the model's steps and
+  volume for P = RANKS (CostModel.h) and h the share of the collective's
+  buffers (the report's bytes read and written) the cache holds, as the
+  model takes it for a step (a collective on shared memory moves its
+  volume through the memory: in the cache, and beyond it, at rates apart
+  by several times); where that fit has no positive solution, the line
+  without beyond-cache (one bandwidth); the reducing ones (allreduce,
+  reducescatter) again on f16, written as lines naming f16: each element
+  is widened, added in f64 and rounded, so their time per byte depends on
+  the element type;
 - collective ... `direct` (a fused collective kernel's own transfers over
   the team's shared memory): a fused reducescatter + update + allgather
   kernel and a fused allreduce + update kernel at the same sizes, of f32
@@ -220,6 +226,49 @@ def fit_two(rows, scale=None):
         inv = 1e-15
         lat = b1 / s11
     return lat, 1 / inv
+
+
+def fit_three(rows):
+    """Least squares t = latency * steps + hit / bandwidth + miss /
+    beyond, rows (steps, hit, miss, t) with hit and miss the volume's
+    shares in and beyond the cache, residuals relative to t as fit_two's;
+    returns (latency, bandwidth, beyond), or None when a coefficient is not
+    positive (no points beyond the cache, or noise)."""
+    a = [[0.0] * 3 for _ in range(3)]
+    b = [0.0] * 3
+    for s, hit, miss, t in rows:
+        x = (s, hit, miss)
+        w = 1 / t ** 2
+        for i in range(3):
+            b[i] += w * x[i] * t
+            for j in range(3):
+                a[i][j] += w * x[i] * x[j]
+    # Gaussian elimination with partial pivoting.
+    for c in range(3):
+        p = max(range(c, 3), key=lambda i: abs(a[i][c]))
+        if abs(a[p][c]) < 1e-300:
+            return None
+        a[c], a[p] = a[p], a[c]
+        b[c], b[p] = b[p], b[c]
+        for i in range(c + 1, 3):
+            f = a[i][c] / a[c][c]
+            for j in range(c, 3):
+                a[i][j] -= f * a[c][j]
+            b[i] -= f * b[c]
+    x = [0.0] * 3
+    for i in (2, 1, 0):
+        x[i] = (b[i] - sum(a[i][j] * x[j] for j in range(i + 1, 3))) / a[i][i]
+    lat, inv_hit, inv_miss = x
+    if lat < 0 or inv_hit <= 0 or inv_miss <= 0:
+        return None
+    return lat, 1 / inv_hit, 1 / inv_miss
+
+
+def line_seconds(line, steps, volume, h):
+    """A collective line's time, as CostModel.cpp's algorithmSeconds."""
+    lat, bw, beyond = line
+    per_byte = h / bw + (1 - h) / beyond if beyond else 1 / bw
+    return lat * steps + volume * per_byte
 
 
 def shape(collective, algorithm, p, n):
@@ -612,6 +661,9 @@ schedule aa_oneshot for aa {
 }
 """)
             exps = range(8, 23, step)
+            # The collectives' sizes reach beyond the cache (its share of
+            # their buffers a quarter or less at 2^24).
+            coll_exps = range(8, 25, step)
 
             # (collective, algorithm, element type, program, schedule): the
             # library's collectives and the team's one- and two-shot ones
@@ -637,9 +689,11 @@ schedule aa_oneshot for aa {
                      "rs16_oneshot")]
             size_of = {None: 4, "f16": 2}
 
+            sharing_of = lambda ranks: min(ranks, max(r, os.cpu_count() or 1))
+
             def measure(ranks, which):
                 rows = {}
-                for e in exps:
+                for e in coll_exps:
                     n = 2 ** e * ranks  # divisible by the ranks
                     for c, a, ty, prog, sched in runs:
                         if (c, a, ty) not in which:
@@ -650,19 +704,35 @@ schedule aa_oneshot for aa {
                             else {"N": n}
                         sec = b.time(coll, sizes, ranks, program=prog,
                                      schedule=sched)
+                        # The share of its buffers the cache holds, as the
+                        # model's step footprint: what it reads and writes.
+                        rep = b.report(coll, sizes, ranks, program=prog,
+                                       schedule=sched)
+                        buffers = total(rep, "read") + total(rep, "write")
+                        h = min(1.0, cache / (buffers * sharing_of(ranks)))
                         # n: a rank's input bytes (its output for allgather).
                         nb = size_of[ty] * n
                         rows.setdefault((c, a, ty), []).append(
-                            (*shape(c, a, ranks, nb), sec, nb))
+                            (*shape(c, a, ranks, nb), sec, nb, h))
                 return rows
 
             everything = [(c, a, ty) for c, a, ty, _, _ in runs]
             measured = measure(r, everything)
             for (c, a, ty), rows in measured.items():
-                lat, bwc = fit_two([(s, v, sec) for s, v, sec, _ in rows])
-                collectives[(c, a, ty)] = (lat, bwc)
+                three = fit_three([(s, v * h, v * (1 - h), sec)
+                                   for s, v, sec, _, h in rows])
+                if three:
+                    collectives[(c, a, ty)] = three
+                else:
+                    collectives[(c, a, ty)] = (
+                        *fit_two([(s, v, sec) for s, v, sec, _, _ in rows]),
+                        0.0)
+                lat, bwc, beyond = collectives[(c, a, ty)]
                 print(f"{c} {a} {ty or 'f32'}: latency {lat * 1e6:.2f} "
-                      f"us/step, {bwc / 1e9:.2f} GB/s", file=sys.stderr)
+                      f"us/step, {bwc / 1e9:.2f} GB/s"
+                      + (f", beyond the cache {beyond / 1e9:.2f} GB/s"
+                         if beyond else ", one bandwidth (no positive "
+                         "fit beyond the cache)"), file=sys.stderr)
                 table.append((c, a, ty, rows))
             # Direct: fused kernels, less launch and memory; on f32 and f16
             # gradients (the allgather of an rs + ag kernel shares the
@@ -699,27 +769,31 @@ schedule aa_oneshot for aa {
                         direct_total[key].append(sec)
                 lat, bwd = fit_two(direct_rows["allreduce"],
                                    direct_total["allreduce"])
-                collectives[("allreduce", "direct", ty)] = (lat, bwd)
+                collectives[("allreduce", "direct", ty)] = (lat, bwd, 0.0)
                 lat, bwd = fit_two(direct_rows["rs+ag"],
                                    direct_total["rs+ag"])
-                collectives[("reducescatter", "direct", ty)] = (lat, bwd)
-                collectives[("allgather", "direct", ty)] = (lat, bwd)
+                collectives[("reducescatter", "direct", ty)] = (lat, bwd, 0.0)
+                collectives[("allgather", "direct", ty)] = (lat, bwd, 0.0)
                 for k in (("allreduce", "direct", ty),
                           ("reducescatter", "direct", ty)):
-                    lat, bwd = collectives[k]
+                    lat, bwd, _ = collectives[k]
                     print(f"{k[0]} direct {ty or 'f32'}: latency "
                           f"{lat * 1e6:.2f} us/step, {bwd / 1e9:.2f} GB/s",
                           file=sys.stderr)
-            notes.append("collective ... library, oneshot, twoshot: one "
-                         "allreduce, reducescatter, allgather (and sendrecv, "
-                         "alltoall) "
-                         "of 2^8..2^22 "
-                         "f32 per rank (the one- and two-shot ones by a "
-                         "schedule's algorithm(y, NAME)), least squares of "
-                         "time = latency * steps + volume / bandwidth, "
-                         "relative residuals, with the model's steps and "
-                         "volume of each algorithm; the lines naming f16: "
-                         "the reducing ones on f16 elements, fitted alike")
+            notes.append(f"collective ... library, oneshot, twoshot: one "
+                         f"allreduce, reducescatter, allgather (and sendrecv, "
+                         f"alltoall) "
+                         f"of 2^8..2^{coll_exps[-1]} "
+                         f"f32 per rank (the one- and two-shot ones by a "
+                         f"schedule's algorithm(y, NAME)), least squares of "
+                         f"time = latency * steps + volume * (h / bandwidth "
+                         f"+ (1 - h) / beyond-cache), h the share of its "
+                         f"buffers the cache holds (the model's), "
+                         f"relative residuals, with the model's steps and "
+                         f"volume of each algorithm (one bandwidth where "
+                         f"that fit has no positive solution); the lines "
+                         f"naming f16: the reducing ones on f16 elements, "
+                         f"fitted alike")
             notes.append("collective ... direct: fused allreduce + update "
                          "and reducescatter + update + allgather kernels at "
                          "the same sizes (f32 gradients; f16 for the f16 "
@@ -730,10 +804,9 @@ schedule aa_oneshot for aa {
                 other = measure(args.check_ranks,
                                 [k for k in everything if k[2] is None])
                 for (c, a, ty), rows in other.items():
-                    lat, bwc = collectives[(c, a, ty)]
                     errs = []
-                    for s, v, sec, nb in rows:
-                        pred = lat * s + v / bwc
+                    for s, v, sec, nb, h in rows:
+                        pred = line_seconds(collectives[(c, a, ty)], s, v, h)
                         errs.append(abs(pred - sec) / sec)
                     checks.append(f"{c} {a} on {args.check_ranks} ranks: the "
                                   f"{r}-rank fit is off by a median "
@@ -785,10 +858,10 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
             f.write("collective,algorithm,type,ranks,bytes,measured_s,"
                     "model_s\n")
             for c, a, ty, rows in table:
-                lat, bwc = collectives[(c, a, ty)]
-                for st, v, sec, nb in rows:
+                for st, v, sec, nb, h in rows:
+                    model = line_seconds(collectives[(c, a, ty)], st, v, h)
                     f.write(f"{c},{a},{ty or 'f32'},{r},{nb},{sec:.9g},"
-                            f"{lat * st + v / bwc:.9g}\n")
+                            f"{model:.9g}\n")
     out = pathlib.Path(args.output)
     with out.open("w") as f:
         f.write(f"# Measured by tools/calibrate.py --ranks {r} --threads {t} "
@@ -816,12 +889,15 @@ program mmonly(x: f32[B, H] sliced(1), w: f32[H, H] sliced(0)) {
         f.write(f"rounding {rounding * 1e9:.4g} ns\n")
         f.write("fused-collective shared\n")
         f.write(f"overlap {'concurrent' if concurrent else 'alternating'}\n")
-        for (c, a, ty), (lat, bwc) in sorted(
+        for (c, a, ty), (lat, bwc, beyond) in sorted(
                 collectives.items(), key=lambda kv: (kv[0][0], kv[0][1],
                                                      kv[0][2] or "")):
             typed = f" {ty}" if ty else ""
+            tail = (f" beyond-cache {beyond / 1e9:.4g} GB/s" if beyond
+                    else "")
             f.write(f"collective {c} {a} node{typed} latency "
-                    f"{lat * 1e6:.4g} us bandwidth {bwc / 1e9:.4g} GB/s\n")
+                    f"{lat * 1e6:.4g} us bandwidth {bwc / 1e9:.4g} GB/s"
+                    f"{tail}\n")
     print(f"calibrate: wrote {out}", file=sys.stderr)
     # The file must read back.
     sh([str(args.coconetc), "tune", "--machine", str(out), "--size", "N=1024",

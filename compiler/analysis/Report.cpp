@@ -407,10 +407,12 @@ void CostModel::addMemory(llvm::ArrayRef<const Stage *> members,
     const Stage *buffer = m->updates ? m->updates : m;
     if (const Stage *ag = gatheredInto(*m); ag && !inside.contains(ag))
       buffer = ag->updates;
-    if (!masks.count(buffer)) {
+    // Read here or not, the buffer holds all the bytes written (an
+    // allgather into its parameter writes the whole of what it read a
+    // block of).
+    launch.touched.push_back({buffer, written});
+    if (!masks.count(buffer))
       launch.fresh += written;
-      launch.touched.push_back({buffer, written});
-    }
   }
 }
 

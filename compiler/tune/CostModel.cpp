@@ -99,8 +99,14 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
   return std::nullopt;
 }
 
-double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape) {
-  return cost.latency * shape.steps + shape.volume / cost.bandwidth;
+double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape,
+                        double cacheHits) {
+  double perByte = 1 / cost.bandwidth;
+  if (cost.beyondCache > 0) {
+    const double h = std::clamp(cacheHits, 0.0, 1.0);
+    perByte = h / cost.bandwidth + (1 - h) / cost.beyondCache;
+  }
+  return cost.latency * shape.steps + shape.volume * perByte;
 }
 
 namespace {
@@ -203,7 +209,7 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
           algorithmShape(*kind, a, t.members, bytes);
       if (!cost || !shape)
         continue;
-      double seconds = algorithmSeconds(*cost, *shape);
+      double seconds = algorithmSeconds(*cost, *shape, hits);
       // The CUDA runtime's one- and two-shot collectives first copy this
       // member's input into the team's symmetric memory
       // (cuda/team_collectives.h): read and written once more.

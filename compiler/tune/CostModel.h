@@ -67,8 +67,11 @@ struct AlgorithmShape {
 std::optional<AlgorithmShape> algorithmShape(Collective collective,
                                              Algorithm algorithm,
                                              int64_t members, double bytes);
-/// latency * steps + volume / bandwidth.
-double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape);
+/// latency * steps + volume / bandwidth; where the line states a bandwidth
+/// beyond the cache, the volume's share `cacheHits` (the step's, as its
+/// kernels') at `bandwidth` and the rest at `beyondCache`.
+double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape,
+                        double cacheHits = 1);
 
 /// The level the ranks of mesh axis `axis` are on: a node when the axis's
 /// ranks (numbered row-major, the last axis fastest) lie within

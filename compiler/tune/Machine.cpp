@@ -458,11 +458,23 @@ void Parser::statement(Line &line) {
       return;
     std::optional<double> bandwidth =
         value(line, i + 4, full, Quantity::Bandwidth, false);
-    if (!bandwidth || !end(line, i + 6, full))
+    if (!bandwidth)
+      return;
+    // An optional bandwidth for the bytes the cache does not hold.
+    std::optional<double> beyond = 0.0;
+    if (i + 6 < line.words.size()) {
+      if (choose(diags, line, i + 6, full, {"beyond-cache"},
+                 "the end of the line or its bandwidth beyond the cache") < 0)
+        return;
+      beyond = value(line, i + 7, full, Quantity::Bandwidth, false);
+      if (!beyond)
+        return;
+    }
+    if (!end(line, *beyond > 0 ? i + 9 : i + 6, full))
       return;
     machine.collectives[{kCollectives[c], kAlgorithms[a],
                          l == 0 ? Level::Node : Level::Network, type}] = {
-        *latency, *bandwidth};
+        *latency, *bandwidth, *beyond};
     return;
   }
   std::string keys;
@@ -593,7 +605,10 @@ void printMachine(const Machine &machine, llvm::StringRef header,
     if (type)
       os << ' ' << ir::dtypeName(*type);
     os << " latency " << number(cost.latency) << " s bandwidth "
-       << number(cost.bandwidth) << " B/s\n";
+       << number(cost.bandwidth) << " B/s";
+    if (cost.beyondCache > 0)
+      os << " beyond-cache " << number(cost.beyondCache) << " B/s";
+    os << '\n';
   }
 }
 

@@ -60,9 +60,15 @@ std::optional<Collective> collectiveOf(ir::StageKind kind);
 
 /// One algorithm of one collective on one level:
 /// time = latency * steps(P) + volume(P, n) / bandwidth (CostModel.h).
+/// Where the line also states a bandwidth beyond the cache (a CPU's
+/// shared-memory collectives, whose volume is memory traffic), the volume
+/// moves at `bandwidth` for the share of the step's buffers the cache holds
+/// and at `beyondCache` for the rest: volume * (h / bandwidth + (1 - h) /
+/// beyondCache).
 struct LinkCost {
-  double latency = 0;   ///< seconds per step
-  double bandwidth = 0; ///< bytes per second
+  double latency = 0;     ///< seconds per step
+  double bandwidth = 0;   ///< bytes per second
+  double beyondCache = 0; ///< bytes per second; 0: `bandwidth` throughout
 };
 
 struct Machine {

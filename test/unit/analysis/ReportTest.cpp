@@ -151,13 +151,14 @@ TEST_CASE("split sgd reads and writes slices of the weights",
   CHECK(l[2].read.str() == "4*N - 4*N/P");
   CHECK(l[2].write.str() == "4*N - 4*N/P");
   CHECK(l[2].sent.str() == "4*N - 4*N/P");
-  // The step's buffers: g, rs and w once (w1 is w's block).
+  // The step's buffers: g, rs and w (w1 is w's block, read and written
+  // by the kernel; all of w written by the allgather).
   llvm::SmallVector<std::string, 4> touched;
   for (const LaunchCost &launch : l)
     for (const auto &[stage, bytes] : launch.touched)
       touched.push_back(stage->name + " " + bytes.str());
   CHECK(llvm::join(touched, ", ") ==
-        "g 2*N, rs 2*N/P, w 4*N/P, lr 4, rs 2*N/P, w 4*N");
+        "g 2*N, rs 2*N/P, w 4*N/P, lr 4, rs 2*N/P, w 4*N/P, w 4*N");
 }
 
 TEST_CASE("a value gathered in place only where the lowering places it so",

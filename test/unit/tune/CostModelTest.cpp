@@ -182,8 +182,9 @@ TEST_CASE("a bad or missing machine value is refused with its line", "[tune]") {
        "'collective allreduce ring node f16' needs its latency per step "
        "(latency); got 'bandwidth'"},
       {"collective allreduce ring node f16 latency 1 us bandwidth 1 GB/s x",
-       "unexpected 'x' after the value of 'collective allreduce ring node "
-       "f16'"},
+       "m.machine:7:66: error: 'collective allreduce ring node f16' needs the "
+       "end of the line or its bandwidth beyond the cache (beyond-cache); got "
+       "'x'"},
   };
   const std::string base = "machine x\ntarget cpu\nranks-per-node 1\n"
                            "kernel-launch 1 us\nfused-collective shared\n"
@@ -248,6 +249,14 @@ TEST_CASE("algorithm steps and volumes, by hand", "[tune]") {
   CHECK(alone->steps == 0);
   CHECK(alone->volume == 0);
   CHECK(algorithmSeconds({1e-6, 1e9}, {3, 2000}) == Approx(3e-6 + 2e-6));
+  // A line with a bandwidth beyond the cache: the volume's share the cache
+  // holds at 1 GB/s, the rest at 0.25 GB/s (4 ns a byte).
+  const LinkCost beyond{1e-6, 1e9, 0.25e9};
+  CHECK(algorithmSeconds(beyond, {3, 2000}, 1) == Approx(3e-6 + 2e-6));
+  CHECK(algorithmSeconds(beyond, {3, 2000}, 0.5) == Approx(3e-6 + 1e-6 + 4e-6));
+  CHECK(algorithmSeconds(beyond, {3, 2000}, 0) == Approx(3e-6 + 8e-6));
+  // Without one, the cache's share does not matter.
+  CHECK(algorithmSeconds({1e-6, 1e9}, {3, 2000}, 0) == Approx(3e-6 + 2e-6));
 }
 
 const char *const kSgd = R"(
@@ -828,6 +837,86 @@ TEST_CASE("the cache holds a step's buffers that fit, on all of a node's "
   // On one rank (P = 1) the step's 12004 B fit 20 KB.
   StepTime one = predict(*s->program, {{"N", 1000}, {"P", 1}}, *spills.machine);
   CHECK(one.cacheHits == 1);
+  // The fused reducescatter + update + allgather: g (4000 B: both members'
+  // blocks of it are read), w (read a block, 2000 B, and all 4000 B of it
+  // written by the allgather in place) and lr: 8004 B, not the 6004 B of
+  // w's block alone.
+  auto fused = schedule(kSgd, "fused");
+  StepTime f = predict(*fused->program, sizes, *spills.machine);
+  CHECK(f.footprint == Approx(8004));
+  CHECK(f.cacheHits == 1);
+}
+
+TEST_CASE("a collective line's bandwidth beyond the cache: the step's share "
+          "the cache holds at one, the rest at the other",
+          "[tune]") {
+  // kMachine's library allreduce line with 0.1 GB/s beyond the cache.
+  std::string text = std::string(kMachine) + "cache 20 KB bandwidth 4 GB/s\n";
+  const std::string plain =
+      "collective allreduce library node latency 10 us bandwidth 0.5 GB/s\n";
+  const size_t at = text.find(plain);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, plain.size(),
+               "collective allreduce library node latency 10 us bandwidth "
+               "0.5 GB/s beyond-cache 0.1 GB/s\n");
+  Parsed p = parseText(text);
+  INFO(p.diagnostics);
+  REQUIRE(p.machine);
+  const LinkCost *line =
+      p.machine->find(Collective::AllReduce, Algorithm::Library, Level::Node);
+  REQUIRE(line);
+  CHECK(line->bandwidth == Approx(0.5e9));
+  CHECK(line->beyondCache == Approx(0.1e9));
+  // Printed and read back, the same line.
+  const std::string again = printed(*p.machine);
+  CHECK(llvm::StringRef(again).contains(
+      "collective allreduce library node latency 1e-05 s bandwidth 5e+08 B/s "
+      "beyond-cache 1e+08 B/s\n"));
+  Parsed back = parseText(again);
+  REQUIRE(back.machine);
+  CHECK(
+      back.machine->find(Collective::AllReduce, Algorithm::Library, Level::Node)
+          ->beyondCache == Approx(0.1e9));
+  // sgd on 2 ranks, N = 1000: the step's buffers 12004 B a rank, 24008 B
+  // on the node; the cache holds h = 20000 / 24008 of them. The allreduce:
+  // 2 steps of 10 us and 4000 B, h of them at 2 ns a byte, the rest at 10.
+  auto s = schedule(kSgd);
+  StepTime t = predict(*s->program, {{"N", 1000}, {"P", 2}}, *p.machine);
+  const double h = 20000.0 / 24008;
+  REQUIRE(t.launches.at(0).collectives.size() == 1);
+  CHECK(t.launches[0].collectives[0].seconds ==
+        Approx(20e-6 + 4000 * (h * 2e-9 + (1 - h) * 10e-9)));
+
+  struct Case {
+    const char *line;
+    const char *message;
+  };
+  const Case cases[] = {
+      {"collective allgather oneshot node latency 1 us bandwidth 1 GB/s "
+       "beyond 1 GB/s",
+       "m.machine:20:65: error: 'collective allgather oneshot node' needs "
+       "the end of the line or its bandwidth beyond the cache "
+       "(beyond-cache); got 'beyond'"},
+      {"collective allgather oneshot node latency 1 us bandwidth 1 GB/s "
+       "beyond-cache",
+       "'collective allgather oneshot node' needs a bandwidth"},
+      {"collective allgather oneshot node latency 1 us bandwidth 1 GB/s "
+       "beyond-cache 1 us",
+       "'collective allgather oneshot node' needs a bandwidth"},
+      {"collective allgather oneshot node latency 1 us bandwidth 1 GB/s "
+       "beyond-cache 0 GB/s",
+       "'collective allgather oneshot node' needs a number > 0"},
+      {"collective allgather oneshot node latency 1 us bandwidth 1 GB/s "
+       "beyond-cache 1 GB/s x",
+       "unexpected 'x' after the value of 'collective allgather oneshot "
+       "node'"},
+  };
+  for (const Case &c : cases) {
+    Parsed bad = parseText(std::string(kMachine) + c.line + "\n");
+    INFO(c.line << "\n" << bad.diagnostics);
+    CHECK_FALSE(bad.machine);
+    CHECK(llvm::StringRef(bad.diagnostics).contains(c.message));
+  }
 }
 
 TEST_CASE("allocating stores count only where the cache misses", "[tune]") {
