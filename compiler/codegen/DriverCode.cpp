@@ -313,8 +313,10 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
          "std::chrono::steady_clock::now() - cc_start).count();");
   w.line("if (int cc_code = cc_agree(1))");
   w.line("  return cc_code;");
-  w.line("cc_rt::driver::stepDurations(cc_steps);");
-  w.comment("The slowest rank's time, and each step's.");
+  w.comment("The slowest rank's time, and when each step ended on the last "
+            "rank to end it: each step's time is then the time between two "
+            "such ends, and they add up to the slowest rank's (the fastest "
+            "step is at most the mean).");
   t.emitMpiOrElse(w,
                   {"MPI_Allreduce(MPI_IN_PLACE, &cc_seconds, 1, MPI_DOUBLE, "
                    "MPI_MAX, MPI_COMM_WORLD);",
@@ -322,6 +324,7 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
                    "static_cast<int>(cc_steps.size()), MPI_DOUBLE, MPI_MAX, "
                    "MPI_COMM_WORLD);"},
                   {});
+  w.line("cc_rt::driver::stepDurations(cc_steps);");
   w.line("if (cc_transport.rank() == 0)");
   w.line("  std::printf(\"%s\\n\", cc_rt::driver::timingLine(cc_kProgram, "
          "cc_options.iterations, cc_transport.size(), cc_seconds, "

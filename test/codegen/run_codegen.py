@@ -558,6 +558,36 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
                 report.fail(f"{what}:\n{out}")
             else:
                 record_features(args, path, program, schedule, mode_name)
+    if args.step_times:
+        check_step_times(args, report, title, name, out_dir, env, axes,
+                         sizes)
+
+
+def check_step_times(args, report, title, name, out_dir, env, axes, sizes):
+    """--step-times R: the driver times 3 steps on R ranks, each one by one
+    (its --step-times), and says so on one line: `PROGRAM: 3 steps on R
+    ranks, X ms per step, fastest Y ms` with Y at most X."""
+    r = args.step_times
+    shape = next(iter(factorisations(r, len(axes))))
+    binding = {size: v for (_, size), v in zip(axes, shape)}
+    for s in sizes:
+        binding.setdefault(s, args.fixed.get(s, args.unit))
+    size_arg = ",".join(f"{k}={v}" for k, v in binding.items())
+    what = f"{title} on {r} ranks ({size_arg}, 3 steps timed one by one)"
+    ok, out = run_mpi(["mpirun", "--oversubscribe", "-np", str(r),
+                       "./" + name, "--size", size_arg, "--seed",
+                       str(args.seed), "--iterations", "3", "--step-times"],
+                      cwd=out_dir, env=env)
+    line = re.search(r"^\S+: 3 steps on (\d+) ranks, ([0-9.]+) ms per step, "
+                     r"fastest ([0-9.]+) ms$", out, re.M)
+    if not ok or not line or int(line.group(1)) != r or \
+            float(line.group(3)) > float(line.group(2)):
+        report.fail(f"{what}: no timing line with the fastest step at most "
+                    f"the mean:\n{out}")
+        report.line(f"FAILED: {what}")
+        return
+    report.checked += 1
+    report.line(f"ok: {what}: {line.group(0)}")
 
 
 def check_outputs(args, sim_args, res):
@@ -696,6 +726,9 @@ def main():
                     help="append a record of the plan features of every "
                          "run that matched the simulator to this file "
                          "(emptied first; test/codegen/plan_coverage.py)")
+    ap.add_argument("--step-times", type=int, default=0,
+                    help="R: also time 3 steps of each case on R ranks with "
+                         "the driver's --step-times and check its line")
     ap.add_argument("--race-seeds", type=int, default=0,
                     help="--fused, cuda-emu: runs in the stream-race mode")
     ap.add_argument("files", nargs="+", help=".coco files or directories")

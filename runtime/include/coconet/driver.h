@@ -102,7 +102,9 @@ std::string usage(const char *program);
 void stepDurations(std::vector<double> &ends);
 /// The driver's timing line: "NAME: K steps on R ranks, X ms per step"
 /// (the mean of `seconds` over K steps), and with --step-times ", fastest
-/// Y ms" (the least of `steps`, each the slowest rank's).
+/// Y ms" (the least of `steps`: the driver reduces the ends over ranks
+/// with MAX before stepDurations, so each step is the time between two
+/// ends of the last rank to end them, and the least is at most the mean).
 std::string timingLine(const char *program, int iterations, int ranks,
                        double seconds, const std::vector<double> &steps);
 
