@@ -69,7 +69,9 @@ least --run-time ms, as `coconetc tune --measure` times a schedule:
   the team's shared memory): a fused reducescatter + update + allgather
   kernel and a fused allreduce + update kernel at the same sizes, of f32
   and of f16 gradients; the time less the launch and its memory traffic at
-  the measured bandwidth is fitted the same way;
+  the measured bandwidth is fitted the same way (the f16 reducescatter's
+  line after the kernel's allgather of the f32 weights at the f32 line: an
+  allgather copies bytes whatever their type, so it has no f16 line);
 - overlap: a matmul overlapped with its allreduce in 4 parts against the
   two in sequence: `concurrent` when the overlap saves at least a third of
   the shorter of the two, else `alternating`;
@@ -269,6 +271,13 @@ def line_seconds(line, steps, volume, h):
     lat, bw, beyond = line
     per_byte = h / bw + (1 - h) / beyond if beyond else 1 / bw
     return lat * steps + volume * per_byte
+
+
+def less_line(rest, line, steps, volume):
+    """What is left of `rest` seconds after a part priced by a collective
+    line (in the cache: a fused kernel's own transfers, as `direct` lines
+    are used)."""
+    return rest - line_seconds(line, steps, volume, 1.0)
 
 
 def shape(collective, algorithm, p, n):
@@ -763,8 +772,18 @@ schedule aa_oneshot for aa {
                             s, v = shape("allreduce", "direct", r, nb)
                         else:
                             s1, v1 = shape("reducescatter", "direct", r, nb)
-                            s2, v2 = shape("allgather", "direct", r, nb)
-                            s, v = s1 + s2, v1 + v2
+                            # The allgather moves the f32 weights.
+                            s2, v2 = shape("allgather", "direct", r, 4 * n)
+                            if ty is None:
+                                s, v = s1 + s2, v1 + v2
+                            else:
+                                # f16 gradients: the reducescatter's part,
+                                # the allgather's at the f32 line (a copy
+                                # costs its bytes, whatever their type).
+                                s, v = s1, v1
+                                rest = less_line(
+                                    rest, collectives[("allgather", "direct",
+                                                       None)], s2, v2)
                         direct_rows[key].append((s, v, rest))
                         direct_total[key].append(sec)
                 lat, bwd = fit_two(direct_rows["allreduce"],
@@ -773,7 +792,8 @@ schedule aa_oneshot for aa {
                 lat, bwd = fit_two(direct_rows["rs+ag"],
                                    direct_total["rs+ag"])
                 collectives[("reducescatter", "direct", ty)] = (lat, bwd, 0.0)
-                collectives[("allgather", "direct", ty)] = (lat, bwd, 0.0)
+                if ty is None:
+                    collectives[("allgather", "direct", ty)] = (lat, bwd, 0.0)
                 for k in (("allreduce", "direct", ty),
                           ("reducescatter", "direct", ty)):
                     lat, bwd, _ = collectives[k]
@@ -799,7 +819,11 @@ schedule aa_oneshot for aa {
                          "the same sizes (f32 gradients; f16 for the f16 "
                          "lines), less the launch and their memory "
                          "traffic at the bandwidth above, fitted the same "
-                         "way (reducescatter and allgather share one fit)")
+                         "way (f32: reducescatter and allgather share one "
+                         "fit; f16: the reducescatter's, less the allgather "
+                         "of the f32 weights at the f32 line: an allgather "
+                         "copies bytes, whatever their type, so no f16 "
+                         "allgather line)")
             if args.check_ranks:
                 other = measure(args.check_ranks,
                                 [k for k in everything if k[2] is None])

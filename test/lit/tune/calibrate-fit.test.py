@@ -56,3 +56,7 @@ print(f"fit_two: latency {lat * 1e6:.2f} us, {bw / 1e9:.2f} GB/s")
 cases = [(1, 512, 2048, 1), (1, 512, 480, 1), (1, 512, 480, 2),
          (1, 512, 480, 4), (1, 2304, 4096, 1), (1, 8, 480, 8)]
 print("row_blocks:", " ".join(str(c.row_blocks(*k)) for k in cases))
+
+# A fused kernel's f16 reducescatter: its time less the allgather's part
+# at the f32 line (1 us a step + 4000 B at 1 GB/s): 10 - 1 - 4 = 5 us.
+print(f"less_line: {c.less_line(10e-6, (1e-6, 1e9, 0.0), 1, 4000) * 1e6:.2f} us")
