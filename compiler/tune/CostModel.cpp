@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <tuple>
 
 namespace coconet::tune {
 
@@ -144,6 +146,12 @@ public:
 private:
   llvm::Expected<double> value(const analysis::Polynomial &p,
                                llvm::StringRef what) const;
+  /// Evaluates each polynomial into its double, in order; the first that
+  /// cannot be (an unbound size) is the error.
+  llvm::Error
+  values(std::initializer_list<
+         std::tuple<const analysis::Polynomial &, llvm::StringRef, double &>>
+             items) const;
   /// The collective's cheapest priced algorithm on each of its axes.
   llvm::Error collective(const ir::Stage &stage, double bytes, bool fused,
                          LaunchTime &out) const;
@@ -172,6 +180,19 @@ private:
 llvm::Expected<double> Predictor::value(const analysis::Polynomial &p,
                                         llvm::StringRef what) const {
   return evaluate(p, sizes, what);
+}
+
+llvm::Error Predictor::values(
+    std::initializer_list<
+        std::tuple<const analysis::Polynomial &, llvm::StringRef, double &>>
+        items) const {
+  for (const auto &[p, what, out] : items) {
+    auto v = value(p, what);
+    if (!v)
+      return v.takeError();
+    out = *v;
+  }
+  return llvm::Error::success();
 }
 
 llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
@@ -293,14 +314,13 @@ llvm::Error Predictor::elementCompute(const analysis::LaunchCost &cost,
   const double threads =
       static_cast<double>(std::max<int64_t>(machine.threadsPerRank, 1));
   if (machine.orderedSum > 0 && !cost.ordered.isZero()) {
-    auto ordered = value(cost.ordered, "elements summed in order");
-    if (!ordered)
-      return ordered.takeError();
-    auto chains = value(cost.orderedChains, "ordered sums");
-    if (!chains)
-      return chains.takeError();
+    double ordered = 0, chains = 0;
+    if (llvm::Error e =
+            values({{cost.ordered, "elements summed in order", ordered},
+                    {cost.orderedChains, "ordered sums", chains}}))
+      return e;
     out.computeSeconds +=
-        *ordered * machine.orderedSum / std::clamp(*chains, 1.0, threads);
+        ordered * machine.orderedSum / std::clamp(chains, 1.0, threads);
   }
   if (machine.randomDraw > 0 && !cost.drawn.isZero()) {
     auto drawn = value(cost.drawn, "random draws");
@@ -326,16 +346,13 @@ llvm::Error Predictor::elementCompute(const analysis::LaunchCost &cost,
 llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
   using Kind = analysis::LaunchCost::Kind;
   LaunchTime t;
-  auto read = value(cost.read, "bytes read");
-  auto write = value(cost.write, "bytes written");
-  if (!read)
-    return read.takeError();
-  if (!write)
-    return write.takeError();
-  double memory = *read + *write;
-  auto fresh = value(cost.fresh, "bytes written to buffers not read");
-  if (!fresh)
-    return fresh.takeError();
+  double read = 0, write = 0, fresh = 0;
+  if (llvm::Error e =
+          values({{cost.read, "bytes read", read},
+                  {cost.write, "bytes written", write},
+                  {cost.fresh, "bytes written to buffers not read", fresh}}))
+    return e;
+  double memory = read + write;
   if (cost.kind == Kind::FusedCollective && staging) {
     auto copies = value(cost.staging, "bytes of the staging copies");
     if (!copies)
@@ -363,7 +380,7 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
     t.seconds = t.networkSeconds;
     return t;
   }
-  t.memorySeconds = memoryTime(memory, *fresh);
+  t.memorySeconds = memoryTime(memory, fresh);
   if (cost.kind == Kind::Matmul) {
     auto flops = value(cost.flops, "FLOPs");
     if (!flops)
@@ -381,22 +398,17 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
                      " RATE GFLOP/s'");
     t.computeSeconds = *flops / rate->second;
     if (machine.matmulPack > 0 && !cost.packed.isZero()) {
-      auto packed = value(cost.packed, "elements of the matmul's operand");
-      if (!packed)
-        return packed.takeError();
-      auto rows = value(cost.matmulRows, "rows of the matmul");
-      if (!rows)
-        return rows.takeError();
-      auto cols = value(cost.matmulCols, "columns of the matmul");
-      if (!cols)
-        return cols.takeError();
-      auto batch = value(cost.matmulBatch, "batches of the matmul");
-      if (!batch)
-        return batch.takeError();
-      t.matmulRows = std::llround(*rows);
-      t.matmulCols = std::llround(*cols);
-      t.matmulBatch = std::max<int64_t>(std::llround(*batch), 1);
-      t.packOnce = *packed * machine.matmulPack;
+      double packed = 0, rows = 0, cols = 0, batch = 0;
+      if (llvm::Error e =
+              values({{cost.packed, "elements of the matmul's operand", packed},
+                      {cost.matmulRows, "rows of the matmul", rows},
+                      {cost.matmulCols, "columns of the matmul", cols},
+                      {cost.matmulBatch, "batches of the matmul", batch}}))
+        return e;
+      t.matmulRows = std::llround(rows);
+      t.matmulCols = std::llround(cols);
+      t.matmulBatch = std::max<int64_t>(std::llround(batch), 1);
+      t.packOnce = packed * machine.matmulPack;
       t.packSeconds = t.packOnce * static_cast<double>(matmulRowBlocks(
                                        t.matmulBatch, t.matmulRows,
                                        t.matmulCols, machine.threadsPerRank));
