@@ -536,7 +536,35 @@ predictStep(const ir::Program &program,
               members, rows, producer.matmulCols, machine.threadsPerRank));
       m += producer.packOnce * packings - producer.packSeconds;
     }
-    const double n = consumer.fixed + (consumer.seconds - consumer.fixed) / k;
+    double n = consumer.fixed + (consumer.seconds - consumer.fixed) / k;
+    // A batched matmul beside an alltoall (lower/Chunks.cpp: the MoE
+    // layer's combine after it, its dispatch before it) runs each part of
+    // its batches as one call per member's rows, each packing the part's
+    // batches' B once per block of those rows.
+    auto batchedPart = [&](const ir::Stage *alltoall, const LaunchTime &mm,
+                           const LaunchTime &coll) {
+      int64_t members = 1;
+      for (const CollectiveTime &ct : coll.collectives)
+        if (ct.stage == alltoall)
+          members = std::max<int64_t>(ct.members, 1);
+      const double packings =
+          static_cast<double>(members) *
+          static_cast<double>(matmulRowBlocks(
+              std::max<int64_t>(mm.matmulBatch / o.chunks, 1),
+              std::max<int64_t>(mm.matmulRows / members, 1), mm.matmulCols,
+              machine.threadsPerRank));
+      const double before =
+          std::max(mm.memorySeconds, mm.computeSeconds + mm.packSeconds);
+      const double after = std::max(
+          mm.memorySeconds, mm.computeSeconds + mm.packOnce * packings);
+      return (after - before) / k;
+    };
+    if (launches[p].batched && producer.packOnce > 0 &&
+        o.consumer->kind == ir::StageKind::AllToAll)
+      m += batchedPart(o.consumer, producer, consumer);
+    if (launches[c].batched && consumer.packOnce > 0 &&
+        o.producer->kind == ir::StageKind::AllToAll)
+      n += batchedPart(o.producer, consumer, producer);
     const double pair = machine.overlapConcurrent
                             ? m + n + (k - 1) * std::max(m, n)
                             : k * (m + n);

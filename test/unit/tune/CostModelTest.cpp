@@ -506,6 +506,79 @@ program moe(x: f32[E, C, H] sliced(0), w: f32[E, H, F] sliced(0)) {
       0);
 }
 
+TEST_CASE("a batched matmul beside an alltoall in parts: one call per "
+          "member's rows, each packing its batches once a block of rows",
+          "[tune]") {
+  // lower/Chunks.cpp: the combine's parts (matmul, then alltoall) and the
+  // dispatch's (alltoall, then matmul) are batches; each part is a call
+  // per member's rows, C / P of them, each packing the part's batches.
+  Machine m = testMachine("matmul-pack 10 ns\n"
+                          "collective alltoall library node latency 10 us "
+                          "bandwidth 0.5 GB/s\n");
+  m.threadsPerRank = 1;
+  const char *const kMoe = R"(
+program moe(x: f32[E, C, H] sliced(1), w1: f32[E, H, F] sliced(0),
+            w2: f32[E, F, H] sliced(0)) {
+    d = alltoall(x, dim=0);
+    u = matmul(d, w1);
+    o = matmul(u, w2);
+    y = alltoall(o, dim=1);
+    return y;
+}
+schedule combine for moe {
+    overlap(o, y) chunks 4;
+}
+schedule dispatch for moe {
+    overlap(d, u) chunks 2;
+}
+)";
+  // A rank's 4 experts of 16 rows: each matmul 2 * 4 * 16 * 10 * 100 FLOP
+  // at 2 GFLOP/s = 64 us, B 4 * 10 * 100 elements at 10 ns = 40 us packed
+  // once (4 batches are tasks enough for one thread), above the memory's
+  // time: 1 + 64 + 40 = 105 us.
+  const ir::DimEnv sizes{{"E", 8}, {"C", 16}, {"H", 10}, {"F", 100}, {"P", 2}};
+  auto plain = schedule(kMoe);
+  StepTime t = predict(*plain->program, sizes, m);
+  REQUIRE(t.launches.size() == 4);
+  for (unsigned i : {1u, 2u}) {
+    CHECK(t.launches[i].packSeconds == Approx(40e-6));
+    CHECK(t.launches[i].seconds == Approx(105e-6));
+  }
+  // Concurrent parts, the matmul's the larger: the first part of one, the
+  // last of the other, and K - 1 more of the matmul's.
+  auto pair = [](const LaunchTime &coll, double matmulPart, double k) {
+    return k * matmulPart + coll.fixed + (coll.seconds - coll.fixed) / k;
+  };
+
+  // Combine in 4 parts: 1 expert of 8 rows for each of the 2 members, a
+  // call each; one task, but 8 rows are one micro-tile, not halved (16
+  // would be): 2 packings of the part's B (1000 elements, 10 us), 20 us a
+  // part against its quarter of 40 us. A part: 1 + 64 / 4 + 20 = 37 us.
+  auto combine = schedule(kMoe, "combine");
+  StepTime c = predict(*combine->program, sizes, m);
+  REQUIRE(c.launches[2].overlapWith == 3);
+  CHECK(c.launches[2].overlapped ==
+        Approx(pair(c.launches[3], 1e-6 + 16e-6 + 20e-6, 4)));
+
+  // Dispatch in 2 parts: 2 experts of 8 rows from each of the 2 members,
+  // a call each, 2 tasks: one block each, 2 packings of the part's B (2000
+  // elements, 20 us), 40 us a part against its half of 40 us. A part:
+  // 1 + 64 / 2 + 40 = 73 us.
+  auto dispatch = schedule(kMoe, "dispatch");
+  StepTime d = predict(*dispatch->program, sizes, m);
+  REQUIRE(d.launches[0].overlapWith == 1);
+  CHECK(d.launches[0].overlapped ==
+        Approx(pair(d.launches[0], 1e-6 + 32e-6 + 40e-6, 2)));
+
+  // On one rank (P = 1) a dispatch part is one call of its 4 experts of 16
+  // rows, packing them once: the packing is shared out, 1 + 128 / 2 + 80 /
+  // 2 = 105 us a part.
+  const ir::DimEnv one{{"E", 8}, {"C", 16}, {"H", 10}, {"F", 100}, {"P", 1}};
+  StepTime single = predict(*dispatch->program, one, m);
+  CHECK(single.launches[0].overlapped ==
+        Approx(pair(single.launches[0], 1e-6 + 64e-6 + 40e-6, 2)));
+}
+
 TEST_CASE("matmulRowBlocks: the CPU target's blocks of rows, by hand and "
           "as the runtime cuts them",
           "[tune]") {
