@@ -549,14 +549,14 @@ predictStep(const ir::Program &program,
           members = std::max<int64_t>(ct.members, 1);
       const double packings =
           static_cast<double>(members) *
-          static_cast<double>(matmulRowBlocks(
-              std::max<int64_t>(mm.matmulBatch / o.chunks, 1),
-              std::max<int64_t>(mm.matmulRows / members, 1), mm.matmulCols,
-              machine.threadsPerRank));
+          static_cast<double>(
+              matmulRowBlocks(std::max<int64_t>(mm.matmulBatch / o.chunks, 1),
+                              std::max<int64_t>(mm.matmulRows / members, 1),
+                              mm.matmulCols, machine.threadsPerRank));
       const double before =
           std::max(mm.memorySeconds, mm.computeSeconds + mm.packSeconds);
-      const double after = std::max(
-          mm.memorySeconds, mm.computeSeconds + mm.packOnce * packings);
+      const double after = std::max(mm.memorySeconds,
+                                    mm.computeSeconds + mm.packOnce * packings);
       return (after - before) / k;
     };
     if (launches[p].batched && producer.packOnce > 0 &&
