@@ -68,9 +68,11 @@ least --run-time ms, as `coconetc tune --measure` times a schedule:
 - collective ... `direct` (a fused collective kernel's own transfers over
   the team's shared memory): a fused reducescatter + update + allgather
   kernel and a fused allreduce + update kernel at the same sizes, of f32
-  and of f16 gradients; the time less the launch and its memory traffic at
-  the measured bandwidth is fitted the same way (the f16 reducescatter's
-  line after the kernel's allgather of the f32 weights at the f32 line: an
+  and of f16 gradients; the time less the launch and its memory traffic
+  (the share h of the model's footprint of the kernel the cache holds at
+  the cache's bandwidth, the rest at the memory's) is fitted the same way,
+  in and beyond the cache (the f16 reducescatter's line after the kernel's
+  allgather of the f32 weights at the f32 line and the same h: an
   allgather copies bytes whatever their type, so it has no f16 line);
 - overlap: a matmul overlapped with its allreduce in 4 parts against the
   two in sequence: `concurrent` when the overlap saves at least a third of
@@ -230,17 +232,18 @@ def fit_two(rows, scale=None):
     return lat, 1 / inv
 
 
-def fit_three(rows):
+def fit_three(rows, scale=None):
     """Least squares t = latency * steps + hit / bandwidth + miss /
     beyond, rows (steps, hit, miss, t) with hit and miss the volume's
-    shares in and beyond the cache, residuals relative to t as fit_two's;
-    returns (latency, bandwidth, beyond), or None when a coefficient is not
-    positive (no points beyond the cache, or noise)."""
+    shares in and beyond the cache, residuals relative to t (or to
+    scale[i], as fit_two's); returns (latency, bandwidth, beyond), or None
+    when a coefficient is not positive (no points beyond the cache, or
+    noise)."""
     a = [[0.0] * 3 for _ in range(3)]
     b = [0.0] * 3
-    for s, hit, miss, t in rows:
+    for k, (s, hit, miss, t) in enumerate(rows):
         x = (s, hit, miss)
-        w = 1 / t ** 2
+        w = 1 / (scale[k] if scale else t) ** 2
         for i in range(3):
             b[i] += w * x[i] * t
             for j in range(3):
@@ -273,11 +276,33 @@ def line_seconds(line, steps, volume, h):
     return lat * steps + volume * per_byte
 
 
-def less_line(rest, line, steps, volume):
+def less_line(rest, line, steps, volume, h):
     """What is left of `rest` seconds after a part priced by a collective
-    line (in the cache: a fused kernel's own transfers, as `direct` lines
-    are used)."""
-    return rest - line_seconds(line, steps, volume, 1.0)
+    line with h the share of the step's buffers the cache holds."""
+    return rest - line_seconds(line, steps, volume, h)
+
+
+def fused_footprint(grad_bytes, n):
+    """The model's footprint (CostModel.cpp: each buffer once, at the most
+    of it a launch touches) of the calibration's fused kernels on one
+    rank: its gradients, N elements of grad_bytes, and the f32 weights
+    whole (updated in place, or gathered in place by the allgather)."""
+    return (grad_bytes + 4) * n
+
+
+def fit_direct(rows):
+    """A fused kernel's transfers, rows (steps, volume, rest, total, h):
+    fit_three of the rest with the volume's shares in and beyond the cache,
+    residuals relative to the kernel's whole time (the rest is a part of
+    it); one bandwidth where that has no positive solution. Returns
+    (latency, bandwidth, beyond), beyond 0 for one bandwidth."""
+    three = fit_three([(s, v * h, v * (1 - h), rest)
+                       for s, v, rest, total, h in rows],
+                      [total for _, _, _, total, _ in rows])
+    if three:
+        return three
+    return (*fit_two([(s, v, rest) for s, v, rest, _, _ in rows],
+                     [total for _, _, _, total, _ in rows]), 0.0)
 
 
 def shape(collective, algorithm, p, n):
@@ -669,7 +694,6 @@ schedule aa_oneshot for aa {
     algorithm(y, oneshot);
 }
 """)
-            exps = range(8, 23, step)
             # The collectives' sizes reach beyond the cache (its share of
             # their buffers a quarter or less at 2^24).
             coll_exps = range(8, 25, step)
@@ -744,13 +768,13 @@ schedule aa_oneshot for aa {
                          "fit beyond the cache)"), file=sys.stderr)
                 table.append((c, a, ty, rows))
             # Direct: fused kernels, less launch and memory; on f32 and f16
-            # gradients (the allgather of an rs + ag kernel shares the
-            # reducescatter's fit, so its line takes the gradient's type
-            # too, and an allgather of f16 is priced by it).
+            # gradients (f32: the allgather of an rs + ag kernel shares the
+            # reducescatter's fit; f16: the reducescatter's alone, less the
+            # allgather of the f32 weights at the f32 line). At the
+            # collectives' sizes, beyond the cache, fitted as they are.
             for ty, fz in ((None, "fz"), ("f16", "fz16")):
                 direct_rows = {"allreduce": [], "rs+ag": []}
-                direct_total = {"allreduce": [], "rs+ag": []}
-                for e in exps:
+                for e in coll_exps:
                     n = 2 ** e * r
                     for sched, key in ((f"{fz}_ar", "allreduce"),
                                        (f"{fz}_rs_ag", "rs+ag")):
@@ -760,11 +784,11 @@ schedule aa_oneshot for aa {
                         # What the transfers add to the launch and the
                         # memory traffic (negative where caches beat the
                         # bandwidth).
-                        # As the model prices it: the share the cache
-                        # holds at its bandwidth, the rest at the memory's
-                        # (its buffers: what it reads; it updates in
-                        # place).
-                        h = min(1.0, cache / (total(rep, "read") * r))
+                        # As the model prices it: the share of the
+                        # step's buffers the cache holds at its bandwidth,
+                        # the rest at the memory's, and the transfers' too.
+                        h = min(1.0, cache / (fused_footprint(
+                            size_of[ty], n) * sharing_of(r)))
                         rest = sec - launch - memory * (
                             h / cache_bandwidth + (1 - h) / bandwidth)
                         nb = size_of[ty] * n
@@ -783,22 +807,22 @@ schedule aa_oneshot for aa {
                                 s, v = s1, v1
                                 rest = less_line(
                                     rest, collectives[("allgather", "direct",
-                                                       None)], s2, v2)
-                        direct_rows[key].append((s, v, rest))
-                        direct_total[key].append(sec)
-                lat, bwd = fit_two(direct_rows["allreduce"],
-                                   direct_total["allreduce"])
-                collectives[("allreduce", "direct", ty)] = (lat, bwd, 0.0)
-                lat, bwd = fit_two(direct_rows["rs+ag"],
-                                   direct_total["rs+ag"])
-                collectives[("reducescatter", "direct", ty)] = (lat, bwd, 0.0)
+                                                       None)], s2, v2, h)
+                        direct_rows[key].append((s, v, rest, sec, h))
+                for key, c in (("allreduce", "allreduce"),
+                               ("rs+ag", "reducescatter")):
+                    collectives[(c, "direct", ty)] = fit_direct(
+                        direct_rows[key])
                 if ty is None:
-                    collectives[("allgather", "direct", ty)] = (lat, bwd, 0.0)
+                    collectives[("allgather", "direct", ty)] = collectives[
+                        ("reducescatter", "direct", ty)]
                 for k in (("allreduce", "direct", ty),
                           ("reducescatter", "direct", ty)):
-                    lat, bwd, _ = collectives[k]
+                    lat, bwd, beyond = collectives[k]
                     print(f"{k[0]} direct {ty or 'f32'}: latency "
-                          f"{lat * 1e6:.2f} us/step, {bwd / 1e9:.2f} GB/s",
+                          f"{lat * 1e6:.2f} us/step, {bwd / 1e9:.2f} GB/s"
+                          + (f", beyond the cache {beyond / 1e9:.2f} GB/s"
+                             if beyond else ", one bandwidth"),
                           file=sys.stderr)
             notes.append(f"collective ... library, oneshot, twoshot: one "
                          f"allreduce, reducescatter, allgather (and sendrecv, "
@@ -818,8 +842,10 @@ schedule aa_oneshot for aa {
                          "and reducescatter + update + allgather kernels at "
                          "the same sizes (f32 gradients; f16 for the f16 "
                          "lines), less the launch and their memory "
-                         "traffic at the bandwidth above, fitted the same "
-                         "way (f32: reducescatter and allgather share one "
+                         "traffic priced as the model does, fitted the "
+                         "same way, h the share of the kernel's footprint "
+                         "(gradients and whole weights) the cache holds "
+                         "(f32: reducescatter and allgather share one "
                          "fit; f16: the reducescatter's, less the allgather "
                          "of the f32 weights at the f32 line: an allgather "
                          "copies bytes, whatever their type, so no f16 "

@@ -58,5 +58,24 @@ cases = [(1, 512, 2048, 1), (1, 512, 480, 1), (1, 512, 480, 2),
 print("row_blocks:", " ".join(str(c.row_blocks(*k)) for k in cases))
 
 # A fused kernel's f16 reducescatter: its time less the allgather's part
-# at the f32 line (1 us a step + 4000 B at 1 GB/s): 10 - 1 - 4 = 5 us.
-print(f"less_line: {c.less_line(10e-6, (1e-6, 1e9, 0.0), 1, 4000) * 1e6:.2f} us")
+# at the f32 line (1 us a step + 4000 B at 1 GB/s): 10 - 1 - 4 = 5 us;
+# with a line beyond the cache at 0.5 GB/s and h = 1/4: 1000 B at 1 GB/s
+# and 3000 at 0.5: 10 - 1 - 1 - 6 = 2 us.
+print(f"less_line: {c.less_line(10e-6, (1e-6, 1e9, 0.0), 1, 4000, 0.25) * 1e6:.2f} us, "
+      f"{c.less_line(10e-6, (1e-6, 1e9, 0.5e9), 1, 4000, 0.25) * 1e6:.2f} us")
+
+# fit_direct: a fused kernel's transfers (the rest of its time) with the
+# kernel's whole time as the residuals' scale; the line of the points
+# above comes back. Points only in the cache: one bandwidth (beyond 0).
+rows = [(s, hit + miss, t, 3 * t, hit / (hit + miss))
+        for s, hit, miss, t in points(share)]
+print("fit_direct:", show(c.fit_direct(rows)))
+lat, bw, beyond = c.fit_direct([(s, hit + miss, t, 3 * t, 1.0)
+                                for s, hit, miss, t in points(lambda e: [1.0])])
+print(f"fit_direct in the cache: latency {lat * 1e6:.2f} us, "
+      f"{bw / 1e9:.2f} GB/s, beyond {beyond:g}")
+# The model's footprint of the fused kernels: f16 gradients and f32
+# weights, 2^20 and 2^22 elements: 6 and 24 MiB (the report's, in
+# calibrate-fit.test).
+print(f"fused_footprint: {c.fused_footprint(2, 2 ** 20) / 2 ** 20:g} MiB, "
+      f"{c.fused_footprint(2, 2 ** 22) / 2 ** 20:g} MiB")
