@@ -124,7 +124,30 @@ static cl::opt<bool, false, SafeParser<bool>> writeTable(
              "instead of the fastest alone"),
     cl::cat(tuneCategory()));
 
+static cl::opt<std::string> csvPath(
+    "csv",
+    cl::desc("Also write the table's rows (--top) to this file as CSV for "
+             "scripts: rank, predicted_s, measured_s (with --measure, else "
+             "empty), memory_bytes, net_bytes, launches, collectives, "
+             "schedule; seconds to 9 significant digits, where the table "
+             "prints 3"),
+    cl::value_desc("file"), cl::cat(tuneCategory()));
+
 bool machineGiven() { return machineOption.getNumOccurrences() > 0; }
+
+/// A CSV field: quoted, with its quotes doubled, where it holds a comma, a
+/// quote or a line break.
+static std::string csvField(llvm::StringRef text) {
+  if (text.find_first_of(",\"\n") == llvm::StringRef::npos)
+    return text.str();
+  std::string quoted = "\"";
+  for (char ch : text) {
+    if (ch == '"')
+      quoted += '"';
+    quoted += ch;
+  }
+  return quoted + "\"";
+}
 
 bool tuneOptionGiven(std::string &which,
                      llvm::ArrayRef<llvm::StringRef> allowed) {
@@ -654,6 +677,27 @@ int runTune(const std::string &path, const std::string &programName) {
   if (rows < result->ranked.size())
     os << "  ... " << result->ranked.size() - rows
        << " more (--top 0 shows them all)\n";
+  if (!csvPath.empty()) {
+    std::error_code ec;
+    llvm::ToolOutputFile csv(csvPath, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      reportToolError("cannot write '" + csvPath + "': " + ec.message());
+      return 2;
+    }
+    csv.os() << "rank,predicted_s,measured_s,memory_bytes,net_bytes,"
+                "launches,collectives,schedule\n";
+    for (size_t i = 0; i < rows; ++i) {
+      const tune::Ranked &r = result->ranked[i];
+      csv.os() << i + 1 << ',' << llvm::format("%.9g", r.time.seconds) << ',';
+      if (measure)
+        csv.os() << llvm::format("%.9g", measured[i]);
+      csv.os() << ',' << llvm::format("%.0f", r.memoryBytes) << ','
+               << llvm::format("%.0f", r.networkBytes) << ','
+               << r.launches.size() << ',' << csvField(r.algorithms) << ','
+               << csvField(r.candidate.summary) << '\n';
+    }
+    csv.keep();
+  }
   if (measure) {
     std::vector<double> predicted, errors;
     size_t fastest = 0;

@@ -12,11 +12,11 @@ calibrated machine files tools/machines/cpu-2x1 and cpu-1x2.
 --repredict CSV predicts every row of an earlier run again with today's
 compiler and machine files (`coconetc tune` without --measure: seconds)
 and sets it beside the times that run measured: what a change of the model
-alone does to the same measurements. The predictions are read from the
-tune table at 3 significant digits: where they all tie (the MoE layer's
-16 schedules on one rank) there is no order to correlate, and the
-Spearman is printed as "-" (`tune --measure` correlates its unrounded
-times).
+alone does to the same measurements. The predictions (and, measuring,
+the times) are tune's own, from its --csv at 9 significant digits (until
+2026-11-28 evening the table's 3, which tied schedules the model sets
+apart); where they all tie there is no order to correlate, and the
+Spearman is printed as "-".
 
 Writes OUT/tuner-cpu.csv (one row per sample, layout and schedule) and
 OUT/tuner-cpu-runs.csv (every timed run's fastest step; tune keeps each
@@ -35,6 +35,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -133,7 +134,9 @@ def main():
                 if program:
                     cmd += ["--program", program]
                 print("+ " + " ".join(cmd[3:]), file=sys.stderr, flush=True)
-                p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                table = tempfile.NamedTemporaryFile(suffix=".csv")
+                p = subprocess.run(cmd + ["--csv", table.name],
+                                   stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
                 if p.returncode != 0:
                     print(f"tuner_proof: failed:\n{p.stdout}{p.stderr}",
@@ -143,6 +146,7 @@ def main():
                 print(p.stdout, flush=True)
                 label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
                 parse_block(p.stdout, sample, label, rows, summary)
+                exact(table.name, rows, sample, label)
                 parse_runs(p.stderr, sample, label, args.iterations, runs)
     report(args, rows, summary, failed)
     write_runs(out, runs, rows)
@@ -200,13 +204,13 @@ def estimators(rows, runs):
     """The summary from the same runs with each schedule's fastest run
     kept (what tune keeps) and with its median: Spearman, the median
     error and the pick against the fastest, per sample and layout. The
-    predictions are the table's 3 digits: where they all tie, Spearman
-    says nothing ("-")."""
+    predictions are tune's (--csv, 9 digits; before 2026-11-28 evening the
+    table's 3): where they all tie, Spearman says nothing ("-")."""
     print("\nthe same runs, each schedule's fastest kept / its median kept;"
           "\nsplit-half: Spearman of the fastest of the odd rounds against "
           "the fastest of\nthe even rounds, how far the measured order "
           "repeats itself; ceiling: the\nhighest Spearman the predictions' "
-          "ties allow (3 digits, as the table prints\nthem):")
+          "ties allow:")
     print("sample           layout          spearman     median err   "
           "pick / fastest   split-half   ceiling")
     # (sample, layout, rank) -> [(round, seconds)]
@@ -218,7 +222,20 @@ def estimators(rows, runs):
         mine = sorted((r for r in rows if (r["sample"], r["layout"]) == key),
                       key=lambda r: int(r["rank"]))
         pred = [float(r["predicted_s"]) for r in mine]
-        times = [by_rank[key + (int(r["rank"]),)] for r in mine]
+        times = [by_rank.get(key + (int(r["rank"]),), []) for r in mine]
+        # Each row's time is its runs' fastest (at the 3 digits tune
+        # prints a run): runs filed under another rank would make every
+        # figure below wrong.
+        for r, ts in zip(mine, times):
+            m = float(r["measured_s"])
+            if not ts or abs(min(t for _, t in ts) - m) > 0.006 * m:
+                sys.exit(f"tuner_proof: {key[0]} {key[1]} rank {r['rank']} "
+                         f"({r['schedule']}): measured {m:.3g} s, but its "
+                         f"runs' fastest is "
+                         f"{min(t for _, t in ts) if ts else 'none':.3g}"
+                         if ts else
+                         f"tuner_proof: {key[0]} {key[1]} rank {r['rank']} "
+                         f"({r['schedule']}): no runs")
 
         def fastest(parity):
             return [min(t for n, t in ts if n % 2 == parity) for ts in times]
@@ -239,6 +256,20 @@ def estimators(rows, runs):
         print(f"{key[0]:<16} {key[1]:<15} " + "   ".join(
             f"{a:>5} / {b:<5}" for a, b in zip(*cols)) +
             f"   {half:>10}   {ceiling:>7.2f}")
+
+
+def exact(path, rows, sample, label):
+    """Each of the rows of (sample, label) takes its predicted (and, where
+    measured, measured) seconds from tune's --csv at PATH, by rank: 9
+    digits where the table prints 3."""
+    with open(path, newline="") as f:
+        table = {int(r["rank"]): r for r in csv.DictReader(f)}
+    for r in rows:
+        if r["sample"] == sample and r["layout"] == label:
+            t = table[int(r["rank"])]
+            r["predicted_s"] = float(t["predicted_s"])
+            if t["measured_s"]:
+                r["measured_s"] = float(t["measured_s"])
 
 
 def tune_command(args, sample, sizes, shard, ranks, threads, mesh, program):
@@ -273,7 +304,9 @@ def repredict(args):
                     continue
                 cmd = tune_command(args, sample, sizes, shard, ranks, threads,
                                    mesh, program)
-                p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                table = tempfile.NamedTemporaryFile(suffix=".csv")
+                p = subprocess.run(cmd + ["--csv", table.name],
+                                   stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
                 if p.returncode != 0:
                     sys.exit(f"tuner_proof: failed:\n{p.stdout}{p.stderr}")
@@ -291,6 +324,7 @@ def repredict(args):
                                      "predicted_s": seconds(m.group(2)),
                                      "measured_s": measured[schedule],
                                      "schedule": schedule})
+                exact(table.name, mine, sample, label)
                 if len(mine) != len(measured):
                     sys.exit(f"tuner_proof: {sample} {label}: "
                              f"{len(measured)} schedules measured, "
@@ -301,9 +335,7 @@ def repredict(args):
                 predicted = [r["predicted_s"] for r in mine]
                 rho, error, pick = aims(predicted, meas)
                 if len(set(predicted)) == 1:
-                    # Every prediction the same at the table's 3 digits:
-                    # no order to correlate (tune's own, from its unrounded
-                    # times, is on its summary line).
+                    # Every prediction the same: no order to correlate.
                     rho = math.nan
                 summary.append((sample, label, len(mine), rho,
                                 round(100 * error),
