@@ -134,10 +134,7 @@ def main():
                 if program:
                     cmd += ["--program", program]
                 print("+ " + " ".join(cmd[3:]), file=sys.stderr, flush=True)
-                table = tempfile.NamedTemporaryFile(suffix=".csv")
-                p = subprocess.run(cmd + ["--csv", table.name],
-                                   stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+                p, table = run_tune(cmd)
                 if p.returncode != 0:
                     print(f"tuner_proof: failed:\n{p.stdout}{p.stderr}",
                           file=sys.stderr)
@@ -146,7 +143,7 @@ def main():
                 print(p.stdout, flush=True)
                 label = f"{ranks}x{threads}" + (f" {mesh}" if mesh else "")
                 parse_block(p.stdout, sample, label, rows, summary)
-                exact(table.name, rows, sample, label)
+                exact(table, rows, sample, label)
                 parse_runs(p.stderr, sample, label, args.iterations, runs)
     report(args, rows, summary, failed)
     write_runs(out, runs, rows)
@@ -228,14 +225,12 @@ def estimators(rows, runs):
         # figure below wrong.
         for r, ts in zip(mine, times):
             m = float(r["measured_s"])
-            if not ts or abs(min(t for _, t in ts) - m) > 0.006 * m:
+            fastest = min((t for _, t in ts), default=None)
+            if fastest is None or abs(fastest - m) > 0.006 * m:
+                found = "none" if fastest is None else f"{fastest:.3g}"
                 sys.exit(f"tuner_proof: {key[0]} {key[1]} rank {r['rank']} "
                          f"({r['schedule']}): measured {m:.3g} s, but its "
-                         f"runs' fastest is "
-                         f"{min(t for _, t in ts) if ts else 'none':.3g}"
-                         if ts else
-                         f"tuner_proof: {key[0]} {key[1]} rank {r['rank']} "
-                         f"({r['schedule']}): no runs")
+                         f"runs' fastest is {found}")
 
         def fastest(parity):
             return [min(t for n, t in ts if n % 2 == parity) for ts in times]
@@ -258,12 +253,20 @@ def estimators(rows, runs):
             f"   {half:>10}   {ceiling:>7.2f}")
 
 
-def exact(path, rows, sample, label):
+def run_tune(cmd):
+    """Runs `coconetc tune` with --csv: the process and the CSV's rows by
+    rank."""
+    with tempfile.NamedTemporaryFile(suffix=".csv") as out:
+        p = subprocess.run(cmd + ["--csv", out.name], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        with open(out.name, newline="") as f:
+            return p, {int(r["rank"]): r for r in csv.DictReader(f)}
+
+
+def exact(table, rows, sample, label):
     """Each of the rows of (sample, label) takes its predicted (and, where
-    measured, measured) seconds from tune's --csv at PATH, by rank: 9
-    digits where the table prints 3."""
-    with open(path, newline="") as f:
-        table = {int(r["rank"]): r for r in csv.DictReader(f)}
+    measured, measured) seconds from tune's --csv rows by rank (run_tune):
+    9 digits where the table prints 3."""
     for r in rows:
         if r["sample"] == sample and r["layout"] == label:
             t = table[int(r["rank"])]
@@ -304,10 +307,7 @@ def repredict(args):
                     continue
                 cmd = tune_command(args, sample, sizes, shard, ranks, threads,
                                    mesh, program)
-                table = tempfile.NamedTemporaryFile(suffix=".csv")
-                p = subprocess.run(cmd + ["--csv", table.name],
-                                   stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+                p, table = run_tune(cmd)
                 if p.returncode != 0:
                     sys.exit(f"tuner_proof: failed:\n{p.stdout}{p.stderr}")
                 print(p.stdout, flush=True)
@@ -324,7 +324,7 @@ def repredict(args):
                                      "predicted_s": seconds(m.group(2)),
                                      "measured_s": measured[schedule],
                                      "schedule": schedule})
-                exact(table.name, mine, sample, label)
+                exact(table, mine, sample, label)
                 if len(mine) != len(measured):
                     sys.exit(f"tuner_proof: {sample} {label}: "
                              f"{len(measured)} schedules measured, "
