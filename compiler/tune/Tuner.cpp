@@ -37,7 +37,8 @@ bool chooseAlgorithms(Candidate &c, const StepTime &time,
       const ir::Stage &s = *ct.stage;
       bool nameable = llvm::all_of(
           s.name, [](char ch) { return llvm::isAlnum(ch) || ch == '_'; });
-      if (ct.cheapest == ct.algorithm || ct.cheapestSeconds >= ct.seconds ||
+      if (ct.cheapest == ct.algorithm ||
+          ct.cheapestSeconds > (1 - kAlgorithmMargin) * ct.seconds ||
           !targetRuns(machine.target, ct.cheapest) || !nameable ||
           s.algorithm != ir::CollectiveAlgorithm::Auto ||
           llvm::is_contained(chosen[ct.cheapest], s.name))

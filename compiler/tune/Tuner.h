@@ -49,9 +49,17 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
                                        const SpaceOptions &options,
                                        const Machine &machine);
 
+/// How much faster than what runs another algorithm must be priced before
+/// the tuner names it: 2% of the collective's time. A recalibration moves
+/// the lines by a few percent, so a nearer choice is the noise of the fits;
+/// naming it would make the schedule text (and a committed proof's rows)
+/// change with every calibration while the predicted step barely moves.
+inline constexpr double kAlgorithmMargin = 0.02;
+
 /// Adds to `c` an `algorithm(...)` directive for each collective that an
-/// algorithm the machine's target runs would move faster than the one
-/// `time` priced (and whose stage a schedule can name); true if it did.
+/// algorithm the machine's target runs would move at least
+/// `kAlgorithmMargin` faster than the one `time` priced (and whose stage a
+/// schedule can name); true if it did.
 bool chooseAlgorithms(Candidate &c, const StepTime &time,
                       const Machine &machine);
 
