@@ -1024,8 +1024,8 @@ TEST_CASE("the tuner names an algorithm only where it is priced at least 2% "
     double seconds;
     bool named;
   };
-  for (const Case &k : {Case{"23.72", 27.72e-6, false},
-                        Case{"23.16", 27.16e-6, true}}) {
+  for (const Case &k :
+       {Case{"23.72", 27.72e-6, false}, Case{"23.16", 27.16e-6, true}}) {
     INFO("one-shot latency " << k.latency << " us");
     const Machine m =
         testMachine(std::string("collective allreduce oneshot node latency ") +
@@ -1041,8 +1041,7 @@ TEST_CASE("the tuner names an algorithm only where it is priced at least 2% "
     c.program = s->program->clone();
     c.summary = "(unscheduled)";
     CHECK(chooseAlgorithms(c, t, m) == k.named);
-    CHECK(c.summary ==
-          (k.named ? "algorithm(gs, oneshot)" : "(unscheduled)"));
+    CHECK(c.summary == (k.named ? "algorithm(gs, oneshot)" : "(unscheduled)"));
     CHECK(c.directives.size() == (k.named ? 1u : 0u));
   }
 }
