@@ -31,6 +31,24 @@ for np in 1 2; do
     || { echo "FAILED: adam_step on $np ranks"; exit 1; }
 done
 
+# Every function of the generated code and of the runtime starts a 64-byte
+# line (cpu-flags.txt's and the runtime's -falign-functions=64): else a hot
+# loop's place in the cache lines moves with unrelated code, and schedules
+# that run the same kernels measured up to 20% apart (SGD on one rank,
+# 2026-11-28). GCC's split-off cold parts ([clone .cold]) are not entered.
+unaligned=0 functions=0
+while read -r addr _ name; do
+  functions=$((functions + 1))
+  if (( 16#$addr % 64 != 0 )); then
+    echo "unaligned: $addr $name"
+    unaligned=$((unaligned + 1))
+  fi
+done < <(nm -C adam_rs_c_ag | awk '$2 ~ /^[tTW]$/' |
+         grep -E ' coconet::(generated|rt)::' | grep -vF '[clone .cold]')
+(( functions > 100 && unaligned == 0 )) \
+  || { echo "FAILED: $unaligned of $functions functions not on 64-byte lines"; exit 1; }
+echo "$functions functions of the generated code and the runtime on 64-byte lines"
+
 run=(--size N=512 --seed 3 --set v=0.001)
 mpirun --oversubscribe -np 2 ./adam_rs_c_ag "${run[@]}" --output-dir results --quiet
 "$coconetc" sim --schedule rs_c_ag --ranks=2 "${run[@]}" --check-outputs results \
