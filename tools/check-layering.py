@@ -32,7 +32,7 @@ ALLOWED = {
     "ast": {"diag"},
     "parse": {"ast", "diag"},
     "ir": {"diag"},
-    "sema": {"ast", "parse", "ir", "diag"},
+    "sema": {"ast", "parse", "ir", "diag", "support"},
     "sim": {"ir", "support", "diag"},
     "passes": {"ir", "diag"},
     "verify": {"sim", "ir", "support", "diag"},

@@ -18,6 +18,7 @@
 #include "lower/Lower.h"
 #include "lower/Plan.h"
 #include "passes/PassManager.h"
+#include "support/Files.h"
 #include "tune/CostModel.h"
 #include "tune/Tuner.h"
 
@@ -207,13 +208,14 @@ std::optional<tune::Machine> loadMachine(Compilation &c) {
     }
     path = std::string(installed);
   }
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer) {
-    reportToolError("cannot read machine file '" + path +
-                    "': " + buffer.getError().message());
+  // A regular file of at most 1 MiB (support/Files.h).
+  support::ReadFile read =
+      support::readUserFile(path, support::FileKind::Machine);
+  if (!read.buffer) {
+    reportToolError(read.message);
     return std::nullopt;
   }
-  return tune::parseMachine(std::move(*buffer), c.sourceMgr, *c.diags);
+  return tune::parseMachine(std::move(read.buffer), c.sourceMgr, *c.diags);
 }
 
 /// Every size name of `program` bound (P from --ranks), or report which
@@ -759,8 +761,9 @@ int runTune(const std::string &path, const std::string &programName) {
   else
     file.os() << "// coconetc tune: the fastest of " << result->ranked.size()
               << " schedules of " << program->name << " on machine "
-              << machine->name << ", predicted " << tune::formatSeconds(best)
-              << " per step at " << sizesText(*program, sizes) << ".\n";
+              << machine->name << ", predicted "
+              << tune::formatSeconds(best) << " per step at "
+              << sizesText(*program, sizes) << ".\n";
   file.os() << schedule;
   file.keep();
   if (writeTable)

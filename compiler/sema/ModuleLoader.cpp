@@ -8,6 +8,7 @@
 
 #include "parse/Parser.h"
 #include "sema/Sema.h"
+#include "support/Files.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
@@ -69,22 +70,34 @@ loadModules(llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags,
 
   auto open = [&](const std::string &file,
                   llvm::SMRange from) -> std::unique_ptr<ast::Module> {
-    auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
-    if (!buffer) {
+    // A regular file of at most 64 MiB (support/Files.h).
+    support::ReadFile read =
+        support::readUserFile(file, support::FileKind::Source);
+    if (!read.buffer) {
       // The input file has no place to point at (`from` is empty): the
       // diagnostic is then `coconetc: error: ...`, as clang's.
-      std::error_code ec = buffer.getError();
-      if (ec == std::errc::no_such_file_or_directory)
+      switch (read.problem) {
+      case support::FileProblem::Missing:
         diags.report(from, DiagId::NoSuchFile, file);
-      else if (ec == std::errc::is_a_directory ||
-               llvm::sys::fs::is_directory(file))
+        break;
+      case support::FileProblem::Directory:
         diags.report(from, DiagId::IsADirectory, file);
-      else
-        diags.report(from, DiagId::CannotOpenFile, file, ec.message());
+        break;
+      case support::FileProblem::NotRegular:
+        diags.report(from, DiagId::NotRegularFile, file, read.reason);
+        break;
+      case support::FileProblem::TooLarge:
+        diags.report(from, DiagId::FileTooLarge, file, read.reason);
+        break;
+      case support::FileProblem::None:
+      case support::FileProblem::Unreadable:
+        diags.report(from, DiagId::CannotOpenFile, file, read.reason);
+        break;
+      }
       return nullptr;
     }
     unsigned id =
-        sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+        sourceMgr.AddNewSourceBuffer(std::move(read.buffer), llvm::SMLoc());
     return parse::parseBuffer(sourceMgr, id, diags);
   };
 

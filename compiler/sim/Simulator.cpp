@@ -624,12 +624,25 @@ static llvm::Error bindTables(const ir::Program &program,
             "{1} (its segment count) and {2} (its length) with --size, or "
             "give it with --segments {0}=FILE",
             decl.name, countName, decl.length.str()));
+      // Its count against the simulator's limit before anything is made
+      // (a table of 2^40 segments would be generated first, and then its
+      // [T] tensors refused).
+      if (*count > kMaxElements)
+        return llvm::createStringError(llvm::formatv(
+            "segment table '{0}' would have {1}={2} segments, more than the "
+            "simulator holds ({3})",
+            decl.name, countName, *count, kMaxElements));
       status =
           rt::randomSegmentTable(*count, *length, options.seed,
                                  rt::segmentTableStream(i), decl.name, &table);
     }
     if (!status.ok())
       return llvm::createStringError(status.message());
+    if (table.segments() > kMaxElements)
+      return llvm::createStringError(llvm::formatv(
+          "segment table '{0}' has {1} segments, more than the simulator "
+          "holds ({2})",
+          decl.name, table.segments(), kMaxElements));
     auto bound = result.sizes.find(countName);
     if (bound != result.sizes.end() && bound->second != table.segments())
       return llvm::createStringError(llvm::formatv(

@@ -19,10 +19,12 @@
 
 #include "coconet/npy.h"
 
+#include "coconet/files.h"
 #include "coconet/numeric.h"
 
 #include "npy_header.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstdio>
@@ -185,24 +187,43 @@ int64_t NpyArray::getAsInt(int64_t i) const {
   return npyElementAsInt(type, data.data() + static_cast<size_t>(i) * size);
 }
 
-Status parseNpy(std::string_view bytes, NpyArray *out) {
+namespace {
+
+/// Where the header of the .npy file whose first bytes are `bytes` ends
+/// (the prefix, the length field and the header; the data starts there):
+/// the magic, version and length field checked, which `bytes` must hold.
+Status npyHeaderEnd(std::string_view bytes, uint64_t *headerEnd,
+                    size_t *lengthSize) {
   const auto *base = reinterpret_cast<const uint8_t *>(bytes.data());
   if (bytes.substr(0, kMagic.size()) != kMagic)
     return invalid("not a .npy file");
   if (bytes.size() < kPrefixSize)
     return invalid("truncated .npy header");
   const unsigned major = base[6], minor = base[7];
-  size_t lengthSize;
   if (major == 1 && minor == 0)
-    lengthSize = 2;
+    *lengthSize = 2;
   else if ((major == 2 || major == 3) && minor == 0)
-    lengthSize = 4;
+    *lengthSize = 4;
   else
     return invalid("unsupported .npy version " + std::to_string(major) + "." +
                    std::to_string(minor));
-  if (bytes.size() < kPrefixSize + lengthSize)
+  if (bytes.size() < kPrefixSize + *lengthSize)
     return invalid("truncated .npy header");
-  const uint64_t headerLength = readLE(base + kPrefixSize, lengthSize);
+  *headerEnd = kPrefixSize + *lengthSize +
+               readLE(base + kPrefixSize, static_cast<unsigned>(*lengthSize));
+  return Status::success();
+}
+
+/// The header of the .npy file whose first bytes are `bytes` (at least the
+/// prefix, the length field and the header): the type and shape into
+/// `*out` (no data), where the data starts into `*dataStart`, and the
+/// element count into `*count` (-1: more than 2^63 - 1).
+Status parseNpyHeader(std::string_view bytes, NpyArray *out, size_t *dataStart,
+                      int64_t *count) {
+  uint64_t headerEnd = 0;
+  size_t lengthSize = 0;
+  COCONET_RETURN_IF_ERROR(npyHeaderEnd(bytes, &headerEnd, &lengthSize));
+  const uint64_t headerLength = headerEnd - kPrefixSize - lengthSize;
   const size_t headerStart = kPrefixSize + lengthSize;
   if (headerLength > bytes.size() - headerStart)
     return invalid("truncated .npy header: it should be " +
@@ -254,12 +275,17 @@ Status parseNpy(std::string_view bytes, NpyArray *out) {
     array.shape.push_back(extent.integer);
   }
   // A zero extent makes the product zero whatever the others are.
-  const int64_t count = checkedCount(array.shape);
-  const bool tooLarge = count < 0;
+  *count = checkedCount(array.shape);
+  *dataStart = headerStart + headerLength;
+  *out = std::move(array);
+  return Status::success();
+}
 
-  const size_t dataStart = headerStart + headerLength;
-  const uint64_t dataBytes = bytes.size() - dataStart;
-  const unsigned elementSize = npyElementSize(array.type);
+/// Checks that `dataBytes` bytes of data are what the header's `count`
+/// elements of `type` take.
+Status checkNpyData(NpyType type, int64_t count, uint64_t dataBytes) {
+  const bool tooLarge = count < 0;
+  const unsigned elementSize = npyElementSize(type);
   if (tooLarge || static_cast<uint64_t>(count) > dataBytes / elementSize ||
       dataBytes != static_cast<uint64_t>(count) * elementSize) {
     std::string holds = std::to_string(dataBytes / elementSize);
@@ -271,32 +297,80 @@ Status parseNpy(std::string_view bytes, NpyArray *out) {
     return invalid("the header says " + says + " elements but the file holds " +
                    holds);
   }
+  return Status::success();
+}
+
+} // namespace
+
+Status parseNpy(std::string_view bytes, NpyArray *out) {
+  NpyArray array;
+  size_t dataStart = 0;
+  int64_t count = 0;
+  COCONET_RETURN_IF_ERROR(parseNpyHeader(bytes, &array, &dataStart, &count));
+  COCONET_RETURN_IF_ERROR(
+      checkNpyData(array.type, count, bytes.size() - dataStart));
+  const auto *base = reinterpret_cast<const uint8_t *>(bytes.data());
   array.data.assign(base + dataStart, base + bytes.size());
   *out = std::move(array);
   return Status::success();
 }
-
 Status readNpyFile(const std::string &path, NpyArray *out) {
-  auto cannotRead = [&](int err) {
-    return Status::error(StatusCode::IoError,
-                         "cannot read '" + path + "': " + std::strerror(err));
+  InputFile file;
+  COCONET_RETURN_IF_ERROR(
+      InputFile::open(path, "", std::numeric_limits<uint64_t>::max(), &file));
+  auto parseError = [&](const Status &st) {
+    return Status::error(st.code(), path + ": " + st.message());
   };
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return cannotRead(errno);
-  std::string bytes;
-  char buffer[1 << 16];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0)
-    bytes.append(buffer, n);
-  const bool failed = std::ferror(file) != 0;
-  const int err = errno;
-  std::fclose(file);
-  if (failed)
-    return cannotRead(err);
-  Status parsed = parseNpy(bytes, out);
-  if (!parsed.ok())
-    return Status::error(parsed.code(), path + ": " + parsed.message());
+  // The prefix and the length field, then the header, then the data: no
+  // more is read than the header says the file holds.
+  const uint64_t size = file.size();
+  std::string header(static_cast<size_t>(std::min<uint64_t>(size, 12)), '\0');
+  COCONET_RETURN_IF_ERROR(file.read(header.data(), header.size()));
+  uint64_t headerEnd = 0;
+  size_t lengthSize = 0;
+  if (Status st = npyHeaderEnd(header, &headerEnd, &lengthSize); !st.ok())
+    return parseError(st);
+  if (headerEnd - kPrefixSize - lengthSize > kMaxNpyHeaderBytes)
+    return parseError(
+        invalid("the .npy header is " +
+                std::to_string(headerEnd - kPrefixSize - lengthSize) +
+                " bytes long; at most " + byteLimitText(kMaxNpyHeaderBytes) +
+                " are read"));
+  // Up to the header's end (the whole file, when it ends first: the header
+  // is then truncated) and never past it: the data is read below. A header
+  // shorter than what was read leaves the data's first bytes in `early`.
+  std::string early;
+  if (headerEnd <= header.size()) {
+    early = header.substr(static_cast<size_t>(headerEnd));
+    header.resize(static_cast<size_t>(headerEnd));
+  } else {
+    const size_t known = header.size();
+    header.resize(static_cast<size_t>(std::min(headerEnd, size)));
+    COCONET_RETURN_IF_ERROR(
+        file.read(header.data() + known, header.size() - known));
+  }
+  NpyArray array;
+  size_t dataStart = 0;
+  int64_t count = 0;
+  if (Status st = parseNpyHeader(header, &array, &dataStart, &count); !st.ok())
+    return parseError(st);
+  if (Status st = checkNpyData(array.type, count, size - dataStart); !st.ok())
+    return parseError(st);
+  const size_t dataBytes = static_cast<size_t>(size - dataStart);
+  try {
+    array.data.resize(dataBytes);
+  } catch (const std::exception &) { // bad_alloc, length_error
+    return Status::error(StatusCode::IoError,
+                         "cannot read '" + path + "': its " +
+                             std::to_string(dataBytes) +
+                             " bytes of data do not fit in memory");
+  }
+  if (!early.empty())
+    std::memcpy(array.data.data(), early.data(), early.size());
+  COCONET_RETURN_IF_ERROR(
+      file.read(array.data.data() + early.size(), dataBytes - early.size()));
+  COCONET_RETURN_IF_ERROR(file.expectEnd());
+  *out = std::move(array);
   return Status::success();
 }
 

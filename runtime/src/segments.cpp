@@ -2,14 +2,14 @@
 
 #include "coconet/segments.h"
 
+#include "coconet/files.h"
 #include "coconet/npy.h"
 #include "coconet/numeric.h"
 #include "coconet/segment_walk.h"
+#include "coconet/sizes.h"
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 namespace coconet::rt {
@@ -112,31 +112,47 @@ Status randomSegmentTable(int64_t count, int64_t length, uint64_t seed,
                          "a length of 0 or more; got " +
                              std::to_string(count) + " segments over " +
                              std::to_string(length) + " elements");
-  std::vector<uint64_t> bits(static_cast<size_t>(count - 1));
-  std::vector<int64_t> cuts(bits.size());
-  const uint64_t range = static_cast<uint64_t>(length) + 1;
-  for (size_t i = 0; i < bits.size(); ++i) {
-    bits[i] = uniformInputBits(seed, stream, i);
-    cuts[i] = static_cast<int64_t>(bits[i] % range);
+  // Checked before anything is allocated: the table holds T + 1 offsets of
+  // 8 bytes, and generating it takes 17 bytes a segment more.
+  if (count > kMaxTensorBytes / 32)
+    return invalid(what, "a generated table of " + std::to_string(count) +
+                             " segments would take more than 2^63 - 1 "
+                             "bytes: choose a smaller count");
+  try {
+    // The top 3 bits of each cut's draw, and the cuts.
+    std::vector<uint8_t> top(static_cast<size_t>(count - 1));
+    std::vector<int64_t> cuts(top.size());
+    const uint64_t range = static_cast<uint64_t>(length) + 1;
+    for (size_t i = 0; i < top.size(); ++i) {
+      const uint64_t bits = uniformInputBits(seed, stream, i);
+      top[i] = static_cast<uint8_t>(bits >> 61);
+      cuts[i] = static_cast<int64_t>(bits % range);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    int64_t previous = 0;
+    for (size_t i = 0; i < cuts.size(); ++i) {
+      if (top[i] == 0)
+        cuts[i] = previous;
+      else if (top[i] == 1)
+        cuts[i] = std::min(cuts[i], previous + 1);
+      previous = cuts[i];
+    }
+    std::vector<uint8_t>().swap(top);
+    // The cuts become the lengths in place, the last one appended.
+    previous = 0;
+    for (int64_t &c : cuts) {
+      const int64_t cut = c;
+      c = cut - previous;
+      previous = cut;
+    }
+    cuts.push_back(length - previous);
+    return SegmentTable::fromLengths(cuts, what, out);
+  } catch (const std::exception &) { // bad_alloc, length_error
+    return invalid(what, "a generated table of " + std::to_string(count) +
+                             " segments does not fit in memory (17 bytes a "
+                             "segment while it is made): choose a smaller "
+                             "count");
   }
-  std::sort(cuts.begin(), cuts.end());
-  int64_t previous = 0;
-  for (size_t i = 0; i < cuts.size(); ++i) {
-    if (bits[i] >> 61 == 0)
-      cuts[i] = previous;
-    else if (bits[i] >> 61 == 1)
-      cuts[i] = std::min(cuts[i], previous + 1);
-    previous = cuts[i];
-  }
-  std::vector<int64_t> lengths;
-  lengths.reserve(static_cast<size_t>(count));
-  previous = 0;
-  for (int64_t c : cuts) {
-    lengths.push_back(c - previous);
-    previous = c;
-  }
-  lengths.push_back(length - previous);
-  return SegmentTable::fromLengths(lengths, what, out);
 }
 
 Status parseSegmentTable(std::string_view text, const std::string &what,
@@ -190,12 +206,9 @@ Status parseSegmentTable(std::string_view text, const std::string &what,
 }
 
 Status readSegmentTable(const std::string &path, SegmentTable *out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error(StatusCode::IoError,
-                         "cannot open the segment table '" + path + "'");
-  const std::string bytes((std::istreambuf_iterator<char>(in)),
-                          std::istreambuf_iterator<char>());
+  std::string bytes;
+  COCONET_RETURN_IF_ERROR(readRegularFile(path, "the segment table",
+                                          kMaxSegmentTableFileBytes, &bytes));
   if (bytes.compare(0, 6, "\x93NUMPY") != 0)
     return parseSegmentTable(bytes, path, out);
   NpyArray array;

@@ -103,6 +103,14 @@ def main():
 
     def table(name):
         return os.path.join(work, "table-" + name)
+    # Files that are not regular, or past a table's 1 GiB (sparse): refused
+    # before a byte is read (once a directory aborted the driver with an
+    # uncaught std::ios_failure, and /dev/zero was read until memory ran
+    # out).
+    os.makedirs(table("dir"))
+    os.mkfifo(table("fifo"))
+    with open(table("huge"), "wb") as f:
+        f.truncate((1 << 30) + 1)
     with open(os.path.join(work, "a-file"), "w") as f:
         f.write("not a directory\n")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
@@ -185,8 +193,39 @@ def main():
          "seg: --segments heads: the program has no segment table named "
          "'heads' (its tables: layers)", "seg"),
         (["--segments", "layers=" + table("missing")], 2,
-         "seg: I/O error: cannot open the segment table '" +
-         table("missing") + "'", "seg"),
+         "seg: I/O error: cannot read the segment table '" +
+         table("missing") + "': No such file or directory", "seg"),
+        (["--segments", "layers=" + table("dir"), "--output-dir",
+          os.path.join(work, "not-written")], 2,
+         "seg: I/O error: cannot read the segment table '" + table("dir") +
+         "': it is a directory, not a file", "seg"),
+        (["--segments", "layers=/dev/zero"], 2,
+         "seg: I/O error: cannot read the segment table '/dev/zero': it is a "
+         "character device, not a regular file", "seg"),
+        (["--segments", "layers=" + table("fifo")], 2,
+         "seg: I/O error: cannot read the segment table '" + table("fifo") +
+         "': it is a FIFO, not a regular file", "seg"),
+        (["--segments", "layers=" + table("huge")], 2,
+         "seg: cannot read the segment table '" +
+         table("huge") + "': it has 1073741825 bytes; at most 1 GiB are "
+         "read", "seg"),
+        (["--input", "w=/dev/zero"], 1,
+         "sgd: I/O error: cannot read '/dev/zero': it is a character device, "
+         "not a regular file"),
+        (["--input", "w=" + table("dir")], 1,
+         "sgd: I/O error: cannot read '" + table("dir") + "': it is a "
+         "directory, not a file"),
+        # A generated table's count, checked before the table is made (once
+        # std::length_error, or memory run out).
+        (["--size", "T=9223372036854775807", "--output-dir",
+          os.path.join(work, "not-written")], 2,
+         "seg: layers: a generated table of "
+         "9223372036854775807 segments would take more than 2^63 - 1 bytes: "
+         "choose a smaller count", "seg"),
+        (["--size", "T=1099511627776"], 2,
+         "seg: layers: a generated table of 1099511627776 segments does not "
+         "fit in memory (17 bytes a segment while it is made): choose a "
+         "smaller count", "seg"),
     ]
     if args.sizes_only:
         cases = [c for c in cases if c[1] == 1 and

@@ -43,7 +43,7 @@ compare=$out/build/compare-check
 mkdir -p "$out/build"
 if ! c++ -std=c++17 -O2 -Wall -Wextra -Werror -I"$root/runtime/include" \
      "$here/compare.cpp" "$root"/runtime/src/npy.cpp "$root"/runtime/src/npy_header.cpp \
-     "$root"/runtime/src/status.cpp "$root"/runtime/src/types.cpp -o "$compare"; then
+     "$root"/runtime/src/files.cpp "$root"/runtime/src/status.cpp "$root"/runtime/src/types.cpp -o "$compare"; then
   echo "FAILED: compare.cpp does not build"
   exit 1
 fi
