@@ -135,6 +135,25 @@ std::string escapeForTerminal(llvm::StringRef text) {
   return out;
 }
 
+std::string safeWord(llvm::StringRef text, unsigned maxColumns) {
+  std::string out;
+  size_t column = 0, keep = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    std::string shown;
+    Piece piece = nextPiece(text, pos, column, /*expandTabs=*/false, &shown);
+    if (column + piece.width > maxColumns) {
+      out.resize(keep);
+      return out + "...";
+    }
+    out += shown;
+    column += piece.width;
+    if (column + 3 <= maxColumns)
+      keep = out.size();
+    pos = piece.end;
+  }
+  return out;
+}
+
 std::string safeMessage(llvm::StringRef message) {
   std::string out;
   size_t column = 0, keep = 0;

@@ -50,6 +50,13 @@ unsigned decodeUtf8(llvm::StringRef text, size_t pos, char32_t &codePoint);
 /// message has no columns to expand them to.
 std::string escapeForTerminal(llvm::StringRef text);
 
+/// One value from a file or the command line (a name, a path) as a line
+/// may print it: escaped as escapeForTerminal escapes, and when it takes
+/// more than `maxColumns` columns, cut to its first part and "..." within
+/// them.
+std::string safeWord(llvm::StringRef text,
+                     unsigned maxColumns = kMaxWordColumns);
+
 /// A message as a diagnostic prints it: escaped, long words and the whole
 /// cut with "...".
 std::string safeMessage(llvm::StringRef message);

@@ -528,7 +528,7 @@ int runTune(const std::string &path, const std::string &programName) {
   llvm::raw_ostream &os = llvm::outs();
   os << "tune " << program->name
      << (base ? " (after schedule " + base->name + ")" : std::string())
-     << " on machine " << machine->name << " (" << machine->path
+     << " on machine " << machine->shownName() << " (" << machine->shownPath()
      << "): " << sizesText(*program, sizes) << '\n';
   os << "space: " << result->ranked.size() << " legal schedules (" << st.tried
      << " directives tried: " << st.refused << " refused, " << st.misfit
@@ -551,7 +551,7 @@ int runTune(const std::string &path, const std::string &programName) {
     if (machine->target != "cpu") {
       reportToolError("--measure times the CPU target on this machine; "
                       "machine '" +
-                      machine->name + "' is for " + machine->target);
+                      machine->shownName() + "' is for " + machine->target);
       return 2;
     }
     llvm::SmallString<128> tmp;
@@ -756,12 +756,12 @@ int runTune(const std::string &path, const std::string &programName) {
   if (writeTable)
     file.os() << "// coconetc tune: the " << rows << " fastest of "
               << result->ranked.size() << " schedules of " << program->name
-              << " on machine " << machine->name << " at "
+              << " on machine " << machine->shownName() << " at "
               << sizesText(*program, sizes) << ".\n";
   else
     file.os() << "// coconetc tune: the fastest of " << result->ranked.size()
               << " schedules of " << program->name << " on machine "
-              << machine->name << ", predicted "
+              << machine->shownName() << ", predicted "
               << tune::formatSeconds(best) << " per step at "
               << sizesText(*program, sizes) << ".\n";
   file.os() << schedule;
@@ -812,7 +812,7 @@ std::optional<ir::Schedule> autoSchedule(Compilation &c,
     }
   }
   llvm::errs() << "coconetc: --schedule=auto for '" << program.name
-               << "' on machine " << machine->name << ": "
+               << "' on machine " << machine->shownName() << ": "
                << best.candidate.summary << " (predicted "
                << tune::formatSeconds(best.time.seconds)
                << " per step; unscheduled " << tune::formatSeconds(unscheduled)
@@ -865,7 +865,7 @@ std::vector<std::string> predictedTimes(const ir::Program &scheduled,
     lines[i] = s;
   }
   total = tune::formatSeconds(step->seconds) + " per step on machine " +
-          machine.name;
+          machine.shownName();
   // Where the machine states a cache: whether the step's kernels were
   // priced at its bandwidth (docs/tuner.md, the memory of a kernel).
   if (machine.cacheSize > 0)

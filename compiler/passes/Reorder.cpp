@@ -149,9 +149,12 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     bool movable = s->kind == StageKind::Elementwise ||
                    s->kind == StageKind::Reduction ||
                    s->kind == StageKind::SendRecv;
-    if (exchange && movable && s->kind != StageKind::Elementwise) {
+    // An alltoall's own rule for every stage it cannot move past (a
+    // matmul too: the allgather's rule would list what an alltoall cannot
+    // move past either).
+    if (exchange && (s->kind != StageKind::Elementwise || s == ag)) {
       refuse(diags, arg, DiagId::ReorderAllToAllKind, ag->name, s->name,
-             describeKind(*s))
+             s == ag ? std::string("the alltoall itself") : describeKind(*s))
           .note(s->loc, DiagId::StageDefinedHere, s->name);
       return failure();
     }

@@ -104,6 +104,18 @@ struct CallChecker {
     return negate ? -v : v;
   }
 
+  /// What the user wrote for `e` (a name, `3`, `a + b`): the diagnostics
+  /// engine escapes and cuts it.
+  static std::string sourceText(const ast::Expr *e) {
+    if (e->kind == ast::Expr::Kind::Name)
+      return e->text;
+    const char *begin = e->range.Start.getPointer();
+    const char *end = e->range.End.getPointer();
+    if (!begin || !end || end <= begin)
+      return "expression";
+    return std::string(begin, end);
+  }
+
   /// The mesh axis named by `e`, or -1 for "every axis" when `e` is null.
   std::optional<int> axisArg(const ast::Expr *e, bool required) {
     const ir::Mesh &mesh = c.program.mesh;
@@ -127,9 +139,7 @@ struct CallChecker {
     std::string what = mesh.isImplicit
                            ? "the program has no mesh; its only axis is " + axes
                            : "the mesh has axes " + axes;
-    diags().report(e->range, DiagId::UnknownMeshAxis,
-                   e->kind == ast::Expr::Kind::Name ? e->text : "<expression>",
-                   what);
+    diags().report(e->range, DiagId::UnknownMeshAxis, sourceText(e), what);
     return std::nullopt;
   }
 
@@ -137,8 +147,7 @@ struct CallChecker {
     if (e->kind == ast::Expr::Kind::Name)
       if (auto op = ir::parseReduceOp(e->text))
         return op;
-    diags().report(e->range, DiagId::NotAReduceOp,
-                   e->kind == ast::Expr::Kind::Name ? e->text : "expression");
+    diags().report(e->range, DiagId::NotAReduceOp, sourceText(e));
     return std::nullopt;
   }
 
@@ -216,9 +225,7 @@ struct CallChecker {
     if (e->kind == ast::Expr::Kind::Name)
       if (const ir::SegmentTableDecl *t = c.program.findTable(e->text))
         return t;
-    diags().report(e->range, DiagId::SegmentedNotTable,
-                   e->kind == ast::Expr::Kind::Name ? e->text : "expression",
-                   what);
+    diags().report(e->range, DiagId::SegmentedNotTable, sourceText(e), what);
     return nullptr;
   }
 
@@ -593,6 +600,16 @@ Value CallChecker::checkCollective() {
   StageKind kind = *ir::parseStageKind(name);
   Signature sig =
       lookupBuiltin(name, call.operands.size(), hasDimKeyword())->sig;
+  // `alltoall(sum, x)`: an operator where the data goes (the axis check
+  // below would call `x` an unknown axis).
+  if (!llvm::is_contained(sig.params, "op"))
+    if (const ast::Expr *first = arg("x", sig);
+        first && first->kind == ast::Expr::Kind::Name &&
+        ir::parseReduceOp(first->text) && !c.names.count(first->text)) {
+      diags().report(first->range, DiagId::CollectiveTakesNoOp, name,
+                     first->text);
+      return Value::error();
+    }
   ir::ReduceOp op = ir::ReduceOp::Sum;
   if (const ast::Expr *e = arg("op", sig)) {
     auto parsed = reduceOpArg(e);

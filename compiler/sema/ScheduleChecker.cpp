@@ -216,8 +216,12 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
           out.argLocs.push_back(a.range);
           continue;
         }
-        diags.report(a.range, DiagId::ScheduleUnknownStage, program->name,
-                     a.name);
+        if (program->findTable(a.name))
+          diags.report(a.range, DiagId::ScheduleArgIsTable, a.name,
+                       program->name);
+        else
+          diags.report(a.range, DiagId::ScheduleUnknownStage, program->name,
+                       a.name);
         argsOk = false;
       }
       for (const ast::Ident &r : d.results) {

@@ -249,14 +249,15 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
       return x.seconds < y.seconds;
     });
     if (priced.empty())
-      return problem(
-          "machine '" + machine.name + "' (" + machine.path + ") prices no " +
-          (fused ? "'direct' algorithm (a fused collective "
-                   "kernel's own)"
-                 : "algorithm") +
-          " for " + collectiveName(*kind) + " on the " + levelName(t.level) +
-          " level; add a line 'collective " + collectiveName(*kind) +
-          " ALGORITHM " + levelName(t.level) + " latency ... bandwidth ...'");
+      return problem("machine '" + machine.shownName() + "' (" +
+                     machine.shownPath() + ") prices no " +
+                     (fused ? "'direct' algorithm (a fused collective "
+                              "kernel's own)"
+                            : "algorithm") +
+                     " for " + collectiveName(*kind) + " on the " +
+                     levelName(t.level) + " level; add a line 'collective " +
+                     collectiveName(*kind) + " ALGORITHM " +
+                     levelName(t.level) + " latency ... bandwidth ...'");
     // What runs: a fused kernel's own transfers; the schedule's algorithm;
     // else the library's (NCCL picks among its ring and tree itself).
     auto runs = [&](Algorithm a) {
@@ -278,7 +279,7 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
         priced, [&](const Priced &p) { return runs(p.algorithm); });
     if (chosen == priced.end())
       return problem(
-          "machine '" + machine.name + "' (" + machine.path +
+          "machine '" + machine.shownName() + "' (" + machine.shownPath() +
           ") does not price " +
           (stage.algorithm == ir::CollectiveAlgorithm::OneShot ||
                    stage.algorithm == ir::CollectiveAlgorithm::TwoShot
@@ -392,10 +393,10 @@ llvm::Expected<LaunchTime> Predictor::launch(const analysis::LaunchCost &cost) {
     ir::DType dtype = mm ? mm->type.dtype : ir::DType::F32;
     auto rate = machine.matmulRate.find(dtype);
     if (rate == machine.matmulRate.end())
-      return problem("machine '" + machine.name + "' (" + machine.path +
-                     ") has no matmul rate for " + ir::dtypeName(dtype) +
-                     "; add a line 'matmul " + ir::dtypeName(dtype) +
-                     " RATE GFLOP/s'");
+      return problem("machine '" + machine.shownName() + "' (" +
+                     machine.shownPath() + ") has no matmul rate for " +
+                     ir::dtypeName(dtype) + "; add a line 'matmul " +
+                     ir::dtypeName(dtype) + " RATE GFLOP/s'");
     t.computeSeconds = *flops / rate->second;
     if (machine.matmulPack > 0 && !cost.packed.isZero()) {
       double packed = 0, rows = 0, cols = 0, batch = 0;
@@ -576,6 +577,13 @@ predictStep(const ir::Program &program,
   }
   for (const LaunchTime &t : step.launches)
     step.seconds += t.overlapped >= 0 ? t.overlapped : t.seconds;
+  // Each field of a machine file is within its range, but sizes can still
+  // take a price past the largest double: such a step has no price.
+  if (!std::isfinite(step.seconds) || !std::isfinite(step.footprint))
+    return llvm::createStringError(
+        "machine '" + machine.shownName() + "' (" + machine.shownPath() +
+        ") prices this step at more seconds than a double holds: the "
+        "sizes are too large for a prediction");
   return step;
 }
 

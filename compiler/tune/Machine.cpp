@@ -9,6 +9,8 @@
 
 #include "tune/Machine.h"
 
+#include "diag/TerminalText.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -122,6 +124,12 @@ const LinkCost *Machine::find(Collective c, Algorithm a, Level l,
   return nullptr;
 }
 
+std::string Machine::shownName() const { return safeWord(name); }
+
+std::string Machine::shownPath() const {
+  return safeWord(path, kMaxMessageColumns / 2);
+}
+
 namespace {
 
 enum class Quantity { Time, Bandwidth, Rate, Size, Count };
@@ -175,6 +183,26 @@ const char *quantityText(Quantity q) {
   return "";
 }
 
+/// The values a field accepts, in its base unit (docs/tuner.md, "Machine
+/// files"): wide enough for any machine from a laptop to a cluster's node
+/// (H200: 4.8 TB/s, 1 PFLOP/s of f16; an idle CPU core: 1 GB/s), narrow
+/// enough that a step's price stays a finite number of seconds and no
+/// field drowns the others (`kernel-launch 1e308 s` priced every schedule
+/// the same).
+struct Range {
+  double low, high;
+  const char *text; ///< as a machine file writes the bounds
+};
+constexpr Range kLaunchRange{0, 1, "0 s to 1 s"};
+constexpr Range kLatencyRange{0, 1, "0 s to 1 s"};
+constexpr Range kPerElementRange{0, 1e-3, "0 s to 1 ms"};
+constexpr Range kBandwidthRange{1e3, 1e15, "1 KB/s to 1000 TB/s"};
+constexpr Range kRateRange{1e6, 1e17, "1 MFLOP/s to 100000 TFLOP/s"};
+constexpr Range kCacheRange{1e3, 1024.0 * 1024 * 1024 * 1024,
+                            "1 KB to 1024 GiB"};
+constexpr int64_t kMaxRanksPerNode = 65536;
+constexpr int64_t kMaxThreadsPerRank = 4096;
+
 struct Word {
   llvm::StringRef text;
   llvm::SMRange range;
@@ -208,9 +236,13 @@ private:
   const Word *word(const Line &line, size_t i, llvm::StringRef key,
                    llvm::StringRef what);
   /// A number and its unit at `i`, `i + 1`, converted to the base unit.
+  /// Refused outside `range` too.
   std::optional<double> value(const Line &line, size_t i, llvm::StringRef key,
-                              Quantity quantity, bool zeroAllowed);
-  std::optional<int64_t> count(const Line &line, size_t i, llvm::StringRef key);
+                              Quantity quantity, bool zeroAllowed,
+                              const Range &range);
+  /// A positive integer of at most `most`.
+  std::optional<int64_t> count(const Line &line, size_t i, llvm::StringRef key,
+                               int64_t most);
   bool end(const Line &line, size_t i, llvm::StringRef key);
   /// False (after reporting) when `key` was given before.
   bool first(llvm::StringRef key, const Line &line);
@@ -236,7 +268,7 @@ const Word *Parser::word(const Line &line, size_t i, llvm::StringRef key,
 
 std::optional<double> Parser::value(const Line &line, size_t i,
                                     llvm::StringRef key, Quantity quantity,
-                                    bool zeroAllowed) {
+                                    bool zeroAllowed, const Range &range) {
   const Word *number = word(line, i, key, quantityText(quantity));
   if (!number)
     return std::nullopt;
@@ -252,21 +284,35 @@ std::optional<double> Parser::value(const Line &line, size_t i,
   const Word *unit = word(line, i + 1, key, quantityText(quantity));
   if (!unit)
     return std::nullopt;
-  for (const Unit &u : kUnits)
-    if (u.name == unit->text && u.quantity == quantity)
-      return v * u.scale;
+  for (const Unit &u : kUnits) {
+    if (u.name != unit->text || u.quantity != quantity)
+      continue;
+    const double base = v * u.scale;
+    if (base < range.low || base > range.high) {
+      diags.report(llvm::SMRange(number->range.Start, unit->range.End),
+                   DiagId::MachineImplausible, key,
+                   (number->text + " " + unit->text).str(), range.text);
+      return std::nullopt;
+    }
+    return base;
+  }
   bad(*unit, key, quantityText(quantity));
   return std::nullopt;
 }
 
 std::optional<int64_t> Parser::count(const Line &line, size_t i,
-                                     llvm::StringRef key) {
+                                     llvm::StringRef key, int64_t most) {
   const Word *w = word(line, i, key, quantityText(Quantity::Count));
   if (!w)
     return std::nullopt;
   int64_t v = 0;
   if (w->text.getAsInteger(10, v) || v <= 0) {
     bad(*w, key, quantityText(Quantity::Count));
+    return std::nullopt;
+  }
+  if (v > most) {
+    diags.report(w->range, DiagId::MachineImplausible, key, w->text,
+                 "1 to " + std::to_string(most));
     return std::nullopt;
   }
   return v;
@@ -349,7 +395,9 @@ void Parser::statement(Line &line) {
   if (key == "ranks-per-node" || key == "threads-per-rank") {
     if (!first(key, line))
       return;
-    if (auto v = count(line, 1, key)) {
+    if (auto v = count(line, 1, key,
+                       key == "ranks-per-node" ? kMaxRanksPerNode
+                                               : kMaxThreadsPerRank)) {
       (key == "ranks-per-node" ? machine.ranksPerNode
                                : machine.threadsPerRank) = *v;
       end(line, 2, key);
@@ -360,8 +408,9 @@ void Parser::statement(Line &line) {
     if (!first(key, line))
       return;
     bool time = key == "kernel-launch";
-    if (auto v = value(line, 1, key,
-                       time ? Quantity::Time : Quantity::Bandwidth, time)) {
+    if (auto v =
+            value(line, 1, key, time ? Quantity::Time : Quantity::Bandwidth,
+                  time, time ? kLaunchRange : kBandwidthRange)) {
       (time ? machine.kernelLaunch : machine.memoryBandwidth) = *v;
       end(line, 3, key);
     }
@@ -372,7 +421,7 @@ void Parser::statement(Line &line) {
     // A time per element.
     if (!first(key, line))
       return;
-    if (auto v = value(line, 1, key, Quantity::Time, true)) {
+    if (auto v = value(line, 1, key, Quantity::Time, true, kPerElementRange)) {
       (key == "ordered-sum"   ? machine.orderedSum
        : key == "random-draw" ? machine.randomDraw
        : key == "libm-call"   ? machine.libmCall
@@ -386,12 +435,13 @@ void Parser::statement(Line &line) {
     // cache SIZE UNIT bandwidth NUMBER UNIT
     if (!first(key, line))
       return;
-    std::optional<double> size = value(line, 1, key, Quantity::Size, false);
+    std::optional<double> size =
+        value(line, 1, key, Quantity::Size, false, kCacheRange);
     if (!size ||
         choose(diags, line, 3, key, {"bandwidth"}, "its bandwidth") < 0)
       return;
     std::optional<double> bandwidth =
-        value(line, 4, key, Quantity::Bandwidth, false);
+        value(line, 4, key, Quantity::Bandwidth, false, kBandwidthRange);
     if (!bandwidth || !end(line, 6, key))
       return;
     machine.cacheSize = *size;
@@ -407,9 +457,10 @@ void Parser::statement(Line &line) {
       bad(*w, key, "an element type (f16, bf16, f32, f64)");
       return;
     }
-    if (!first(("matmul " + w->text).str(), line))
+    const std::string full = ("matmul " + w->text).str();
+    if (!first(full, line))
       return;
-    if (auto v = value(line, 2, key, Quantity::Rate, false)) {
+    if (auto v = value(line, 2, full, Quantity::Rate, false, kRateRange)) {
       machine.matmulRate[*dtype] = *v;
       end(line, 4, key);
     }
@@ -451,13 +502,13 @@ void Parser::statement(Line &line) {
     if (choose(diags, line, i, full, {"latency"}, "its latency per step") < 0)
       return;
     std::optional<double> latency =
-        value(line, i + 1, full, Quantity::Time, true);
+        value(line, i + 1, full, Quantity::Time, true, kLatencyRange);
     if (!latency)
       return;
     if (choose(diags, line, i + 3, full, {"bandwidth"}, "its bandwidth") < 0)
       return;
     std::optional<double> bandwidth =
-        value(line, i + 4, full, Quantity::Bandwidth, false);
+        value(line, i + 4, full, Quantity::Bandwidth, false, kBandwidthRange);
     if (!bandwidth)
       return;
     // An optional bandwidth for the bytes the cache does not hold.
@@ -466,7 +517,8 @@ void Parser::statement(Line &line) {
       if (choose(diags, line, i + 6, full, {"beyond-cache"},
                  "the end of the line or its bandwidth beyond the cache") < 0)
         return;
-      beyond = value(line, i + 7, full, Quantity::Bandwidth, false);
+      beyond =
+          value(line, i + 7, full, Quantity::Bandwidth, false, kBandwidthRange);
       if (!beyond)
         return;
     }

@@ -128,6 +128,12 @@ struct Machine {
   /// Where each value was stated: the machine file's name (for messages).
   std::string path;
 
+  /// `name` and `path` as output prints them (a file's bytes may hold
+  /// escapes, bells or invalid UTF-8, and be 1 MB long): escaped and cut,
+  /// as diag/TerminalText.h's safeWord makes any value from a file.
+  std::string shownName() const;
+  std::string shownPath() const;
+
   /// The line for elements of `type`: its own, else (bf16) f16's, the same
   /// bytes and a rounding each, else the untyped line; null when none.
   const LinkCost *find(Collective c, Algorithm a, Level l,

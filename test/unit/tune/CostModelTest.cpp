@@ -24,6 +24,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <string>
 
 using namespace coconet;
@@ -293,6 +295,39 @@ TEST_CASE("sgd: an allreduce and a kernel, by hand", "[tune]") {
   CHECK(t.launches[1].memorySeconds == Approx(12004e-9));
   CHECK(t.launches[1].seconds == Approx(1e-6 + 12004e-9));
   CHECK(t.seconds == Approx(28e-6 + 1e-6 + 12004e-9));
+}
+
+TEST_CASE("a step priced past the largest double has no price", "[tune]") {
+  // The parser holds every field to its range (fail-machine-values.test);
+  // a machine made in code is not, and neither are sizes: a total that
+  // overflows is an error, not an infinite time that ties every schedule.
+  auto s = schedule(kSgd);
+  Machine m = testMachine();
+  // The kernel's 12004 bytes at 1e-306 B/s.
+  m.memoryBandwidth = 1e-306;
+  auto launches = analysis::analyzeLaunches(*s->program);
+  auto t = predictStep(*s->program, launches, m, {{"N", 1000}, {"P", 2}});
+  REQUIRE_FALSE(static_cast<bool>(t));
+  CHECK(llvm::toString(t.takeError()) ==
+        "machine 'test' (m.machine) prices this step at more seconds than a "
+        "double holds: the sizes are too large for a prediction");
+  // A launch of 1e308 s is still a price.
+  m.memoryBandwidth = 1e9;
+  m.kernelLaunch = 1e308;
+  auto one = predictStep(*s->program, launches, m, {{"N", 1000}, {"P", 2}});
+  REQUIRE(static_cast<bool>(one));
+  CHECK(one->seconds == Approx(1e308));
+}
+
+TEST_CASE("a machine's name and path are printed escaped and cut", "[tune]") {
+  Machine m = testMachine();
+  m.name = "a\x1b]0;x\x07"
+           "b\xff";
+  CHECK(m.shownName() == "a<U+001B>]0;x<U+0007>b<FF>");
+  m.name = std::string(1000000, 'n');
+  CHECK(m.shownName() == std::string(61, 'n') + "...");
+  m.path = std::string(1000, '/');
+  CHECK(m.shownPath().size() == 256);
 }
 
 TEST_CASE("a collective of 2-byte elements takes its type's line", "[tune]") {
