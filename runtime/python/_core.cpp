@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "coconet/numeric.h"
 #include "coconet/python_abi.h"
 
 #include <nanobind/nanobind.h>
@@ -26,6 +27,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -123,6 +127,48 @@ ScalarKind scalarKind(int dtype) {
   return t.bytes == 4 ? ScalarKind::I32 : ScalarKind::I64;
 }
 
+/// The largest finite value of float type `dtype`, for messages (as
+/// coconet/values.h's `--set` rule says it).
+const char *largestFinite(int dtype) {
+  const std::string name = kDTypes[dtype].name;
+  return name == "f16"    ? "65504"
+         : name == "bf16" ? "3.3895314e38"
+         : name == "f32"  ? "3.4028235e38"
+                          : "1.7976931348623157e308";
+}
+
+/// A double as the shortest text that reads back the same.
+std::string numberText(double v) {
+  char buffer[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
+    if (std::strtod(buffer, nullptr) == v || std::isnan(v))
+      break;
+  }
+  return buffer;
+}
+
+/// Why `x` cannot be a scalar of float type `dtype` (empty: it can): the
+/// rule of `--set` (coconet/values.h): a finite value that rounds past the
+/// type's largest, or a non-zero one that rounds to 0. Infinities and NaN
+/// given as such pass.
+std::string floatRangeProblem(int dtype, double x) {
+  if (!std::isfinite(x))
+    return "";
+  const std::string name = kDTypes[dtype].name;
+  const double stored = name == "f16"    ? coconet::rt::roundToHalf(x)
+                        : name == "bf16" ? coconet::rt::roundToBFloat16(x)
+                        : name == "f32"  ? static_cast<double>(
+                                              static_cast<float>(x))
+                                         : x;
+  if (std::isinf(stored))
+    return "is out of the range of " + name + " (largest finite value " +
+           largestFinite(dtype) + ")";
+  if (stored == 0 && x != 0)
+    return "rounds to 0 in " + name;
+  return "";
+}
+
 union ScalarValue {
   float f;
   double d;
@@ -172,8 +218,64 @@ std::string tupleText(const int64_t *v, size_t n) {
   return s + (n == 1 ? ",)" : ")");
 }
 
+/// The most characters of a user's value a message shows.
+constexpr size_t kMaxShown = 64;
+
+/// What a user gave (a name, a key, an exception's message), as a message
+/// may show it: Python's ascii() (a control character, a format character
+/// such as U+202E or any other non-ASCII one escaped: \x1b, \u202e, which a
+/// terminal shows as text), without the quotes when `quoted` is false, cut
+/// to `max` characters with "...". Never raises.
+std::string shown(nb::handle h, bool quoted = true, size_t max = kMaxShown) {
+  PyObject *a = PyObject_ASCII(h.ptr());
+  if (!a) {
+    PyErr_Clear();
+    return "?";
+  }
+  Py_ssize_t n = 0;
+  const char *c = PyUnicode_AsUTF8AndSize(a, &n);
+  std::string s = c ? std::string(c, static_cast<size_t>(n)) : "?";
+  Py_DECREF(a);
+  if (!c)
+    PyErr_Clear();
+  if (!quoted && s.size() >= 2 && (s.front() == '\'' || s.front() == '"') &&
+      s.back() == s.front())
+    s = s.substr(1, s.size() - 2);
+  if (s.size() > max)
+    s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+/// An exception's message, as shown() shows it (a user's __float__ may
+/// raise anything).
+std::string shownError(const nb::python_error &e) {
+  return shown(e.value(), /*quoted=*/false, 4 * kMaxShown);
+}
+
+/// A Python int as a message shows it: its digits while it fits 64 bits,
+/// else its size ("a 1329-bit integer"): str() of an int of a million
+/// digits is a megabyte, and Python refuses it past 4300 digits.
+std::string intText(nb::handle n) {
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(n.ptr(), &overflow);
+  if (!overflow && !PyErr_Occurred())
+    return std::to_string(x);
+  PyErr_Clear();
+  const unsigned long long u = PyLong_AsUnsignedLongLong(n.ptr());
+  if (!PyErr_Occurred())
+    return std::to_string(u);
+  PyErr_Clear();
+  nb::object bits = nb::steal(PyObject_CallMethod(n.ptr(), "bit_length", nullptr));
+  if (!bits.is_valid()) {
+    PyErr_Clear();
+    return "an integer";
+  }
+  return std::string(overflow < 0 ? "a negative " : "a ") +
+         std::to_string(PyLong_AsLongLong(bits.ptr())) + "-bit integer";
+}
+
 std::string typeName(nb::handle h) {
-  return nb::borrow<nb::str>(nb::type_name(h.type())).c_str();
+  return shown(nb::type_name(h.type()), /*quoted=*/false);
 }
 
 // Python's limited API (Py_LIMITED_API: one extension for every CPython
@@ -484,13 +586,17 @@ int64_t integer(nb::handle h, const std::string &what, const char *program) {
     raise(PyExc_TypeError, std::string(program) + ": " + what +
                                ": expected an integer, got " + typeName(h));
   nb::object v = nb::steal(PyNumber_Index(h.ptr()));
-  if (!v.is_valid())
-    throw nb::python_error();
+  if (!v.is_valid()) {
+    nb::python_error e;
+    raise(PyExc_TypeError, std::string(program) + ": " + what +
+                               ": expected an integer, got " + typeName(h) +
+                               ": " + shownError(e));
+  }
   int overflow = 0;
   const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (overflow)
     raise(PyExc_ValueError, std::string(program) + ": " + what + " = " +
-                                nb::str(v).c_str() + " does not fit 64 bits");
+                                intText(v) + " does not fit 64 bits");
   return x;
 }
 
@@ -506,10 +612,16 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
       if (!PyUnicode_Check(k.ptr()))
         fail(PyExc_TypeError,
              "sizes: a size's name is a str, got " + typeName(k));
-      const std::string name = nb::borrow<nb::str>(k).c_str();
-      const int s = sizeIndex(name);
+      // A str that is not UTF-8 (a lone surrogate) is not a size's name.
+      Py_ssize_t length = 0;
+      const char *utf8 = PyUnicode_AsUTF8AndSize(k.ptr(), &length);
+      if (!utf8)
+        PyErr_Clear();
+      const std::string name =
+          utf8 ? std::string(utf8, static_cast<size_t>(length)) : "";
+      const int s = utf8 ? sizeIndex(name) : -1;
       if (s < 0)
-        fail(PyExc_ValueError, "sizes: '" + name + "' is not a size of " +
+        fail(PyExc_ValueError, "sizes: " + shown(k) + " is not a size of " +
                                    d_->name + "; its sizes are " + sizeList());
       const int64_t x = integer(v, "size '" + name + "'", d_->name);
       if (x <= 0)
@@ -528,14 +640,14 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
     (void)v;
     bool known = false;
     for (int t = 0; t < d_->num_tables; ++t)
-      known |=
-          PyUnicode_Check(k.ptr()) &&
-          std::string(nb::borrow<nb::str>(k).c_str()) == d_->tables[t].name;
+      known |= PyUnicode_Check(k.ptr()) &&
+               PyUnicode_CompareWithASCIIString(k.ptr(), d_->tables[t].name) ==
+                   0;
     if (!known) {
       std::string names;
       for (int t = 0; t < d_->num_tables; ++t)
         names += (t ? ", " : "") + std::string(d_->tables[t].name);
-      fail(PyExc_ValueError, "tables: " + std::string(nb::repr(k).c_str()) +
+      fail(PyExc_ValueError, "tables: " + shown(k) +
                                  " is not a table of " + d_->name +
                                  "; its tables are " +
                                  (names.empty() ? "none" : names));
@@ -556,6 +668,22 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
       fail(PyExc_TypeError, "table '" + tname +
                                 "': expected a sequence of ints, got " +
                                 typeName(hv));
+    // An array (NumPy's, anything with a shape) is a table when it has
+    // one dimension: a 2-D one is a sequence of rows, which would reach
+    // the converter's own TypeError below.
+    if (PyObject_HasAttrString(v, "ndim") && PyObject_HasAttrString(v, "shape")) {
+      nb::object ndim = nb::steal(PyObject_GetAttrString(v, "ndim"));
+      if (!ndim.is_valid())
+        throw nb::python_error();
+      long nd = PyLong_Check(ndim.ptr()) ? PyLong_AsLong(ndim.ptr()) : -1;
+      if (nd != 1) {
+        nb::object shape = nb::steal(PyObject_GetAttrString(v, "shape"));
+        fail(PyExc_ValueError,
+             "table '" + tname + "': expected a 1-D sequence of lengths, got " +
+                 typeName(hv) + " of shape " +
+                 (shape.is_valid() ? shown(shape, false) : "?"));
+      }
+    }
     const Py_ssize_t len = PySequence_Size(v);
     if (len < 0)
       throw nb::python_error();
@@ -565,8 +693,14 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
       nb::object item = nb::steal(PySequence_GetItem(v, e));
       if (!item.is_valid())
         throw nb::python_error();
-      out.push_back(integer(
-          item, "table '" + tname + "'[" + std::to_string(e) + "]", d_->name));
+      const std::string what =
+          "table '" + tname + "'[" + std::to_string(e) + "]";
+      const int64_t length = integer(item, what, d_->name);
+      // Checked here, as every argument is, not first by create().
+      if (length < 0)
+        fail(PyExc_ValueError, what + " = " + std::to_string(length) +
+                                   ": a segment's length is 0 or more");
+      out.push_back(length);
     }
     const int c = tb.count;
     if (from_[c] == kGiven && sizes_[c] != len)
@@ -787,8 +921,14 @@ void Program::take(int i, nb::handle h) {
   }
   // PyTorch before 2.x exports no bool tensor through DLPack: its bytes are
   // taken as uint8 (the same memory).
-  if (kDTypes[p.p->dtype].kind == 'B' && nb::hasattr(h, "dtype") &&
-      std::strcmp(nb::str(h.attr("dtype")).c_str(), "torch.bool") == 0) {
+  bool torchBool = false;
+  if (kDTypes[p.p->dtype].kind == 'B' && nb::hasattr(h, "dtype")) {
+    try {
+      torchBool = shown(h.attr("dtype"), false) == "torch.bool";
+    } catch (nb::python_error &) { // a dtype that raises is not torch's
+    }
+  }
+  if (torchBool) {
     nb::object view =
         h.attr("view")(nb::module_::import_("torch").attr("uint8"));
     if (nb::try_cast(view, arrays_[i], false)) {
@@ -802,7 +942,7 @@ void Program::take(int i, nb::handle h) {
     try {
       h.attr("__dlpack__")();
     } catch (nb::python_error &e) {
-      why = nb::str(e.value()).c_str();
+      why = shownError(e);
     }
     if (!why.empty())
       fail(PyExc_TypeError, q(i) + ": its " + typeName(h) +
@@ -996,12 +1136,26 @@ void Program::scalar(int i, nb::handle h) {
     } else {
       x = PyFloat_AsDouble(o);
       if (x == -1.0 && PyErr_Occurred()) {
+        // An int past a double's range is a value out of range; anything
+        // else that would not convert is not a number (the converter's
+        // own message, e.g. torch's, after ours).
+        const bool overflow = PyErr_ExceptionMatches(PyExc_OverflowError);
         nb::python_error e;
+        if (overflow)
+          fail(PyExc_ValueError, q(i) + " = " +
+                                     (PyLong_Check(o) ? intText(h) : "it") +
+                                     " is out of the range of " + dt +
+                                     " (largest finite value " +
+                                     largestFinite(p.p->dtype) + ")");
         fail(PyExc_TypeError, q(i) + ": expected a number (" + dt + "), got " +
-                                  typeName(h) + ": " +
-                                  nb::str(e.value()).c_str());
+                                  typeName(h) + ": " + shownError(e));
       }
     }
+    // The rule of `--set` (coconet/values.h): a finite number that
+    // overflows the declared type, or a non-zero one that rounds to 0 in
+    // it, is refused; infinities and NaN given as such pass.
+    if (const std::string why = floatRangeProblem(p.p->dtype, x); !why.empty())
+      fail(PyExc_ValueError, q(i) + " = " + numberText(x) + " " + why);
     if (p.scalar == ScalarKind::Float)
       v.f = static_cast<float>(x);
     else
@@ -1023,8 +1177,14 @@ void Program::scalar(int i, nb::handle h) {
          q(i) + ": expected an integer (" + dt + "), got " + typeName(h));
   nb::object n = nb::steal(PyLong_Check(o) ? nb::handle(o).inc_ref().ptr()
                                            : PyNumber_Index(o));
-  if (!n.is_valid())
-    throw nb::python_error();
+  if (!n.is_valid()) {
+    // __index__ refused (torch.tensor(1.5), a NumPy array of several
+    // elements): our TypeError naming the parameter, the converter's
+    // message after it.
+    nb::python_error e;
+    fail(PyExc_TypeError, q(i) + ": expected an integer (" + dt + "), got " +
+                              typeName(h) + ": " + shownError(e));
+  }
   int overflow = 0;
   const long long x = PyLong_AsLongLongAndOverflow(n.ptr(), &overflow);
   bool fits = overflow == 0;
@@ -1049,7 +1209,7 @@ void Program::scalar(int i, nb::handle h) {
   }
   if (!fits)
     fail(PyExc_ValueError,
-         q(i) + " = " + nb::str(n).c_str() + " does not fit " + dt);
+         q(i) + " = " + intText(n) + " does not fit " + dt);
 }
 
 nb::object Program::call(nb::args args) {

@@ -16,7 +16,7 @@
 //
 // world() reports rank and size from FAKE_RANK and FAKE_SIZE (default 0 and
 // 1); step == -1 makes the step fail; FAKE_ABI, where set, is the ABI
-// version the description claims. fake_calls() and fake_creates() count
+// version the description claims; FAKE_TABLE=1 adds a segment table. fake_calls() and fake_creates() count
 // steps and creations (the test reads them with ctypes).
 //
 // Build: g++ -std=c++17 -shared -fPIC -fvisibility=hidden -I runtime/include
@@ -148,8 +148,16 @@ cc_py_program description = {
 
 } // namespace
 
+// With FAKE_TABLE=1, a segment table "layers" whose count is H, its
+// lengths summing to N (create() does not look at it): the checks of
+// `tables=` are coconet._core's.
+const cc_py_table tables[] = {{"layers", H, "N"}};
+
 extern "C" COCONET_PY_EXPORT const cc_py_program *coconet_python_program(void) {
   description.abi = envInt("FAKE_ABI", COCONET_PY_ABI);
+  const bool table = envInt("FAKE_TABLE", 0) != 0;
+  description.num_tables = table ? 1 : 0;
+  description.tables = table ? tables : nullptr;
   return &description;
 }
 extern "C" COCONET_PY_EXPORT int fake_calls(void) { return calls; }

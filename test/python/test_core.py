@@ -262,6 +262,42 @@ def bool_and_str_for_a_float_scalar():
 
 
 @check
+def float_scalar_out_of_its_range():
+    # The rule of `coconetc sim --set` and the drivers: a finite number that
+    # overflows f32, or a non-zero one that rounds to 0 in it, is refused
+    # (1e300 became inf and the step ran: AdamW's weights went to -inf).
+    p, a = created_program(), arrays()
+    for lr, says in ((1e300, "1e+300 is out of the range of f32 (largest finite "
+                              "value 3.4028235e38)"),
+                     (-1e39, "-1e+39 is out of the range of f32"),
+                     (np.float64(3.5e38), "3.5e+38 is out of the range of f32"),
+                     (1e-50, "1e-50 rounds to 0 in f32"),
+                     (-1e-46, "-1e-46 rounds to 0 in f32"),
+                     (10**400, "is out of the range of f32")):
+        refused(p, ValueError, call_args(a, lr=lr), ["lr"], [says])
+    # The largest f32, its smallest subnormal, zeros, and infinities and NaN
+    # given as such are values.
+    for lr in (3.4028234663852886e38, -3.4028234663852886e38, 1.401298464324817e-45,
+               0.0, -0.0, float("inf"), float("-inf"), float("nan")):
+        p(*call_args(arrays(), lr=lr))
+
+
+@check
+def integer_scalar_that_will_not_convert():
+    # __index__ that raises (a NumPy array of two elements; torch.tensor(1.5)
+    # below): the module's TypeError naming the parameter, not NumPy's own.
+    p, a = created_program(), arrays()
+    refused(p, TypeError, call_args(a, step=np.array([1, 2])), ["step"],
+            ["expected an integer (i32), got ndarray: "])
+    try:
+        import torch
+    except ImportError:
+        return
+    refused(p, TypeError, call_args(a, step=torch.tensor(1.5)), ["step"],
+            ["expected an integer (i32), got torch.Tensor: "])
+
+
+@check
 def missing_size_h():
     p, a = program(), arrays()
     refused(p, ValueError, call_args(a), ["H"], ["cannot tell size 'H'", "sizes={'H': ...}"])
@@ -388,6 +424,41 @@ def construction_refusals():
                "built for coconet Python ABI 99, this coconet has %d: rebuild it" % coconet.ABI)
     finally:
         del os.environ["FAKE_ABI"]
+
+
+@check
+def table_refusals_at_construction():
+    # tables= is checked as sizes= is, when the object is made: a 2-D array
+    # (NumPy's own TypeError), a negative length (the RuntimeError of
+    # create(), at the first call), a length that is not an integer.
+    os.environ["FAKE_TABLE"] = "1"
+    try:
+        calls, creates = FAKE.fake_calls(), FAKE.fake_creates()
+        for tables, exc, says in (
+                ({"layers": np.zeros((2, 3), np.int64)}, ValueError,
+                 "table 'layers': expected a 1-D sequence of lengths, got "
+                 "ndarray of shape (2, 3)"),
+                ({"layers": np.int64(4)}, TypeError, "expected a sequence of ints"),
+                ({"layers": [3, -1, 6]}, ValueError,
+                 "table 'layers'[1] = -1: a segment's length is 0 or more"),
+                ({"layers": np.array([3, -1, 6])}, ValueError,
+                 "table 'layers'[1] = -1"),
+                ({"layers": [3, 2.5]}, TypeError,
+                 "table 'layers'[1]: expected an integer, got float"),
+                ({"layers": [3, np.array([1, 2])]}, TypeError,
+                 "table 'layers'[1]: expected an integer, got ndarray: "),
+                ({"layers": []}, ValueError, "the table 'layers' is empty")):
+            message = raises(exc, lambda: program(tables=tables), *[says])
+            assert message.startswith(NAME + ": "), message
+        assert FAKE.fake_calls() == calls and FAKE.fake_creates() == creates
+        # A good table: H is its length.
+        p = program(tables={"layers": np.array([4, 0, 4])})
+        a = arrays(h=3)
+        a["x"] = np.zeros(6, f16)
+        p(*call_args(a))
+        assert p.created
+    finally:
+        del os.environ["FAKE_TABLE"]
 
 
 @check
