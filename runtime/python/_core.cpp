@@ -28,9 +28,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -158,9 +158,9 @@ std::string floatRangeProblem(int dtype, double x) {
   const std::string name = kDTypes[dtype].name;
   const double stored = name == "f16"    ? coconet::rt::roundToHalf(x)
                         : name == "bf16" ? coconet::rt::roundToBFloat16(x)
-                        : name == "f32"  ? static_cast<double>(
-                                              static_cast<float>(x))
-                                         : x;
+                        : name == "f32"
+                            ? static_cast<double>(static_cast<float>(x))
+                            : x;
   if (std::isinf(stored))
     return "is out of the range of " + name + " (largest finite value " +
            largestFinite(dtype) + ")";
@@ -265,7 +265,8 @@ std::string intText(nb::handle n) {
   if (!PyErr_Occurred())
     return std::to_string(u);
   PyErr_Clear();
-  nb::object bits = nb::steal(PyObject_CallMethod(n.ptr(), "bit_length", nullptr));
+  nb::object bits =
+      nb::steal(PyObject_CallMethod(n.ptr(), "bit_length", nullptr));
   if (!bits.is_valid()) {
     PyErr_Clear();
     return "an integer";
@@ -640,16 +641,15 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
     (void)v;
     bool known = false;
     for (int t = 0; t < d_->num_tables; ++t)
-      known |= PyUnicode_Check(k.ptr()) &&
-               PyUnicode_CompareWithASCIIString(k.ptr(), d_->tables[t].name) ==
-                   0;
+      known |=
+          PyUnicode_Check(k.ptr()) &&
+          PyUnicode_CompareWithASCIIString(k.ptr(), d_->tables[t].name) == 0;
     if (!known) {
       std::string names;
       for (int t = 0; t < d_->num_tables; ++t)
         names += (t ? ", " : "") + std::string(d_->tables[t].name);
-      fail(PyExc_ValueError, "tables: " + shown(k) +
-                                 " is not a table of " + d_->name +
-                                 "; its tables are " +
+      fail(PyExc_ValueError, "tables: " + shown(k) + " is not a table of " +
+                                 d_->name + "; its tables are " +
                                  (names.empty() ? "none" : names));
     }
   }
@@ -671,7 +671,8 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
     // An array (NumPy's, anything with a shape) is a table when it has
     // one dimension: a 2-D one is a sequence of rows, which would reach
     // the converter's own TypeError below.
-    if (PyObject_HasAttrString(v, "ndim") && PyObject_HasAttrString(v, "shape")) {
+    if (PyObject_HasAttrString(v, "ndim") &&
+        PyObject_HasAttrString(v, "shape")) {
       nb::object ndim = nb::steal(PyObject_GetAttrString(v, "ndim"));
       if (!ndim.is_valid())
         throw nb::python_error();
@@ -1142,11 +1143,10 @@ void Program::scalar(int i, nb::handle h) {
         const bool overflow = PyErr_ExceptionMatches(PyExc_OverflowError);
         nb::python_error e;
         if (overflow)
-          fail(PyExc_ValueError, q(i) + " = " +
-                                     (PyLong_Check(o) ? intText(h) : "it") +
-                                     " is out of the range of " + dt +
-                                     " (largest finite value " +
-                                     largestFinite(p.p->dtype) + ")");
+          fail(PyExc_ValueError,
+               q(i) + " = " + (PyLong_Check(o) ? intText(h) : "it") +
+                   " is out of the range of " + dt + " (largest finite value " +
+                   largestFinite(p.p->dtype) + ")");
         fail(PyExc_TypeError, q(i) + ": expected a number (" + dt + "), got " +
                                   typeName(h) + ": " + shownError(e));
       }
@@ -1208,8 +1208,7 @@ void Program::scalar(int i, nb::handle h) {
     }
   }
   if (!fits)
-    fail(PyExc_ValueError,
-         q(i) + " = " + intText(n) + " does not fit " + dt);
+    fail(PyExc_ValueError, q(i) + " = " + intText(n) + " does not fit " + dt);
 }
 
 nb::object Program::call(nb::args args) {

@@ -14,6 +14,8 @@
 
 #include "call_status.h"
 
+#include "coconet/environment.h"
+
 #include <mpi.h>
 
 #include <climits>
@@ -59,14 +61,8 @@ inline Status mpiFailed(int rc, const char *call, const char *file, int line) {
 /// data). Collectives larger than this run in pieces.
 inline int64_t mpiPieceBytes() {
   static const int64_t limit = [] {
-    int64_t l = INT_MAX;
-    if (const char *e = std::getenv("COCONET_MPI_PIECE_BYTES")) {
-      char *end = nullptr;
-      const long long v = std::strtoll(e, &end, 10);
-      if (end != e && *end == '\0' && v > 0 && v < l)
-        l = v;
-    }
-    return l;
+    return static_cast<int64_t>(
+        wholeNumberFromEnv("COCONET_MPI_PIECE_BYTES", 1, INT_MAX, INT_MAX));
   }();
   return limit;
 }

@@ -2,7 +2,8 @@
 
 #include "coconet/sizes.h"
 
-#include <cstdlib>
+#include "coconet/environment.h"
+
 #include <string>
 
 namespace coconet::rt {
@@ -67,13 +68,9 @@ bool addAligned(size_t *total, size_t bytes) {
 }
 
 size_t teamAlgorithmWindowBytes() {
-  if (const char *v = std::getenv("COCONET_TEAM_ALGORITHM_BYTES"); v && *v) {
-    char *end = nullptr;
-    unsigned long long n = std::strtoull(v, &end, 10);
-    if (end && *end == '\0' && n >= 64)
-      return static_cast<size_t>(n);
-  }
-  return size_t(32) << 20;
+  return static_cast<size_t>(
+      wholeNumberFromEnv("COCONET_TEAM_ALGORITHM_BYTES", kMinTeamWindowBytes,
+                         kMaxTeamWindowBytes, kDefaultTeamWindowBytes));
 }
 
 } // namespace coconet::rt

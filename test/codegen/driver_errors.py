@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 from run_codegen import (CPU_FLAGS, MPI_RETRIES, MPI_START_FAILED,
-                         emu_command, mpi_pause, run, run_all)
+                         RUN_TIMEOUT, emu_command, mpi_pause, run, run_all)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -237,16 +237,28 @@ def main():
         program = case[3] if len(case) > 3 else "sgd"
         cmd = ["mpirun", "--oversubscribe", "-np", "2", "./" + program,
                "--quiet", "--size", "N=8"] + extra
-        p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True,
-                           errors="surrogateescape")
+        def once():
+            # A driver that hangs is a failed case after RUN_TIMEOUT: its
+            # mpirun and ranks (one session) are killed.
+            with subprocess.Popen(cmd, cwd=work, env=env,
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True,
+                                  errors="surrogateescape",
+                                  start_new_session=True) as proc:
+                try:
+                    out, _ = proc.communicate(timeout=RUN_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, 9)
+                    out, _ = proc.communicate()
+                    out += "\nTIMED OUT after %d s (a signal)\n" % RUN_TIMEOUT
+                    return subprocess.CompletedProcess(cmd, -9, out)
+                return subprocess.CompletedProcess(cmd, proc.returncode, out)
+        p = once()
         for _ in range(MPI_RETRIES):
             if p.returncode == status or MPI_START_FAILED not in p.stdout:
                 break
             mpi_pause()
-            p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True,
-                               errors="surrogateescape")
+            p = once()
         prefix = program + ": "
         lines = [l for l in p.stdout.splitlines() if l.startswith(prefix)]
         said = [l for l in lines if l.startswith(line)]

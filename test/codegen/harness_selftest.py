@@ -8,7 +8,9 @@
 - run_mpi: an mpirun that started is not paused or run again; one that
   Open MPI failed to start ("orte_init failed") is tried MPI_RETRIES more
   times, each after a pause (a pause before every mpirun once cost the
-  suite minutes).
+  suite minutes);
+- run: a command that never ends is stopped after its time limit
+  (RUN_TIMEOUT), with the processes it started.
 
     harness_selftest.py --coconetc BIN --work DIR
 
@@ -101,6 +103,44 @@ def main():
     if not good:
         failures.append(f"an mpirun that never starts: {count} tries, "
                         f"{len(pauses)} pauses")
+    # A command that never ends (a generated program that spins): stopped
+    # after its time limit with every process it started (its session: a
+    # child that ignores the parent's end is killed too), said TIMED OUT.
+    import time
+    pid_file = os.path.join(work, "spinner.pid")
+    start = time.monotonic()
+    spun = run_codegen.run([sys.executable, "-c", (
+        "import os, subprocess, sys, time; "
+        "child = subprocess.Popen([sys.executable, '-c', "
+        "'import time\\nwhile True: time.sleep(0.05)']); "
+        "open(sys.argv[1], 'w').write(str(child.pid)); print('spinning', "
+        "flush=True)\nwhile True: time.sleep(0.05)"), pid_file], timeout=2)
+    took = time.monotonic() - start
+    # Alive: a process in any state but a zombie (killed, not yet reaped
+    # by whoever adopted it).
+    child_alive = True
+    try:
+        child = int(open(pid_file).read())
+        for _ in range(50):
+            with open(f"/proc/{child}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state in ("Z", "X"):
+                break
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("still running")
+        child_alive = False
+    except (OSError, ValueError):
+        child_alive = False
+    except RuntimeError:
+        pass
+    good = (not spun[0] and run_codegen.TIMED_OUT in spun[1] and
+            "spinning" in spun[1] and took < 30 and not child_alive)
+    print(f"{'ok' if good else 'FAILED'}: a command that never ends: stopped "
+          f"after {took:.1f} s, its child {'alive' if child_alive else 'gone'}")
+    if not good:
+        failures.append(f"a command that never ends: {spun}, {took:.1f} s, "
+                        f"child alive: {child_alive}")
     if failures:
         print("\n".join(failures))
         return 1

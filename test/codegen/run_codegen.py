@@ -77,11 +77,35 @@ CPU_FLAGS = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                  ).read().split()
 
 
-def run(cmd, cwd=None, env=None):
-    """Runs `cmd`; returns (ok, output)."""
-    p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    return p.returncode == 0, p.stdout
+# The most seconds one command (a compile, an mpirun of a generated
+# program, a simulator run) may take: a program that spins for ever fails
+# its case after this, instead of costing the suite its whole CTest time
+# limit. COCONET_TEST_RUN_TIMEOUT changes it (seconds, a whole number).
+RUN_TIMEOUT = int(os.environ.get("COCONET_TEST_RUN_TIMEOUT", "") or 300)
+
+# What a command that ran past RUN_TIMEOUT says, after its output so far.
+TIMED_OUT = "TIMED OUT"
+
+
+def run(cmd, cwd=None, env=None, timeout=None):
+    """Runs `cmd`; returns (ok, output). Past `timeout` seconds (default
+    RUN_TIMEOUT) the command and every process it started (its session:
+    mpirun's ranks) are killed, and it failed."""
+    limit = RUN_TIMEOUT if timeout is None else timeout
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True,
+                          errors="replace", start_new_session=True) as p:
+        try:
+            out, _ = p.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, 9)
+            except ProcessLookupError:
+                pass
+            out, _ = p.communicate()
+            return False, (out or "") + "\n%s after %d s: %s\n" % (
+                TIMED_OUT, limit, " ".join(str(c) for c in cmd)[:300])
+        return p.returncode == 0, out
 
 
 # Open MPI failed to start: mpiruns starting at once race creating (and,

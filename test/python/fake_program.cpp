@@ -16,8 +16,9 @@
 //
 // world() reports rank and size from FAKE_RANK and FAKE_SIZE (default 0 and
 // 1); step == -1 makes the step fail; FAKE_ABI, where set, is the ABI
-// version the description claims; FAKE_TABLE=1 adds a segment table. fake_calls() and fake_creates() count
-// steps and creations (the test reads them with ctypes).
+// version the description claims; FAKE_TABLE=1 adds a segment table.
+// fake_calls() and fake_creates() count steps and creations (the test reads
+// them with ctypes).
 //
 // Build: g++ -std=c++17 -shared -fPIC -fvisibility=hidden -I runtime/include
 //        test/python/fake_program.cpp -o _fake.so

@@ -52,8 +52,11 @@ bool addAligned(size_t *total, size_t bytes);
 
 /// The bytes of a team's window for the one- and two-shot collectives of
 /// either target (cpu/team_collectives.h, cuda/team_collectives.h):
-/// COCONET_TEAM_ALGORITHM_BYTES when it is a whole number of at least 64,
-/// else 32 MiB. Larger calls run in pieces.
+/// COCONET_TEAM_ALGORITHM_BYTES when it is a whole number from 64 to 2^40
+/// (coconet/environment.h's rule), else 32 MiB. Larger calls run in pieces.
+constexpr uint64_t kMinTeamWindowBytes = 64;
+constexpr uint64_t kMaxTeamWindowBytes = uint64_t(1) << 40;
+constexpr uint64_t kDefaultTeamWindowBytes = uint64_t(32) << 20;
 size_t teamAlgorithmWindowBytes();
 
 } // namespace coconet::rt

@@ -10,6 +10,7 @@
 #include "coconet/cpu/team.h"
 
 #include "coconet/arrivals.h"
+#include "coconet/environment.h"
 
 #include "../mpi_error.h"
 
@@ -38,9 +39,8 @@ constexpr const char *kSharedMemory = "/dev/shm";
 /// says how many instead); unlimited where it cannot be read.
 unsigned long long sharedMemoryRoom() {
   if (const char *v = std::getenv("COCONET_TEAM_SHM_BYTES"); v && *v) {
-    char *end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    if (end && *end == '\0')
+    uint64_t n = 0;
+    if (parseWholeNumber(v, 0, UINT64_MAX, &n))
       return n;
   }
   struct statvfs fs;

@@ -181,3 +181,73 @@ TEST_CASE("many diagnostics on one long line each cost a window, not the line",
   INFO("short line " << shortLine << " s, long line " << longLine << " s");
   CHECK(longLine < 4 * shortLine + 0.25);
 }
+
+TEST_CASE("the layout: every located diagnostic and note is three lines",
+          "[diag][terminal][layout]") {
+  // Place and message; the source line; the caret line ('^' under the
+  // location, '~' under the rest of the range). For an error, its note, a
+  // warning, a location at the end of a line, a range, a tab before it, a
+  // CRLF line, the last line without a line break and a line cut to a
+  // window: the whole output, so that a caret line dropped or moved in any
+  // of them (the note's, the cut line's) fails here, not only in one
+  // golden test.
+  std::string text = "program p(x: f32[N]) {\r\n"    // line 1
+                     "\ty = allreduce(sum, gard);\n" // line 2, a tab
+                     "    return y;\n"               // line 3
+                     "}";                            // line 4: no break
+  text += "\n" + std::string(300, 'a') + " bad " + std::string(300, 'b');
+  llvm::SourceMgr sm;
+  unsigned id = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "t.coco"), llvm::SMLoc());
+  const char *start = sm.getMemoryBuffer(id)->getBufferStart();
+  auto range = [&](size_t begin, size_t end) {
+    return llvm::SMRange(llvm::SMLoc::getFromPointer(start + begin),
+                         llvm::SMLoc::getFromPointer(start + end));
+  };
+  const size_t gard = text.find("gard"), ret = text.find("return");
+  const size_t brace = text.find("{\r"), bad = text.find(" bad ") + 1;
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  DiagnosticEngine diags(sm, os);
+  diags.report(range(gard, gard + 4), DiagId::UnknownName, "gard")
+      .note(range(ret, ret + 6), DiagId::StageDefinedHere, "y");
+  diags.report(range(brace, brace), DiagId::PartialValue, "norm", "sliced",
+               "why");
+  diags.report(range(bad, bad + 3), DiagId::UnknownName, "bad");
+  os.flush();
+  const std::string expected =
+      // The error: byte 21, after a tab shown as 8 columns: caret column 28.
+      "t.coco:2:21: error: use of undeclared name 'gard' [unknown-name]\n"
+      "        y = allreduce(sum, gard);\n" +
+      std::string(27, ' ') +
+      "^~~~\n"
+      // Its note, with its own caret line.
+      "t.coco:3:5: note: 'y' is defined here\n"
+      "    return y;\n"
+      "    ^~~~~~\n"
+      // A warning at the end of a CRLF line (the CR is not shown).
+      "t.coco:1:22: warning: 'norm' of a sliced tensor is a per-rank partial "
+      "value; why [partial-value]\n"
+      "program p(x: f32[N]) {\n" +
+      std::string(21, ' ') +
+      "^\n"
+      // A line of 607 columns, shown as a window around the caret.
+      "t.coco:5:302: error: use of undeclared name 'bad' [unknown-name]\n";
+  INFO(out);
+  REQUIRE(out.rfind(expected, 0) == 0);
+  // The window's two lines: '...' on both sides, the caret under 'bad'.
+  llvm::SmallVector<llvm::StringRef, 4> tail;
+  llvm::StringRef(out).substr(expected.size()).split(tail, '\n');
+  REQUIRE(tail.size() == 3); // source, caret line, and "" after the last
+  CHECK(tail[2].empty());
+  CHECK(tail[0].starts_with("..."));
+  CHECK(tail[0].ends_with("..."));
+  const size_t caret = tail[1].find('^');
+  REQUIRE(caret != llvm::StringRef::npos);
+  CHECK(tail[0].substr(caret, 3) == "bad");
+  CHECK(tail[1].substr(caret) == "^~~");
+  CHECK(tail[1].find_first_not_of(' ') == caret);
+  CHECK(tail[0].size() <= 110);
+  // Every located diagnostic (3 here) and note (1): three lines each.
+  CHECK(llvm::StringRef(out).count('\n') == 4 * 3);
+}
