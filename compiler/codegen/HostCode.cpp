@@ -354,7 +354,8 @@ void emitTableCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     w.line("COCONET_RETURN_IF_ERROR(cc_table.checkElements(" +
            printExtent({tb.length, {}}, plan.mesh, createSize) + ", \"" +
            tb.length.str() + "\"));");
-    w.line("const std::vector<int64_t> cc_kernel = cc_table.kernelTable();");
+    w.line("std::vector<int64_t> cc_kernel;");
+    w.line("COCONET_RETURN_IF_ERROR(cc_table.kernelTable(&cc_kernel));");
     w.line(member + "_bytes = cc_kernel.size() * sizeof(int64_t);");
     w.line("void *cc_memory = nullptr;");
     emitCreateCall(w, plan,

@@ -55,9 +55,13 @@ std::vector<int64_t> SegmentTable::chunkStarts(int64_t chunk) const {
   if (chunk <= 0)
     return starts;
   const int64_t n = elements();
-  starts.reserve(static_cast<size_t>(n / chunk + 1));
+  // ceil(n / chunk) chunks, counted without n + chunk - 1 (n may be near
+  // 2^63 - 1).
+  const int64_t chunks = n / chunk + (n % chunk != 0);
+  starts.reserve(static_cast<size_t>(chunks));
   int64_t s = 0;
-  for (int64_t first = 0; first < n; first += chunk) {
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t first = c * chunk;
     // Walk forward: the chunks' first elements increase.
     while (end(s) <= first)
       ++s;
@@ -83,15 +87,32 @@ std::vector<int64_t> SegmentTable::lengths() const {
   return out;
 }
 
-std::vector<int64_t> SegmentTable::kernelTable() const {
-  std::vector<int64_t> out(offsets_.begin() + 1, offsets_.end());
-  const std::vector<int64_t> starts = chunkStarts(kSegmentChunk);
-  out.insert(out.end(), starts.begin(), starts.end());
-  return out;
+Status SegmentTable::kernelTable(std::vector<int64_t> *out) const {
+  const int64_t entries = kernelTableEntries(segments(), elements());
+  try {
+    std::vector<int64_t> table(offsets_.begin() + 1, offsets_.end());
+    table.reserve(static_cast<size_t>(entries));
+    const std::vector<int64_t> starts = chunkStarts(kSegmentChunk);
+    table.insert(table.end(), starts.begin(), starts.end());
+    *out = std::move(table);
+  } catch (const std::exception &) { // bad_alloc, length_error
+    // A table of few segments over a tensor of 2^60 elements: a chunk
+    // start for every 2^k elements of it.
+    return invalid(
+        what_, "cannot allocate its kernel table: " + std::to_string(entries) +
+                   " entries of 8 bytes of host memory (" +
+                   std::to_string(segments()) + " segments over " +
+                   std::to_string(elements()) + " elements)");
+  }
+  return Status::success();
 }
 
 int64_t SegmentTable::kernelTableEntries(int64_t count, int64_t length) {
-  return count + (length + kSegmentChunk - 1) / kSegmentChunk;
+  // Without length + kSegmentChunk - 1, which overflows for a length near
+  // 2^63 - 1 (a table of one such segment: found by coconet-fuzz-segments);
+  // saturated at 2^63 - 1.
+  const int64_t chunks = length / kSegmentChunk + (length % kSegmentChunk != 0);
+  return count > INT64_MAX - chunks ? INT64_MAX : count + chunks;
 }
 
 Status segmentTableOf(const int64_t *lengths, int64_t count,
@@ -209,7 +230,12 @@ Status readSegmentTable(const std::string &path, SegmentTable *out) {
   std::string bytes;
   COCONET_RETURN_IF_ERROR(readRegularFile(path, "the segment table",
                                           kMaxSegmentTableFileBytes, &bytes));
-  if (bytes.compare(0, 6, "\x93NUMPY") != 0)
+  return segmentTableFromBytes(bytes, path, out);
+}
+
+Status segmentTableFromBytes(std::string_view bytes, const std::string &path,
+                             SegmentTable *out) {
+  if (bytes.substr(0, 6) != std::string_view("\x93NUMPY", 6))
     return parseSegmentTable(bytes, path, out);
   NpyArray array;
   if (Status st = parseNpy(bytes, &array); !st.ok())

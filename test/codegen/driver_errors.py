@@ -87,16 +87,18 @@ def main():
     with open(os.path.join(work, "seg.coco"), "w") as f:
         f.write("program seg(layers: segments[T], w: f32[N] segmented(layers))"
                 " {\n    n = norm(w, by=layers);\n    return n;\n}\n")
+    # The segment table's kernel table is made by create() on either
+    # target: seg is built for --sizes-only too.
     builds = [(os.path.join(ROOT, "samples", "sgd.coco"), "sgd"),
-              (os.path.join(work, "cube.coco"), "cube")]
-    if not args.sizes_only:
-        builds.append((os.path.join(work, "seg.coco"), "seg"))
+              (os.path.join(work, "cube.coco"), "cube"),
+              (os.path.join(work, "seg.coco"), "seg")]
     for source, name in builds:
         if not build(args, source, name, work):
             return 1
     # Segment tables that do not fit (bad tables are usage errors).
     tables = {"sum": b"5 2\n", "neg": b"5\n-1 4\n", "frac": b"5 2.5\n",
-              "two": b"4 4\n", "npy": b"\x93NUMPY garbage"}
+              "two": b"4 4\n", "npy": b"\x93NUMPY garbage",
+              "huge-n": b"1152921504606846976\n"}
     for name, data in tables.items():
         with open(os.path.join(work, "table-" + name), "wb") as f:
             f.write(data)
@@ -215,6 +217,13 @@ def main():
         (["--input", "w=" + table("dir")], 1,
          "sgd: I/O error: cannot read '" + table("dir") + "': it is a "
          "directory, not a file"),
+        # One segment over 2^60 elements (4 EiB of f32: within 2^63 bytes):
+        # its kernel table, a chunk start every 2^k elements, does not fit
+        # (once std::bad_alloc out of create()).
+        (["--size", "N=1152921504606846976", "--segments",
+          "layers=" + table("huge-n")], 1,
+         "seg: invalid argument: segment table 'layers': cannot allocate "
+         "its kernel table: ", "seg"),
         # A generated table's count, checked before the table is made (once
         # std::length_error, or memory run out).
         (["--size", "T=9223372036854775807", "--output-dir",

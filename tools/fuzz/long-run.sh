@@ -6,7 +6,7 @@
 #   tools/fuzz/long-run.sh TARGET RUNS [libFuzzer options...]
 #   tools/fuzz/long-run.sh parse 1000000
 #
-# TARGET: parse, schedule or npy. The growing corpus, crash/timeout inputs
+# TARGET: parse, schedule, npy, segments or machine. The growing corpus, crash/timeout inputs
 # and the log go under build-fuzz/long-run/TARGET/ ($COCONET_FUZZ_DIR
 # instead of build-fuzz); the corpus is kept between runs, so a second run
 # goes on from the first. At the end it prints what docs/testing.md
@@ -17,13 +17,15 @@
 # minimises the corpus into test/fuzz/corpus/TARGET/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-target=${1:?usage: long-run.sh parse|schedule|npy RUNS [libFuzzer options...]}
+target=${1:?usage: long-run.sh parse|schedule|npy|segments|machine RUNS [libFuzzer options...]}
 runs=${2:?usage: long-run.sh TARGET RUNS [libFuzzer options...]}
 shift 2
 case $target in
   parse) dict=coco.dict max_len=4096 ;;
   schedule) dict=schedule.dict max_len=2048 ;;
   npy) dict=npy.dict max_len=4096 ;;
+  segments) dict=segments.dict max_len=4096 ;;
+  machine) dict=machine.dict max_len=4096 ;;
   *) echo "long-run.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
 fuzz=${COCONET_FUZZ_DIR:-$root/build-fuzz}

@@ -12,6 +12,13 @@
             and a few directives of every kind over its stages
   npy       .npy files of every element type and several shapes (versions
             1.0, 2.0 and 3.0), and a few malformed ones
+  segments  tables as text (samples/*.segments, commas, comments, empty
+            and one-element segments, sums near 2^63, malformed lengths) and
+            as .npy (every integer type, 2-D, float), each with first bytes
+            that make a generated table of several counts and lengths
+  machine   every machine file of tools/machines/ and test/lit/tune/Inputs/,
+            each value at the bounds of its range and past them, and
+            names with escapes
 
 tools/fuzz/update-corpus.sh minimises these (libFuzzer -merge=1) into
 test/fuzz/corpus/<target>/, the seed corpus the CTests run over.
@@ -128,6 +135,79 @@ def npy_seeds(out: pathlib.Path) -> None:
         write(out / f"{name}.npy", data)
 
 
+def segments_seeds(out: pathlib.Path) -> None:
+    seeds = {}
+    for f in sorted(ROOT.glob("samples/*.segments")):
+        seeds[f.stem] = f.read_bytes()
+    seeds["text"] = b"5 0 3\n1\n"
+    seeds["commas"] = b"# GPT-2's first layers\n768, 0, 1,\n2304 # qkv\n"
+    seeds["empty-first"] = b"0 0 7 0\n"
+    seeds["one"] = b"1\n"
+    seeds["zero"] = b"0\n"
+    seeds["near-max"] = b"9223372036854775806 1\n"
+    seeds["past-max"] = b"9223372036854775807 1\n"
+    seeds["big"] = b"1152921504606846976\n"
+    seeds["negative"] = b"5 -1\n"
+    seeds["fraction"] = b"5 2.5\n"
+    seeds["control"] = b"5 \x1b[2J 3\n"
+    seeds["crlf"] = b"3\r\n4\r\n"
+    for descr, fmt in (("<i4", "<i"), ("<i8", "<q"), ("<u8", "<Q")):
+        data = b"".join(struct.pack(fmt, v) for v in (3, 0, 1, 4))
+        seeds[f"npy-{descr[1:]}"] = npy(descr, (4,), data=data)
+    seeds["npy-u8-huge"] = npy("<u8", (2,), data=struct.pack("<QQ", 2**63, 1))
+    seeds["npy-2d"] = npy("<i8", (2, 2))
+    seeds["npy-float"] = npy("<f4", (3,))
+    seeds["npy-empty"] = npy("<i8", (0,))
+    for name, data in seeds.items():
+        write(out / f"{name}.seg", data)
+    # Generated tables: the first 8 bytes are the count (low 8 bits), a
+    # shift, the length and the seed (FuzzSegments.cpp).
+    for count, shift, length in ((1, 0, 0), (3, 0, 10), (148, 0, 8192),
+                                 (200, 5, 1 << 39), (255, 0, 7)):
+        word = count | (shift << 16) | ((length & ((1 << 40) - 1)) << 24)
+        write(out / f"gen-{count}-{length}.seg",
+              struct.pack("<Q", word & (2**64 - 1)) + b" 4\n")
+    write(out / "gen-past-max.seg", struct.pack("<Q", 2**63 | 5) + b"\n")
+
+
+MACHINE_VALUES = [
+    ("ranks-per-node", ["1", "65536", "65537", "0"], ""),
+    ("threads-per-rank", ["1", "4096", "4097"], ""),
+    ("kernel-launch", ["0", "1", "1.5", "1e308", "-1", "nan", "inf"], "s"),
+    ("memory-bandwidth", ["1", "1000", "999", "1e15", "1.1e15"], "B/s"),
+    ("ordered-sum", ["0", "1", "1.001"], "ms"),
+]
+
+
+def machine_seeds(out: pathlib.Path) -> None:
+    files = sorted(ROOT.glob("tools/machines/*.machine")) + \
+        sorted(ROOT.glob("test/lit/tune/Inputs/*.machine"))
+    for f in files:
+        write(out / f"{f.stem}.machine", f.read_bytes())
+    base = (ROOT / "test/lit/tune/Inputs/round.machine").read_text()
+    for key, values, unit in MACHINE_VALUES:
+        for v in values:
+            lines = [l for l in base.splitlines() if not l.startswith(key + " ")]
+            lines.append(f"{key} {v} {unit}".rstrip())
+            write(out / f"round-{key}-{v}.machine", ("\n".join(lines) + "\n").encode())
+    extra = {
+        "matmul-bounds": "matmul f16 1 MFLOP/s\nmatmul f32 100000 TFLOP/s\nmatmul f64 0.5 MFLOP/s\n",
+        "cache-bounds": "cache 1 KB bandwidth 1000 TB/s\n",
+        "cache-past": "cache 1025 GiB bandwidth 1 GB/s\n",
+        "collective-bounds": "collective alltoall ring network latency 1 s bandwidth 1 KB/s beyond-cache 1000 TB/s\n",
+        "collective-typed": "collective allreduce library node bf16 latency 0 s bandwidth 1 GB/s\n",
+        "per-element": "random-draw 1 ms\nlibm-call 0 ns\nrounding 999 us\nmatmul-pack 1 us\n",
+        "write-allocate": "write-allocate yes\n",
+    }
+    for name, text in extra.items():
+        lines = [l for l in base.splitlines() if not l.startswith(("cache", "write-allocate"))]
+        write(out / f"round-{name}.machine", ("\n".join(lines) + "\n" + text).encode())
+    write(out / "name-escapes.machine",
+          base.replace("machine round", "machine a\x1b]0;x\x07b\xff").encode("latin-1"))
+    write(out / "name-long.machine",
+          base.replace("machine round", "machine " + "n" * 2000).encode())
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -136,7 +216,9 @@ def main() -> int:
     parse_seeds(out / "parse")
     schedule_seeds(out / "schedule")
     npy_seeds(out / "npy")
-    for t in ("parse", "schedule", "npy"):
+    segments_seeds(out / "segments")
+    machine_seeds(out / "machine")
+    for t in ("parse", "schedule", "npy", "segments", "machine"):
         print(f"{t}: {len(list((out / t).iterdir()))} inputs")
     return 0
 

@@ -7,19 +7,22 @@
 #
 #   tools/fuzz/run-libfuzzer.sh TARGET [ARTIFACT_DIR]
 #
-# TARGET: parse, schedule or npy (build-fuzz/tools/coconet-fuzz-TARGET,
+# TARGET: parse, schedule, npy, segments or machine
+# (build-fuzz/tools/coconet-fuzz-TARGET,
 # $COCONET_FUZZ_DIR instead of build-fuzz). New inputs go to a temporary
 # directory, never into the repository; a crashing input is kept in
 # ARTIFACT_DIR (default: the current directory). Exits 77 (CTest: skipped)
 # when the target was not built (tools/build.sh builds it with clang++-19).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-target=${1:?usage: run-libfuzzer.sh parse|schedule|npy [ARTIFACT_DIR]}
+target=${1:?usage: run-libfuzzer.sh parse|schedule|npy|segments|machine [ARTIFACT_DIR]}
 artifacts=${2:-.}
 case $target in
   parse) dict=coco.dict max_len=4096 runs=5000 ;;
   schedule) dict=schedule.dict max_len=2048 runs=2500 ;;
   npy) dict=npy.dict max_len=4096 runs=200000 ;;
+  segments) dict=segments.dict max_len=4096 runs=40000 ;;
+  machine) dict=machine.dict max_len=4096 runs=4000 ;;
   *) echo "run-libfuzzer.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
 runs=${RUNS:-$runs}

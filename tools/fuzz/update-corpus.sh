@@ -12,10 +12,10 @@
 # that crashes (fix it first: a crashing input makes a merge stop).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-target=${1:?usage: update-corpus.sh parse|schedule|npy [DIRS...]}
+target=${1:?usage: update-corpus.sh parse|schedule|npy|segments|machine [DIRS...]}
 shift
 case $target in
-  parse | npy) max_len=4096 ;;
+  parse | npy | segments | machine) max_len=4096 ;;
   schedule) max_len=2048 ;;
   *) echo "update-corpus.sh: unknown target '$target'" >&2; exit 2 ;;
 esac

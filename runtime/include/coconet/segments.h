@@ -49,10 +49,12 @@ public:
   /// The T lengths.
   std::vector<int64_t> lengths() const;
   /// What kernels read (coconet/segment_walk.h), in one array: the T
-  /// segment ends, then chunkStarts(kSegmentChunk).
-  std::vector<int64_t> kernelTable() const;
+  /// segment ends, then chunkStarts(kSegmentChunk). InvalidArgument,
+  /// naming the table, when it does not fit in memory (a table over a
+  /// tensor of 2^60 elements threw std::bad_alloc out of create()).
+  Status kernelTable(std::vector<int64_t> *out) const;
   /// Its number of entries for a table of `count` segments over `length`
-  /// elements.
+  /// elements (2^63 - 1 when there are more).
   static int64_t kernelTableEntries(int64_t count, int64_t length);
 
 private:
@@ -88,8 +90,12 @@ Status segmentTableOf(const int64_t *lengths, int64_t count,
 Status parseSegmentTable(std::string_view text, const std::string &what,
                          SegmentTable *out);
 /// A table from a file: a .npy (its first bytes are the .npy magic) of a
-/// 1-D array of integers, else text as parseSegmentTable reads it.
+/// 1-D array of integers, else text as parseSegmentTable reads it. The
+/// file is a regular file of at most 1 GiB (coconet/files.h).
 Status readSegmentTable(const std::string &path, SegmentTable *out);
+/// The same from the file's bytes (`what` names it in errors).
+Status segmentTableFromBytes(std::string_view bytes, const std::string &what,
+                             SegmentTable *out);
 
 } // namespace coconet::rt
 

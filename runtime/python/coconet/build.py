@@ -12,6 +12,7 @@ with DIR on sys.path then gives the step (NAME.Step).
 
 import glob
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -25,6 +26,17 @@ __all__ = ["BuildError", "build"]
 class BuildError(Exception):
     """A step of the build failed: the message says which, what ran and
     what it printed."""
+
+
+def _shown(text):
+    """What a user typed, as a message shows it: Python's ascii() (a
+    control or format character escaped), cut to 64 characters."""
+    s = ascii(text)
+    return s if len(s) <= 64 else s[:61] + "..."
+
+
+# --cuda-arch: a compute capability as nvcc's sm_N spells it (90, 100a).
+_CUDA_ARCH = re.compile(r"[0-9]{2,3}[af]?")
 
 
 def _run(what, cmd):
@@ -83,10 +95,16 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
                          "(nvcc, the CUDA toolkit and NCCL): it cannot build "
                          "for the cuda target")
     if target not in ("cpu", "cuda"):
-        raise BuildError("unknown target %r (cpu or cuda)" % (target,))
+        raise BuildError("unknown target %s (cpu or cuda)" % _shown(target))
+    if not _CUDA_ARCH.fullmatch(str(cuda_arch)):
+        raise BuildError("--cuda-arch is a compute capability as sm_N spells "
+                         "it (90, 100a), not %s" % _shown(cuda_arch))
+    if not os.path.exists(source):
+        raise BuildError("no such file: %s" % _shown(source))
     if not os.path.isfile(source):
-        raise BuildError("no such file: " + source)
-    os.makedirs(out_dir, exist_ok=True)
+        raise BuildError("%s is not a regular file" % _shown(source))
+    # coconetc makes the directory when it writes: a refused build writes
+    # nothing.
     out_dir = os.path.abspath(out_dir)
 
     cmd = [_config.COCONETC, "--emit=python", "--target=" + target]
@@ -202,8 +220,8 @@ def main(argv):
         elif key:
             opts[key] = value
         elif a.startswith("-") and a != "-":
-            print("coconet build: unknown option %s\n\n%s" % (a, USAGE), end="",
-                  file=sys.stderr)
+            print("coconet build: unknown option %s\n\n%s" % (_shown(a), USAGE),
+                  end="", file=sys.stderr)
             return 2
         else:
             files.append(a)
@@ -213,7 +231,12 @@ def main(argv):
               % (len(files), USAGE), end="", file=sys.stderr)
         return 2
     if opts["target"] not in ("cpu", "cuda"):
-        print("coconet build: --target is cpu or cuda, not %s" % opts["target"],
+        print("coconet build: --target is cpu or cuda, not %s"
+              % _shown(opts["target"]), file=sys.stderr)
+        return 2
+    if not _CUDA_ARCH.fullmatch(opts["cuda_arch"]):
+        print("coconet build: --cuda-arch is a compute capability as sm_N "
+              "spells it (90, 100a), not %s" % _shown(opts["cuda_arch"]),
               file=sys.stderr)
         return 2
     try:

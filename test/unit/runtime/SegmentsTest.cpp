@@ -10,6 +10,7 @@
 
 #include "coconet/segments.h"
 #include "coconet/npy.h"
+#include "coconet/segment_walk.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -217,4 +218,33 @@ TEST_CASE("generated tables are valid, deterministic and varied",
   CHECK(differs);
   SegmentTable bad;
   CHECK(!randomSegmentTable(0, 10, 1, 0, "t", &bad).ok());
+}
+
+TEST_CASE("a table over 2^63 - 1 elements: its kernel table is counted "
+          "without overflow and refused, not thrown",
+          "[runtime][segments]") {
+  SegmentTable t;
+  REQUIRE(SegmentTable::fromLengths({INT64_MAX}, "t", &t).ok());
+  // ceil((2^63 - 1) / 1024) chunks and one segment end (length + 1023
+  // overflowed: found by coconet-fuzz-segments).
+  CHECK(SegmentTable::kernelTableEntries(1, INT64_MAX) ==
+        1 + INT64_MAX / kSegmentChunk + 1);
+  CHECK(SegmentTable::kernelTableEntries(INT64_MAX, INT64_MAX) == INT64_MAX);
+  CHECK(SegmentTable::kernelTableEntries(3, 0) == 3);
+  CHECK(SegmentTable::kernelTableEntries(3, kSegmentChunk) == 4);
+  CHECK(SegmentTable::kernelTableEntries(3, kSegmentChunk + 1) == 5);
+  // Its kernel table does not fit in memory: an error naming the table
+  // (create() let std::bad_alloc out).
+  std::vector<int64_t> kernel;
+  Status st = t.kernelTable(&kernel);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.code() == StatusCode::InvalidArgument);
+  CHECK(st.message().rfind("t: cannot allocate its kernel table: ", 0) == 0);
+  CHECK(kernel.empty());
+  // A small table's kernel table: the ends, then each chunk's segment.
+  SegmentTable small;
+  REQUIRE(SegmentTable::fromLengths({kSegmentChunk, 0, 3}, "s", &small).ok());
+  REQUIRE(small.kernelTable(&kernel).ok());
+  CHECK(kernel == std::vector<int64_t>{kSegmentChunk, kSegmentChunk,
+                                       kSegmentChunk + 3, 0, 2});
 }

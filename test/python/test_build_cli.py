@@ -1,0 +1,88 @@
+"""`python3 -m coconet build`'s refusals (CTest python-build-cli).
+
+    PYTHONPATH=build/python python3 test/python/test_build_cli.py WORK
+
+Each bad command line exits with its status (2: the command line; 1: the
+build), says why on one line that is safe for a terminal (what the user
+typed escaped as ascii() writes it, cut to 64 characters), and writes
+nothing: no -o directory is made. Prints ok/FAILED per case; exits 1 on a
+failure.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import unicodedata
+
+work = os.path.abspath(sys.argv[1])
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sample = os.path.join(root, "samples", "sgd.coco")
+os.makedirs(os.path.join(work, "a-dir.coco"))
+fifo = os.path.join(work, "fifo.coco")
+os.mkfifo(fifo)
+bad = os.path.join(work, "bad.coco")
+with open(bad, "w") as f:
+    f.write("program p(x: f32[N]) {\n    y = gard + 1;\n    return y;\n}\n")
+
+out = os.path.join(work, "out")
+CASES = [
+    # (arguments, exit status, what the message says)
+    (["--bo\x1b]0;pwned\x07gus", sample], 2,
+     "unknown option '--bo\\x1b]0;pwned\\x07gus'"),
+    (["--" + "x" * 5000, sample], 2, "unknown option '--xxxx"),
+    (["--target", "gpu\x1b[2J", sample], 2,
+     "--target is cpu or cuda, not 'gpu\\x1b[2J'"),
+    (["--cuda-arch", "90 -o /tmp/x", "--target", "cuda", sample], 2,
+     "--cuda-arch is a compute capability as sm_N spells it (90, 100a), not "
+     "'90 -o /tmp/x'"),
+    (["--cuda-arch", "", sample], 2, "--cuda-arch is a compute capability"),
+    ([sample, sample], 2, "expected one FILE.coco, got 2"),
+    ([os.path.join(work, "missing\u202e.coco")], 1,
+     "no such file: '" + work.encode("ascii", "backslashreplace").decode()),
+    ([os.path.join(work, "a-dir.coco")], 1, "is not a regular file"),
+    ([fifo], 1, "is not a regular file"),
+    ([bad], 1, "coconetc failed (exit status 1)"),
+]
+
+
+def safe(text):
+    for line in text.splitlines():
+        if len(line) > 600:
+            return "a line of %d characters" % len(line)
+        for c in line:
+            if unicodedata.category(c) in ("Cc", "Cf", "Co", "Cn"):
+                return "a raw U+%04X" % ord(c)
+    return None
+
+
+failures = 0
+env = dict(os.environ)
+for extra, status, says in CASES:
+    argv = [sys.executable, "-m", "coconet", "build", "-o", out] + extra
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env, timeout=120)
+    err = p.stderr.decode("utf-8", "replace")
+    problems = []
+    if p.returncode != status:
+        problems.append("exit status %d, expected %d" % (p.returncode, status))
+    if says not in err:
+        problems.append("does not say %r" % says)
+    if not err.startswith("coconet build: "):
+        problems.append("the message does not start with 'coconet build: '")
+    why = safe(err)
+    if why:
+        problems.append(why)
+    if os.path.exists(out):
+        problems.append("it made %s" % out)
+        shutil.rmtree(out)
+    name = ascii(" ".join(extra))[1:-1][:100]
+    if problems:
+        failures += 1
+        print("FAILED: %s: %s\n  %s" % (name, "; ".join(problems),
+                                        ascii(err)[:400]))
+    else:
+        print("ok: %s: exit %d" % (name, status))
+print("%d of %d cases behave" % (len(CASES) - failures, len(CASES)))
+sys.exit(1 if failures else 0)
