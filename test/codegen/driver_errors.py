@@ -98,7 +98,8 @@ def main():
     # Segment tables that do not fit (bad tables are usage errors).
     tables = {"sum": b"5 2\n", "neg": b"5\n-1 4\n", "frac": b"5 2.5\n",
               "two": b"4 4\n", "npy": b"\x93NUMPY garbage",
-              "huge-n": b"1152921504606846976\n"}
+              "huge-n": b"1152921504606846976\n",
+              "esc": b"5 \x1b[2J\n"}
     for name, data in tables.items():
         with open(os.path.join(work, "table-" + name), "wb") as f:
             f.write(data)
@@ -191,6 +192,10 @@ def main():
          "its count T is bound to 3", "seg"),
         (["--segments", "layers=" + table("npy")], 2,
          "seg: " + table("npy") + ": ", "seg"),
+        # A word that is not a length, escaped (the check below refuses
+        # any raw control character in the driver's lines).
+        (["--segments", "layers=" + table("esc")], 2,
+         "seg: " + table("esc") + ":1: '<U+001B>[2J' is not a length", "seg"),
         (["--segments", "heads=" + table("two")], 2,
          "seg: --segments heads: the program has no segment table named "
          "'heads' (its tables: layers)", "seg"),

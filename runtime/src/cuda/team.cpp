@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "coconet/cuda/team.h"
+#include "coconet/environment.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -66,17 +67,17 @@ bool envIs(const char *name, const char *value) {
 /// could not all be resident under the kernels' launch bounds). Another
 /// value leaves `*error` saying why.
 int blocksPerProcessor(std::string *error) {
-  const char *v = std::getenv("COCONET_TEAM_BLOCKS_PER_SM");
-  if (!v || !*v)
-    return kernels::kTeamBlocksPerSM;
-  char *end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*end == '\0' && n >= 1 && n <= kernels::kTeamBlocksPerSM)
-    return static_cast<int>(n);
-  *error = std::string("COCONET_TEAM_BLOCKS_PER_SM is '") + v +
-           "': it must be a whole number from 1 to " +
-           std::to_string(kernels::kTeamBlocksPerSM);
-  return 1;
+  std::string why;
+  const uint64_t n = wholeNumberFromEnv(
+      "COCONET_TEAM_BLOCKS_PER_SM", 1,
+      static_cast<uint64_t>(kernels::kTeamBlocksPerSM),
+      static_cast<uint64_t>(kernels::kTeamBlocksPerSM), &why);
+  if (!why.empty()) {
+    // A value set but refused is an error here, not the default.
+    *error = why.substr(0, why.find("; the default"));
+    return 1;
+  }
+  return static_cast<int>(n);
 }
 
 /// The largest of each member's `values` over `comm` (a collective that

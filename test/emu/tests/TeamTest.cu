@@ -355,7 +355,8 @@ TEST_CASE("COCONET_TEAM_BLOCKS_PER_SM: the fewest any member asks for; a "
     CHECK(sumOverWorld(runRounds(*team, 2, kNone, kAtStart)) == 0);
   }
   // Out of range on the last rank only: every member fails, none waits.
-  for (const char *bad : {"0", "5", "2x"}) {
+  // (strtol took " 2" and "+2" for 2: digits only now.)
+  for (const char *bad : {"0", "5", "2x", " 2", "+2", "-1"}) {
     INFO("COCONET_TEAM_BLOCKS_PER_SM=" << bad);
     if (worldRank == worldSize - 1)
       setenv("COCONET_TEAM_BLOCKS_PER_SM", bad, 1);
@@ -364,8 +365,8 @@ TEST_CASE("COCONET_TEAM_BLOCKS_PER_SM: the fewest any member asks for; a "
     const Status s = Team::create(*mesh, 0, teamBytes(worldSize), &team, &why);
     CHECK(everywhere(!s.ok() && !team));
     if (worldRank == worldSize - 1)
-      CHECK(s.message().find(std::string("COCONET_TEAM_BLOCKS_PER_SM is '") +
-                             bad + "'") != std::string::npos);
+      CHECK(s.message().find(std::string("COCONET_TEAM_BLOCKS_PER_SM='") + bad +
+                             "' is ") != std::string::npos);
     else
       CHECK(s.message().find("on another member") != std::string::npos);
   }
