@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "coconet/numeric.h"
+#include "coconet/float_range.h"
 #include "coconet/python_abi.h"
 
 #include <nanobind/nanobind.h>
@@ -127,46 +127,11 @@ ScalarKind scalarKind(int dtype) {
   return t.bytes == 4 ? ScalarKind::I32 : ScalarKind::I64;
 }
 
-/// The largest finite value of float type `dtype`, for messages (as
-/// coconet/values.h's `--set` rule says it).
-const char *largestFinite(int dtype) {
-  const std::string name = kDTypes[dtype].name;
-  return name == "f16"    ? "65504"
-         : name == "bf16" ? "3.3895314e38"
-         : name == "f32"  ? "3.4028235e38"
-                          : "1.7976931348623157e308";
-}
-
-/// A double as the shortest text that reads back the same.
-std::string numberText(double v) {
-  char buffer[64];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
-    if (std::strtod(buffer, nullptr) == v || std::isnan(v))
-      break;
-  }
-  return buffer;
-}
-
 /// Why `x` cannot be a scalar of float type `dtype` (empty: it can): the
-/// rule of `--set` (coconet/values.h): a finite value that rounds past the
-/// type's largest, or a non-zero one that rounds to 0. Infinities and NaN
-/// given as such pass.
+/// rule of `--set` (coconet/float_range.h).
 std::string floatRangeProblem(int dtype, double x) {
-  if (!std::isfinite(x))
-    return "";
-  const std::string name = kDTypes[dtype].name;
-  const double stored = name == "f16"    ? coconet::rt::roundToHalf(x)
-                        : name == "bf16" ? coconet::rt::roundToBFloat16(x)
-                        : name == "f32"
-                            ? static_cast<double>(static_cast<float>(x))
-                            : x;
-  if (std::isinf(stored))
-    return "is out of the range of " + name + " (largest finite value " +
-           largestFinite(dtype) + ")";
-  if (stored == 0 && x != 0)
-    return "rounds to 0 in " + name;
-  return "";
+  return coconet::rt::floatRangeProblem(static_cast<coconet::rt::DType>(dtype),
+                                        kDTypes[dtype].name, x);
 }
 
 union ScalarValue {
@@ -1146,7 +1111,9 @@ void Program::scalar(int i, nb::handle h) {
           fail(PyExc_ValueError,
                q(i) + " = " + (PyLong_Check(o) ? intText(h) : "it") +
                    " is out of the range of " + dt + " (largest finite value " +
-                   largestFinite(p.p->dtype) + ")");
+                   coconet::rt::largestFinite(
+                       static_cast<coconet::rt::DType>(p.p->dtype)) +
+                   ")");
         fail(PyExc_TypeError, q(i) + ": expected a number (" + dt + "), got " +
                                   typeName(h) + ": " + shownError(e));
       }
@@ -1155,7 +1122,8 @@ void Program::scalar(int i, nb::handle h) {
     // overflows the declared type, or a non-zero one that rounds to 0 in
     // it, is refused; infinities and NaN given as such pass.
     if (const std::string why = floatRangeProblem(p.p->dtype, x); !why.empty())
-      fail(PyExc_ValueError, q(i) + " = " + numberText(x) + " " + why);
+      fail(PyExc_ValueError,
+           q(i) + " = " + coconet::rt::numberText(x) + " " + why);
     if (p.scalar == ScalarKind::Float)
       v.f = static_cast<float>(x);
     else

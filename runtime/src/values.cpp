@@ -8,6 +8,7 @@
 
 #include "coconet/values.h"
 
+#include "coconet/float_range.h"
 #include "coconet/numeric.h"
 
 #include "driver/driver_impl.h"
@@ -20,45 +21,6 @@
 namespace coconet::rt {
 
 namespace {
-
-/// `value` rounded to nearest in float type `dtype` (once, as stored).
-double roundToType(DType dtype, double value) {
-  switch (dtype) {
-  case DType::F16:
-    return roundToHalf(value);
-  case DType::BF16:
-    return roundToBFloat16(value);
-  case DType::F32:
-    return static_cast<double>(static_cast<float>(value));
-  default:
-    return value;
-  }
-}
-
-/// The largest finite value of a float type, for messages.
-const char *largestFinite(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "65504";
-  case DType::BF16:
-    return "3.3895314e38";
-  case DType::F32:
-    return "3.4028235e38";
-  default:
-    return "1.7976931348623157e308";
-  }
-}
-
-/// A double as the shortest text that reads back the same.
-std::string numberText(double v) {
-  char buffer[64];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
-    if (std::strtod(buffer, nullptr) == v || std::isnan(v))
-      break;
-  }
-  return buffer;
-}
 
 /// Whether `text` names an infinity or a NaN ("inf", "-Infinity", "nan").
 bool namesSpecial(std::string_view text) {
