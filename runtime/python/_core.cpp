@@ -24,6 +24,7 @@
 #include <nanobind/stl/string.h>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -240,6 +241,17 @@ std::string intText(nb::handle n) {
          std::to_string(PyLong_AsLongLong(bits.ptr())) + "-bit integer";
 }
 
+/// A C++ string from the user (a path), as shown() shows it, unquoted.
+std::string shownText(const std::string &text, size_t max = 4 * kMaxShown) {
+  nb::object str = nb::steal(PyUnicode_DecodeUTF8(
+      text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
+  if (!str.is_valid()) {
+    PyErr_Clear();
+    return "?";
+  }
+  return shown(str, /*quoted=*/false, max);
+}
+
 std::string typeName(nb::handle h) {
   return shown(nb::type_name(h.type()), /*quoted=*/false);
 }
@@ -426,13 +438,24 @@ private:
   std::vector<int> tryFrom_;
 };
 
-void Program::load(const std::string &library) {
-  library_ = library;
-  void *h = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+void Program::load(const std::string &path) {
+  library_ = path;
+  // The path as messages show it (a user's: escaped and cut).
+  const std::string library = shownText(path);
+  // dlopen opens a FIFO and waits for a writer, and reads a device: a path
+  // that names something is a regular file (a bare name is dlopen's to
+  // search for).
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    raise(PyExc_ImportError,
+          "cannot load the coconet program " + library + ": it is " +
+              (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
+  void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
-    raise(PyExc_ImportError, "cannot load the coconet program " + library +
-                                 ": " + (e ? e : "unknown error"));
+    raise(PyExc_ImportError,
+          "cannot load the coconet program " + library + ": " +
+              (e ? shownText(e, 4 * kMaxShown) : "unknown error"));
   }
   // Never closed: the program's code must outlive every object made from it.
   auto fn = reinterpret_cast<cc_py_program_fn>(dlsym(h, COCONET_PY_SYMBOL));
@@ -1447,8 +1470,8 @@ const cc_py_program &cudaLibrary(Program &p, const std::string &library,
   p.load(library);
   const cc_py_program &d = p.description();
   if (!d.nccl_init)
-    raise(PyExc_ValueError, std::string(what) + ": " + library + " is a " +
-                                d.target +
+    raise(PyExc_ValueError, std::string(what) + ": " + shownText(library) +
+                                " is a " + d.target +
                                 " target program's library: NCCL and CUDA "
                                 "streams are the cuda target's");
   return d;

@@ -416,6 +416,17 @@ def construction_refusals():
     raises(TypeError, lambda: program(sizes={"N": 8.0}), "size 'N'", "expected an integer")
     raises(ValueError, lambda: program(tables={"T": [1]}), "'T' is not a table")
     raises(ImportError, lambda: coconet.Program("/nonexistent/_x.so"), "/nonexistent/_x.so")
+    # A library is a regular file: dlopen waited for ever on a FIFO.
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        fifo = os.path.join(d, "_fifo.so")
+        os.mkfifo(fifo)
+        raises(ImportError, lambda: coconet.Program(fifo), fifo, "not a regular file")
+        raises(ImportError, lambda: coconet.Program(d), "it is a directory")
+    raises(ImportError, lambda: coconet.Program("/dev/zero"), "not a regular file")
+    # Its path is echoed escaped and cut.
+    m = raises(ImportError, lambda: coconet.Program("/x/\x1b]0;t\x07" + "p" * 5000 + ".so"))
+    assert "\x1b" not in m and "\\x1b]0;t\\x07" in m and len(m) < 700, ascii(m[:200])
     raises(ImportError, lambda: coconet.Program(coconet._core.__file__),
            "coconet_python_program")
     os.environ["FAKE_ABI"] = "99"
