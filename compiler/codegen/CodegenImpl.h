@@ -88,6 +88,10 @@ std::vector<GeometryField> stepGeometry(const lower::Plan &plan,
 /// The name of a step's geometry struct and of the member holding it.
 std::string geometryType(const lower::Step &step);
 std::string geometryMember(const lower::Step &step);
+/// The State's member holding a reduction step's runtime Reducer.
+std::string reducerMember(const lower::Step &step);
+/// "coconet::rt::ReductionKind::Norm".
+std::string runtimeReductionKind(ir::ReductionKind kind);
 
 /// Is the row-major stride of dimension `dim` of an input 1 (every later
 /// dimension has extent 1)? Then no stride field is kept for it.

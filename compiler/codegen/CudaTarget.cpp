@@ -83,6 +83,7 @@ TargetInfo cudaInfo() {
   i.stepPrologue = "// The stream the steps run on (an overlap's parts run on "
                    "a second one).\n"
                    "[[maybe_unused]] cudaStream_t cc_stream = cc_s.stream;";
+  i.stepStreamArg = ", cc_stream";
   i.overlapState = "cudaStream_t cc_side = nullptr;\n"
                    "cudaEvent_t cc_ready = nullptr, cc_done = nullptr;";
   i.overlapCreate =

@@ -186,6 +186,24 @@ std::string geometryType(const Step &step) {
   return "cc_" + step.name + "_geometry";
 }
 std::string geometryMember(const Step &step) { return "cc_" + step.name; }
+std::string reducerMember(const Step &step) {
+  return "cc_" + step.name + "_reducer";
+}
+std::string runtimeReductionKind(ir::ReductionKind kind) {
+  switch (kind) {
+  case ir::ReductionKind::Sum:
+    return "coconet::rt::ReductionKind::Sum";
+  case ir::ReductionKind::Max:
+    return "coconet::rt::ReductionKind::Max";
+  case ir::ReductionKind::Min:
+    return "coconet::rt::ReductionKind::Min";
+  case ir::ReductionKind::Norm:
+    return "coconet::rt::ReductionKind::Norm";
+  case ir::ReductionKind::SumSquares:
+    return "coconet::rt::ReductionKind::SumSquares";
+  }
+  return "?";
+}
 
 void emitCoordinates(CodeWriter &w, llvm::ArrayRef<bool> used,
                      llvm::StringRef flat, llvm::StringRef geom) {

@@ -297,6 +297,10 @@ void emitState(CodeWriter &w, const Plan &plan, const Target &t) {
   for (const Step &s : stepsWithGeometry(plan))
     if (!stepGeometry(plan, s).empty())
       w.line(geometryType(s) + " " + geometryMember(s) + ";");
+  for (const Step &s : plan.steps)
+    if (std::holds_alternative<ReductionKernel>(s.body))
+      w.line(t.info.runtimeNamespace.str() + "::Reducer " + reducerMember(s) +
+             ";");
   w.close(";");
 }
 
@@ -339,8 +343,28 @@ void emitSizeLimits(CodeWriter &w, const Plan &plan) {
   }
 }
 
+/// In create(): reduction step `s`'s Reducer, from its pieces
+/// (coconet/reduce_pieces.h): `pieces` opens the call that makes them
+/// (ofSegments with the table's ends and count, or along), which takes the
+/// step's geometry.
+void emitReducerCreate(CodeWriter &w, const Plan &plan, const Step &s,
+                       const std::string &pieces) {
+  const std::string g = "state->" + geometryMember(s);
+  const auto &r = std::get<ReductionKernel>(s.body);
+  const std::string args =
+      r.table ? g + ".reduced, " + g + ".segoff"
+              : g + ".outer, " + g + ".reduced, " + g + ".inner";
+  w.line("coconet::rt::ReductionPieces cc_pieces_" + s.name + ";");
+  w.line("COCONET_RETURN_IF_ERROR(coconet::rt::ReductionPieces::" + pieces +
+         args + ", \"" + plan.name + ": " + s.summary + "\", &cc_pieces_" +
+         s.name + "));");
+  w.line("COCONET_RETURN_IF_ERROR(state->" + reducerMember(s) +
+         ".create(std::move(cc_pieces_" + s.name + "), allocator));");
+}
+
 /// In create(): each segment table checked (its lengths sum to its
-/// tensors' length) and its kernel table put where the kernels read it.
+/// tensors' length) and its kernel table put where the kernels read it;
+/// then every reduction's Reducer.
 void emitTableCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   for (const Plan::Table &tb : plan.tables) {
     const std::string member = "state->" + plan.buffers[tb.buffer].name;
@@ -368,7 +392,26 @@ void emitTableCreate(CodeWriter &w, const Plan &plan, const Target &t) {
                        "cc_kernel.data(), " +
                        member + "_bytes)",
                    "the segment table '" + tb.name + "'");
+    // The reductions per segment of this table (the kernel table starts
+    // with the segments' ends).
+    for (const Step &s : plan.steps) {
+      auto *r = std::get_if<ReductionKernel>(&s.body);
+      if (r && r->table && plan.tables[*r->table].buffer == tb.buffer)
+        emitReducerCreate(w, plan, s,
+                          "ofSegments(cc_kernel.data(), " +
+                              createSize(tb.count) + ", ");
+    }
     w.close();
+  }
+  // The other reductions: over everything, or along a dimension.
+  for (const Step &s : plan.steps) {
+    auto *r = std::get_if<ReductionKernel>(&s.body);
+    if (r && !r->table) {
+      w.line("{");
+      w.indent();
+      emitReducerCreate(w, plan, s, "along(");
+      w.close();
+    }
   }
 }
 

