@@ -1,10 +1,17 @@
 //===- layers_hand.cpp - LAMB and AdamW over a parameter list by hand -----===//
 //
-// The references tools/bench-cpu.sh measures stdlib/optim/lamb_layers.coco
-// and adamw_layers.coco against, in the same run, as a user would write
-// them with OpenMP for one process (no coconet runtime):
+// The references tools/bench-cpu.sh measures stdlib/optim/lamb_layers.coco,
+// adamw_layers.coco, clip.coco and tools/bench/norm.coco against, in the
+// same run, as a user would write them with OpenMP for one process (no
+// coconet runtime):
 //
-//   layers_hand foreach N ITER OPT TABLE   the optimizer OPT (lamb or adamw)
+//   layers_hand foreach N ITER OPT TABLE   the optimizer OPT (lamb, adamw,
+//                                          clip: AdamW after clipping by
+//                                          the global norm, as
+//                                          clip_grad_norm_(foreach=True)
+//                                          then AdamW; norm: the global
+//                                          norm of f32 values alone, an
+//                                          OpenMP reduction in double)
 //                                          tensor by tensor, as PyTorch's
 //                                          _foreach loops and apex's
 //                                          per-tensor kernels do: for each
@@ -19,8 +26,10 @@
 //                                          w, m, v (26 bytes an element);
 //                                          LAMB needs the update u twice
 //                                          (the norms first), so it writes
-//                                          u and reads it and w again (38)
-//
+//                                          u and reads it and w again (38);
+//                                          clip reads g once more for the
+//                                          norm (28); norm reads 4 bytes an
+//                                          element, one addition each
 // modes: floor foreach
 // one rank: floor foreach
 //
@@ -52,6 +61,8 @@ constexpr long kTile = 512;
 struct State {
   std::vector<uint16_t> g; // f16 gradients
   std::vector<float> w, m, v, u, decay;
+  double norm = 0; // what clip and norm compute
+  float maxNorm = 1.0f;
   std::vector<long> ends; // segment ends
   float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-6f, wd = 0.01f;
   int step = 3;
@@ -70,7 +81,25 @@ void widen(const uint16_t *g, long len, float *out) {
 /// One step of the optimizer, tensor by tensor: LAMB (`Lamb`) or AdamW. The
 /// element loops have no branch (a template, not a flag), so that they
 /// vectorise as a user's would.
-template <bool Lamb> void foreachStep(State &s) {
+template <bool Lamb, bool Clip = false> void foreachStep(State &s) {
+  float scale = 1.0f;
+  if constexpr (Clip) {
+    // clip_grad_norm_(foreach=True): the norm of every gradient, then one
+    // scale min(max_norm / (norm + 1e-6), 1).
+    const long n = static_cast<long>(s.w.size());
+    double sq = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sq)
+    for (long t = 0; t < n; t += kTile) {
+      const long len = std::min(kTile, n - t);
+      float g32[kTile];
+      widen(s.g.data() + t, len, g32);
+#pragma omp simd reduction(+ : sq)
+      for (long k = 0; k < len; ++k)
+        sq += static_cast<double>(g32[k]) * g32[k];
+    }
+    s.norm = std::sqrt(sq);
+    scale = std::min(s.maxNorm / (static_cast<float>(s.norm) + 1e-6f), 1.0f);
+  }
   const float c1 = 1.0f - s.beta1, c2 = 1.0f - s.beta2;
   const float b1 = 1.0f - std::pow(s.beta1, static_cast<float>(s.step));
   const float b2 = 1.0f - std::pow(s.beta2, static_cast<float>(s.step));
@@ -85,6 +114,11 @@ template <bool Lamb> void foreachStep(State &s) {
       const long len = std::min(kTile, end - t);
       float g32[kTile];
       widen(s.g.data() + t, len, g32);
+      if constexpr (Clip) {
+#pragma omp simd
+        for (long k = 0; k < len; ++k)
+          g32[k] *= scale;
+      }
       float *__restrict__ w = s.w.data() + t;
       float *__restrict__ m = s.m.data() + t;
       float *__restrict__ v = s.v.data() + t;
@@ -130,9 +164,40 @@ template <bool Lamb> void foreachStep(State &s) {
   }
 }
 
-/// The floor: the optimizer's bytes, one addition each.
-void floorStep(State &s, bool lamb) {
+/// The global norm of w (f32), an OpenMP reduction in double.
+void normStep(State &s) {
   const long n = static_cast<long>(s.w.size());
+  const float *w = s.w.data();
+  double sq = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : sq)
+  for (long i = 0; i < n; ++i)
+    sq += static_cast<double>(w[i]) * w[i];
+  s.norm = std::sqrt(sq);
+}
+
+/// The norm's floor: 4 bytes an element read, one f32 addition each.
+void normFloorStep(State &s) {
+  const long n = static_cast<long>(s.w.size());
+  const float *w = s.w.data();
+  float sum = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : sum)
+  for (long i = 0; i < n; ++i)
+    sum += w[i];
+  s.norm = sum;
+}
+
+/// The floor: the optimizer's bytes, one addition each.
+void floorStep(State &s, bool lamb, bool clip) {
+  const long n = static_cast<long>(s.w.size());
+  if (clip) {
+    // The norm's read of g.
+    const uint16_t *g = s.g.data();
+    float sum = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : sum)
+    for (long i = 0; i < n; ++i)
+      sum += static_cast<float>(g[i]);
+    s.norm = sum;
+  }
   float *w = s.w.data(), *m = s.m.data(), *v = s.v.data(), *u = s.u.data();
   const uint16_t *g = s.g.data();
 #pragma omp parallel for simd schedule(static)
@@ -174,15 +239,16 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (argc != 6) {
     if (rank == 0)
-      std::fprintf(
-          stderr, "usage: layers_hand foreach|floor N ITER lamb|adamw TABLE\n");
+      std::fprintf(stderr, "usage: layers_hand foreach|floor N ITER "
+                           "lamb|adamw|clip|norm TABLE\n");
     MPI_Finalize();
     return 2;
   }
   const std::string mode = argv[1];
   const long n = std::atol(argv[2]);
   const int iterations = std::atoi(argv[3]);
-  const bool lamb = std::string(argv[4]) == "lamb";
+  const std::string opt = argv[4];
+  const bool lamb = opt == "lamb", clip = opt == "clip", norm = opt == "norm";
   State s;
   s.ends = readTable(argv[5]);
   if (s.ends.empty() || s.ends.back() != n) {
@@ -201,12 +267,16 @@ int main(int argc, char **argv) {
     s.g[i] = _cvtss_sh(std::sin(0.001f * static_cast<float>(i + rank)),
                        _MM_FROUND_TO_NEAREST_INT);
   auto step = [&] {
-    if (mode == "foreach" && lamb)
+    if (norm)
+      mode == "foreach" ? normStep(s) : normFloorStep(s);
+    else if (mode == "foreach" && lamb)
       foreachStep<true>(s);
+    else if (mode == "foreach" && clip)
+      foreachStep<false, true>(s);
     else if (mode == "foreach")
       foreachStep<false>(s);
     else
-      floorStep(s, lamb);
+      floorStep(s, lamb, clip);
   };
   step(); // warm-up: pages touched, caches and threads started
   MPI_Barrier(MPI_COMM_WORLD);
