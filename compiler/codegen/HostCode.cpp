@@ -589,13 +589,15 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
       w.line(target.storageType(b.dtype) + " *" + b.name +
              " = reinterpret_cast<" + target.storageType(b.dtype) +
              " *>(cc_s.arena + cc_s.slot[" + std::to_string(*b.slot) + "]);");
-  // Segment tables' kernel tables, where a step reads one (a table only
-  // create() checks is declared nowhere: nvcc warns of a pointer set and
-  // not used, even through a cast to void).
+  // Segment tables' kernel tables, where a kernel reads one (a table only
+  // create() checks, or only reductions read, whose Reducer create() made
+  // from it, is declared nowhere: nvcc warns of a pointer set and not used,
+  // even through a cast to void).
   for (unsigned i = 0; i < plan.buffers.size(); ++i)
     if (plan.buffers[i].kind == Buffer::Kind::Table &&
         llvm::any_of(plan.steps, [&](const Step &s) {
-          return llvm::is_contained(s.reads, i);
+          return llvm::is_contained(s.reads, i) &&
+                 !std::holds_alternative<ReductionKernel>(s.body);
         }))
       w.line("const int64_t *" + plan.buffers[i].name + " = cc_s." +
              plan.buffers[i].name + ";");

@@ -24,9 +24,14 @@ bool widensExactly(DType from, DType to) {
     return to == DType::F32 || to == DType::F64;
   case DType::F32:
     return to == DType::F64;
-  default:
+  case DType::F64:
+  case DType::I32:
+  case DType::I64:
+  case DType::U64:
+  case DType::Bool:
     return false;
   }
+  return false;
 }
 
 } // namespace

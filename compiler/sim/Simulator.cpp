@@ -317,9 +317,15 @@ Scalar reduceSequence(ir::ReductionKind kind, DType dtype, int64_t n, Get get) {
   case DType::I64:
     identity = static_cast<uint64_t>(max ? INT64_MIN : INT64_MAX);
     break;
-  default:
+  case DType::U64:
     identity = max ? 0 : UINT64_MAX;
     break;
+  case DType::F16:
+  case DType::BF16:
+  case DType::F32:
+  case DType::F64:
+  case DType::Bool:
+    break; // not integers that reach here
   }
   s.i = order::reduce(n, identity, term, [&](uint64_t a, uint64_t b) {
     if (u)

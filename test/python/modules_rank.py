@@ -40,6 +40,8 @@ def block_of(array, param, offset, shape, rank):
     axis, whose blocks are stacked by rank."""
     if any(state == "local" for state in param["layout"]):
         array = array[rank]
+    if array.ndim == 0:  # a scalar result (a norm): the whole of it
+        return array.copy()  # (ascontiguousarray would make it 1-d)
     index = tuple(slice(o, o + n) for o, n in zip(offset, shape))
     return np.ascontiguousarray(array[index])
 
