@@ -24,6 +24,8 @@
 #include "coconet/cuda/team.h"
 #include "coconet/reduce_order.h"
 
+#include "with_type.h"
+
 #include <string>
 #include <type_traits>
 
@@ -199,30 +201,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// Calls f(T()) with the CUDA storage type of `dtype` (not bool).
-template <typename F> Status withType(DType dtype, F &&f) {
-  switch (dtype) {
-  case DType::F16:
-    return f(__half());
-  case DType::BF16:
-    return f(__nv_bfloat16());
-  case DType::F32:
-    return f(float());
-  case DType::F64:
-    return f(double());
-  case DType::I32:
-    return f(int32_t());
-  case DType::I64:
-    return f(int64_t());
-  case DType::U64:
-    return f(uint64_t());
-  case DType::Bool:
-    break;
-  }
-  return Status::error(StatusCode::InvalidArgument,
-                       "a reduction of bool elements");
-}
-
 /// Calls f(K()) for the combination of `kind` on elements of `dtype`.
 template <typename F> Status withKind(ReductionKind kind, DType dtype, F &&f) {
   const bool isF = isFloat(dtype);
@@ -314,34 +292,38 @@ Status Reducer::run(ReductionKind kind, DType dtype, const void *in,
   const bool root = kind == ReductionKind::Norm;
   return withType(dtype, [&](auto inValue) -> Status {
     using T = decltype(inValue);
-    return withKind(kind, dtype, [&](auto k) -> Status {
-      using K = decltype(k);
-      using Acc = typename K::Acc;
-      if constexpr (cc_acc<T>::kFloat != K::kOfFloats) {
-        return Status::error(StatusCode::Internal,
-                             "a reduction of mismatched kind and type");
-      } else {
-        Acc *partials = static_cast<Acc *>(partials_);
-        if (blocks_ > 0)
-          COCONET_CUDA_CHECK(cc_launch(
-              blockPartials<K, T>, gridOf((blocks_ + kWarps - 1) / kWarps),
-              kThreads, 0, stream, static_cast<const T *>(in), begin_, length_,
-              first_, pieces_, stride_, blocks_, partials));
-        if (outType == dtype)
-          COCONET_CUDA_CHECK(cc_launch(pieceTrees<K, T>, gridOf(pieces_),
-                                       kThreads, 0, stream, first_, pieces_,
-                                       partials, root, static_cast<T *>(out)));
-        else if (outType == DType::F32)
-          COCONET_CUDA_CHECK(cc_launch(
-              pieceTrees<K, float>, gridOf(pieces_), kThreads, 0, stream,
-              first_, pieces_, partials, root, static_cast<float *>(out)));
-        else
-          COCONET_CUDA_CHECK(cc_launch(
-              pieceTrees<K, double>, gridOf(pieces_), kThreads, 0, stream,
-              first_, pieces_, partials, root, static_cast<double *>(out)));
-        return Status::success();
-      }
-    });
+    if constexpr (std::is_same_v<T, bool>)
+      return Status::error(StatusCode::InvalidArgument,
+                           "a reduction of bool elements");
+    else
+      return withKind(kind, dtype, [&](auto k) -> Status {
+        using K = decltype(k);
+        using Acc = typename K::Acc;
+        if constexpr (cc_acc<T>::kFloat != K::kOfFloats) {
+          return Status::error(StatusCode::Internal,
+                               "a reduction of mismatched kind and type");
+        } else {
+          Acc *partials = static_cast<Acc *>(partials_);
+          if (blocks_ > 0)
+            COCONET_CUDA_CHECK(cc_launch(
+                blockPartials<K, T>, gridOf((blocks_ + kWarps - 1) / kWarps),
+                kThreads, 0, stream, static_cast<const T *>(in), begin_,
+                length_, first_, pieces_, stride_, blocks_, partials));
+          if (outType == dtype)
+            COCONET_CUDA_CHECK(cc_launch(
+                pieceTrees<K, T>, gridOf(pieces_), kThreads, 0, stream, first_,
+                pieces_, partials, root, static_cast<T *>(out)));
+          else if (outType == DType::F32)
+            COCONET_CUDA_CHECK(cc_launch(
+                pieceTrees<K, float>, gridOf(pieces_), kThreads, 0, stream,
+                first_, pieces_, partials, root, static_cast<float *>(out)));
+          else
+            COCONET_CUDA_CHECK(cc_launch(
+                pieceTrees<K, double>, gridOf(pieces_), kThreads, 0, stream,
+                first_, pieces_, partials, root, static_cast<double *>(out)));
+          return Status::success();
+        }
+      });
   });
 }
 

@@ -15,6 +15,8 @@
 #include "coconet/cuda/team.h"
 #include "coconet/sizes.h"
 
+#include "with_type.h"
+
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -136,29 +138,6 @@ Status blocksIntoWindow(T *window, const T *in, int64_t p, int64_t count,
                                        c * sizeof(T), cudaMemcpyDeviceToDevice,
                                        stream));
   return Status::success();
-}
-
-/// Calls `f` with a value of the storage type of `dtype`.
-template <typename F> Status withType(DType dtype, F &&f) {
-  switch (dtype) {
-  case DType::F16:
-    return f(__half());
-  case DType::BF16:
-    return f(__nv_bfloat16());
-  case DType::F32:
-    return f(float());
-  case DType::F64:
-    return f(double());
-  case DType::I32:
-    return f(int32_t());
-  case DType::I64:
-    return f(int64_t());
-  case DType::U64:
-    return f(uint64_t());
-  case DType::Bool:
-    return f(bool());
-  }
-  return Status::error(StatusCode::InvalidArgument, "unknown element type");
 }
 
 /// Calls `f` with std::integral_constant<ReduceOp, op>.
