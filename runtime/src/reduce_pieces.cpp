@@ -22,9 +22,23 @@ Status refuse(const char *what, const std::string &why) {
                        std::string(what) + ": " + why);
 }
 
+/// Room for `pieces` pieces, refused (not thrown) when memory has none.
+Status allocate(ReductionPieces *p, int64_t pieces, const char *what,
+                const char *noun) {
+  try {
+    p->begin.resize(static_cast<size_t>(pieces));
+    p->length.resize(static_cast<size_t>(pieces));
+    p->firstBlock.resize(static_cast<size_t>(pieces) + 1);
+  } catch (const std::bad_alloc &) {
+    return refuse(what, "no memory for " + std::to_string(pieces) + " " + noun +
+                            "' reductions");
+  }
+  return Status::success();
+}
+
 /// The pieces' first blocks, once begin and length are set.
 void countBlocks(ReductionPieces *p) {
-  p->firstBlock.assign(p->begin.size() + 1, 0);
+  p->firstBlock[0] = 0;
   for (size_t s = 0; s < p->begin.size(); ++s)
     p->firstBlock[s + 1] =
         p->firstBlock[s] + reduce_order::blockCount(p->length[s]);
@@ -42,14 +56,7 @@ Status ReductionPieces::ofSegments(const int64_t *ends, int64_t segments,
   if (ends == nullptr ? segments != 1 : segments < 1 || segments > kMaxPieces)
     return refuse(what, std::to_string(segments) + " segments");
   ReductionPieces p;
-  try {
-    p.begin.resize(static_cast<size_t>(segments));
-    p.length.resize(static_cast<size_t>(segments));
-    p.firstBlock.resize(static_cast<size_t>(segments) + 1);
-  } catch (const std::bad_alloc &) {
-    return refuse(what, "no memory for " + std::to_string(segments) +
-                            " segments' reductions");
-  }
+  COCONET_RETURN_IF_ERROR(allocate(&p, segments, what, "segments"));
   int64_t previous = 0;
   for (int64_t s = 0; s < segments; ++s) {
     const int64_t first = ends == nullptr ? offset : previous;
@@ -78,14 +85,7 @@ Status ReductionPieces::along(int64_t outer, int64_t reduced, int64_t inner,
   ReductionPieces p;
   p.stride = inner;
   const int64_t outputs = outer * inner;
-  try {
-    p.begin.resize(static_cast<size_t>(outputs));
-    p.length.resize(static_cast<size_t>(outputs));
-    p.firstBlock.resize(static_cast<size_t>(outputs) + 1);
-  } catch (const std::bad_alloc &) {
-    return refuse(what, "no memory for " + std::to_string(outputs) +
-                            " outputs' reductions");
-  }
+  COCONET_RETURN_IF_ERROR(allocate(&p, outputs, what, "outputs"));
   std::fill(p.length.begin(), p.length.end(), reduced);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i)
