@@ -17,11 +17,15 @@ fi
 mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' '*.cu')
 if [[ ${1:-} == --check ]]; then
   bad=()
-  for f in "${files[@]}"; do
-    if ! "$format" --dry-run --Werror "$f" >/dev/null 2>&1; then
-      bad+=("$f")
-    fi
-  done
+  # One clang-format for every file (one process a file took 29 s of
+  # the suite); file by file only to name the unformatted ones.
+  if ! "$format" --dry-run --Werror "${files[@]}" >/dev/null 2>&1; then
+    for f in "${files[@]}"; do
+      if ! "$format" --dry-run --Werror "$f" >/dev/null 2>&1; then
+        bad+=("$f")
+      fi
+    done
+  fi
   if ((${#bad[@]} > 0)); then
     printf 'not formatted (run tools/format.sh): %s\n' "${bad[@]}"
     exit 1

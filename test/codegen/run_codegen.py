@@ -92,6 +92,16 @@ def run(cmd, cwd=None, env=None, timeout=None):
     RUN_TIMEOUT) the command and every process it started (its session:
     mpirun's ranks) are killed, and it failed."""
     limit = RUN_TIMEOUT if timeout is None else timeout
+    _t0 = time.time()
+    try:
+        return _run(cmd, cwd, env, limit)
+    finally:
+        if os.environ.get("COCONET_PROFILE"):
+            with open(os.environ["COCONET_PROFILE"], "a") as f:
+                f.write("%.3f\t%s\n" % (time.time() - _t0, " ".join(str(c) for c in cmd)[:400]))
+
+
+def _run(cmd, cwd, env, limit):
     with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True,
                           errors="replace", start_new_session=True) as p:
@@ -330,27 +340,40 @@ def emu_command(args, name):
     driver_flags = ["-std=c++17", "-O1"] + compile
     # The sanitized program at -O0: a quarter less compile time than -O1,
     # and its runs are small.
+    # (-fopenmp and -pthread as the link needs them: they are compile
+    # options too, and a precompiled prelude built without them is not
+    # taken: the whole prelude parsed again, 1.6 s of every program.)
     program_flags = (["-std=c++17", "-O0" if args.sanitize else "-O1"] +
-                     sanitize + compile)
-    driver = (["g++"] + prelude_pch(args, driver_flags) + driver_flags +
-              ["-x", "c++", "-include", PRELUDE,
-               "-c", name + "_main.cu", "-o", name + "_main.o"])
-    return [driver, ["g++"] + prelude_pch(args, program_flags) +
+                     sanitize + compile + ["-fopenmp", "-pthread"])
+    def prelude(flags):
+        # The harness's prelude (the emulation's and the runtime's
+        # headers), precompiled; read as text where that failed.
+        return (prelude_pch(args, flags, "g++", EMU_PRELUDE,
+                            os.path.basename(EMU_PRELUDE)) +
+                ["-I" + os.path.dirname(EMU_PRELUDE)])
+    force = ["-include", os.path.basename(EMU_PRELUDE)]
+    driver = (["g++"] + prelude(driver_flags) + driver_flags +
+              ["-x", "c++"] + force +
+              ["-c", name + "_main.cu", "-o", name + "_main.o"])
+    return [driver, ["g++"] + prelude(program_flags) +
             program_flags +
-            ["-x", "c++", "-include", PRELUDE,
-             name + ".cu", "-x", "none", name + "_main.o", "-o", name,
+            ["-x", "c++"] + force +
+            [name + ".cu", "-x", "none", name + "_main.o", "-o", name,
              os.path.join(emu, "libcoconet_rt_cuda_emu.a"),
              os.path.join(lib, "libcoconet_rt_mpi.a"),
              os.path.join(emu, "libcoconet_emu.a"),
              os.path.join(lib, "libcoconet_rt_cpu.a"),
              os.path.join(lib, "libcoconet_rt.a"),
-             "-lboost_context", "-fopenmp", "-pthread"] + mpi[1]]
+             "-lboost_context"] + mpi[1]]
 
 
 # The CUDA emulation's prelude, force-included into every .cu file it
 # compiles (test/emu/include/coconet/emu/prelude.h: the CUDA headers and
-# the emulated device), and where its precompiled copies live.
+# the emulated device), and the harness's, which includes it and the
+# headers generated CUDA code includes (test/codegen/cuda_emu_prelude.h).
 PRELUDE = "coconet/emu/prelude.h"
+EMU_PRELUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "cuda_emu_prelude.h")
 _pch_lock = threading.Lock()
 # File digests by (path, size, mtime), and the runtime and emulation
 # headers' digest ("headers").
@@ -358,32 +381,61 @@ _digests = {}
 _digests_lock = threading.RLock()
 
 
-def prelude_pch(args, flags):
-    """["-I", DIR], DIR holding PRELUDE's precompiled header (.gch) built
-    with `flags` (those of the compile that uses it: GCC takes a .gch
-    only when its options match, and reads the header itself otherwise),
-    or [] where it could not be built. The force-included prelude is the
-    same text either way; parsing it took 0.4 s of each 0.9 s compile.
-    Kept under --build-cache (else --work), named by the flags and the
-    headers' digest, so an edited header makes a new one."""
+def prelude_pch(args, flags, compiler="g++", header=None, name=PRELUDE):
+    """["-I", DIR], DIR holding the precompiled header (.gch) of the
+    prelude NAME (HEADER's file; default: the CUDA emulation's) built by
+    `compiler` with `flags` (those of the compile that uses it: GCC takes a
+    .gch only when its options match, and reads the header itself
+    otherwise), or [] where it could not be built. The force-included
+    prelude is the same text either way; parsing it took 0.4 s of each
+    0.9 s compile. Kept under --build-cache (else --work), named by the
+    compiler, the flags, the prelude's and the headers' digests, so an
+    edited header makes a new one."""
+    header = header or os.path.join(args.emu_include, PRELUDE)
     h = hashlib.sha256()
-    for f in flags:
+    for f in [compiler] + flags:
         h.update(f.encode() + b"\0")
+    h.update(file_digest(header).encode())
     h.update(headers_digest(args).encode())
     root = os.path.abspath(os.path.join(
         getattr(args, "build_cache", "") or args.work, "pch", h.hexdigest()))
-    gch = os.path.join(root, PRELUDE + ".gch")
+    gch = os.path.join(root, name + ".gch")
     with _pch_lock:
         if not os.path.isfile(gch):
             os.makedirs(os.path.dirname(gch), exist_ok=True)
             temp = f"{gch}.{os.getpid()}"
-            ok, _ = run(["g++"] + flags + [
-                "-x", "c++-header", os.path.join(args.emu_include, PRELUDE),
-                "-o", temp])
+            ok, _ = run([compiler] + flags + [
+                "-c", "-x", "c++-header", header, "-o", temp])
             if not ok:
                 return []
             os.replace(temp, gch)
     return ["-I" + root]
+
+
+# The headers generated CPU code includes (test/codegen/cpu_prelude.h),
+# precompiled and force-included with --precompiled-prelude.
+CPU_PRELUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "cpu_prelude.h")
+
+
+def cpu_command(args, name):
+    """mpicxx on the generated program and its driver, linked with the CPU
+    runtime; with --precompiled-prelude the runtime's and the standard
+    headers come precompiled (cpu_prelude.h)."""
+    lib = args.runtime_lib
+    flags = (["-std=c++17", "-fopenmp"] + CPU_FLAGS +
+             ["-Wall", "-Wextra", "-Werror", "-I" + args.runtime_include])
+    prelude = []
+    if args.precompiled_prelude:
+        pch = prelude_pch(args, flags, "mpicxx", CPU_PRELUDE,
+                          os.path.basename(CPU_PRELUDE))
+        prelude = pch + ["-I" + os.path.dirname(CPU_PRELUDE), "-include",
+                         os.path.basename(CPU_PRELUDE)]
+    return (["mpicxx"] + prelude + flags +
+            [name + ".cpp", name + "_main.cpp", "-o", name,
+             os.path.join(lib, "libcoconet_rt_mpi.a"),
+             os.path.join(lib, "libcoconet_rt_cpu.a"),
+             os.path.join(lib, "libcoconet_rt.a")])
 
 
 def file_digest(path):
@@ -500,19 +552,12 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
     """Builds (cpu: mpicxx; cuda-emu: g++ with the CUDA emulation) and runs
     one program on every rank count (in each of `modes` with --fused),
     against the simulator."""
-    lib = args.runtime_lib
     if args.target == "cuda-emu":
         compiler = "g++ (CUDA emulation)"
         command = emu_command(args, name)
     else:
         compiler = "mpicxx"
-        command = (["mpicxx", "-std=c++17", "-fopenmp"] + CPU_FLAGS +
-                   ["-Wall", "-Wextra", "-Werror",
-                    "-I" + args.runtime_include,
-                    name + ".cpp", name + "_main.cpp", "-o", name,
-                    os.path.join(lib, "libcoconet_rt_mpi.a"),
-                    os.path.join(lib, "libcoconet_rt_cpu.a"),
-                    os.path.join(lib, "libcoconet_rt.a")])
+        command = cpu_command(args, name)
     ok, out = build_cached(args, command, out_dir, name)
     if not ok:
         report.fail(f"{title}: {compiler}:\n{out}")
@@ -742,6 +787,13 @@ def main():
     ap.add_argument("--modes", default="team,staging,fallback",
                     help="--fused: team, staging, fallback, sequential, "
                          "nosym (cuda-emu)")
+    ap.add_argument("--precompiled-prelude",
+                    action=argparse.BooleanOptionalAction, default=True,
+                    help="cpu: force-include test/codegen/cpu_prelude.h, "
+                         "precompiled once (the runtime's and the standard "
+                         "headers: half of each build's time; default on). "
+                         "The vectorized test and the build-rule tests "
+                         "compile generated files without it")
     ap.add_argument("--build-cache", default="",
                     help="a directory of built programs shared by runs "
                          "(a build identical in command, generated files, "
