@@ -410,7 +410,7 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
   switch (op.kind) {
   case BlockOp::Kind::TeamReduce: {
     // The reduced tile `cc_red`, combined from every member's block in
-    // ascending member order; one member's block is its own reduction (as
+    // the members' order; one member's block is its own reduction (as
     // a lone collective's alias is): read where it is.
     const Buffer &out = plan.buffers[op.buffer];
     const std::string type = storageType(out.dtype);

@@ -6,7 +6,7 @@
 // (the members of the collectives' mesh axis) cannot reach each other's
 // memory. Where it can, one kernel computes them all: each member reads its
 // block of the reducing collective's input straight from every member's
-// symmetric memory, combines it in ascending member order, computes the
+// symmetric memory, combines it in the members' order, computes the
 // kernel's members on it and stores the gathered value into every member's
 // symmetric output. This file decides, per fused collective, whether that
 // kernel exists (and records why not) and which buffers live in the team's

@@ -25,7 +25,7 @@ namespace coconet::lower {
 struct BlockValue {
   enum class Kind {
     Reduced, ///< the reducing collective's result: every member's block
-             ///< combined in ascending member order
+             ///< combined in the members' order
     Input,   ///< input `index` of the kernel
     Member,  ///< the value member `index` computes
   };

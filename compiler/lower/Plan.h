@@ -375,8 +375,8 @@ struct Step {
 /// allgather; each may be absent, not all), which run in sequence when the
 /// team is not available. One kernel computes the same on the team of mesh
 /// axis `axis`: each member reads its block of the reducing collective's
-/// input from every member's symmetric memory, combines it in ascending
-/// member order (as the simulator does), computes the kernel's members and
+/// input from every member's symmetric memory, combines it in the
+/// members' order (as the simulator does), computes the kernel's members and
 /// stores the gathered value into every member's symmetric output.
 /// Why steps that could run together run in sequence (a fused collective
 /// that no kernel computes, an overlap that runs whole): its kind, for a

@@ -36,21 +36,23 @@ rt::ReduceOp runtimeOp(ReduceOp op) {
   llvm_unreachable("a reduce operator of no kind");
 }
 
-/// Combines element `index` of every member's block, in ascending member
-/// order, by the rule every target shares (coconet/combine.h).
+/// Combines element `index` of every member's block, in the members'
+/// order, by the rules every target shares (coconet/combine.h).
 Scalar combine(ReduceOp op, DType dtype, llvm::ArrayRef<const Tensor *> blocks,
                int64_t index) {
   const bool isF = ir::isFloat(dtype);
   const bool isU = dtype == DType::U64;
   const rt::ReduceOp rop = runtimeOp(op);
-  Scalar acc = blocks[0]->getScalar(index);
-  for (size_t m = 1; m < blocks.size(); ++m) {
-    Scalar v = blocks[m]->getScalar(index);
-    if (isF)
-      acc.f = rt::combineFloat(rop, acc.f, v.f);
-    else
-      acc.i = rt::combineInt(rop, isU, acc.i, v.i);
-  }
+  Scalar acc = rt::combineMembersInOrder(
+      static_cast<int64_t>(blocks.size()),
+      [&](int64_t m) { return blocks[m]->getScalar(index); },
+      [&](Scalar a, const Scalar &b) {
+        if (isF)
+          a.f = rt::combineFloat(rop, a.f, b.f);
+        else
+          a.i = rt::combineInt(rop, isU, a.i, b.i);
+        return a;
+      });
   if (op == ReduceOp::Avg)
     acc.f /= static_cast<double>(blocks.size());
   return acc;

@@ -6,7 +6,7 @@
 // the world), every element type and every reduction operator, each
 // collective's output is compared bit for bit with what this rank expects:
 // every rank can compute every member's input, so the expected value is
-// the members' blocks combined in coordinate order (by a plain loop here,
+// the members' blocks combined in coordinate order (by a halving tree here,
 // not by the runtime's combineBlocks, which a collective calls), a
 // member's block, or zeros. The float inputs make the order visible: f64
 // values with all 53 bits, and +-2^54 among values below 4 (the sum of
@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -170,12 +171,13 @@ uint64_t loadInt(DType dtype, const uint8_t *p) {
   }
 }
 
-/// The members' blocks combined element by element in ascending member
-/// order, as the simulator combines them (compiler/sim/Collectives.cpp):
-/// floats in f64, rounded once (avg: the sum divided by the members),
-/// integers in wrapping 64-bit arithmetic, bools as 0 or 1 (any nonzero
-/// result is true). Written out here so that a collective is not checked
-/// against the combination it calls.
+/// The members' blocks combined element by element in the members' order,
+/// as the simulator combines them (compiler/sim/Collectives.cpp): floats
+/// in f64 by the halving tree M(lo, n) = M(lo, ceil(n/2)) + M(lo +
+/// ceil(n/2), floor(n/2)), rounded once (avg: the sum divided by the
+/// members), integers in wrapping 64-bit arithmetic (any order gives the
+/// same), bools as 0 or 1 (any nonzero result is true). Written out here
+/// so that a collective is not checked against the combination it calls.
 Bytes combined(DType dtype, ReduceOp op, const Bytes &blocks, int64_t members,
                int64_t count) {
   const size_t size = dtypeSize(dtype);
@@ -186,14 +188,18 @@ Bytes combined(DType dtype, ReduceOp op, const Bytes &blocks, int64_t members,
     };
     uint8_t *p = out.data() + static_cast<size_t>(i) * size;
     if (isFloat(dtype)) {
-      double acc = loadFloat(dtype, at(0));
-      for (int64_t m = 1; m < members; ++m) {
-        const double v = loadFloat(dtype, at(m));
-        acc = op == ReduceOp::Prod  ? combineMul(acc, v)
-              : op == ReduceOp::Max ? maxNumber(acc, v)
-              : op == ReduceOp::Min ? minNumber(acc, v)
-                                    : combineAdd(acc, v);
-      }
+      std::function<double(int64_t, int64_t)> tree = [&](int64_t lo,
+                                                         int64_t n) {
+        if (n == 1)
+          return loadFloat(dtype, at(lo));
+        const int64_t left = n - n / 2;
+        const double a = tree(lo, left), b = tree(lo + left, n - left);
+        return op == ReduceOp::Prod  ? combineMul(a, b)
+               : op == ReduceOp::Max ? maxNumber(a, b)
+               : op == ReduceOp::Min ? minNumber(a, b)
+                                     : combineAdd(a, b);
+      };
+      double acc = tree(0, members);
       if (op == ReduceOp::Avg)
         acc /= static_cast<double>(members);
       const float f = static_cast<float>(acc);

@@ -16,10 +16,16 @@
 //     min are maximumNumber/minimumNumber; integers sum and multiply
 //     wrapping at 64 bits, max and min compare signed (unsigned for u64).
 //     Avg combines as a sum; the caller divides the f64 sum by the count of
-//     members once, at the end.
+//     members once, at the end;
+//   - in which order the members combine (combineMembersInOrder): the
+//     block tree of a reduction (reduce_order.h) over member indices,
+//     M(lo, 1) = member lo, M(lo, n) = M(lo, ceil(n/2)) (+) M(lo +
+//     ceil(n/2), floor(n/2)): ascending order for 2 and 3 members, the
+//     perfect pairwise tree for a power of two, so that the partial values
+//     of a tensor sliced over a power-of-two number of ranks combine as the
+//     whole tensor's own block tree does (docs/language.md).
 //
-// Members are combined in ascending member order by every caller. Header
-// only; every function is usable in CUDA device code (COCONET_HD).
+// Header only; every function is usable in CUDA device code (COCONET_HD).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +33,7 @@
 #define COCONET_RUNTIME_COMBINE_H
 
 #include "coconet/numeric.h"
+#include "coconet/reduce_order.h"
 #include "coconet/types.h"
 
 #include <cstdint>
@@ -178,6 +185,85 @@ COCONET_HD uint64_t combineInt(ReduceOp op, bool isUnsigned, uint64_t a,
                       : combineInt<ReduceOp::Min, false>(a, b);
   }
   return a;
+}
+
+// --- In which order the members combine --------------------------------------
+
+namespace detail {
+/// M(lo, n) for n <= 2^Depth: unrolled by the compiler (no recursion at run
+/// time, no stack: a GPU keeps it in registers).
+template <int Depth, typename Load, typename Combine>
+COCONET_HD auto memberTree(int64_t lo, int64_t n, Load &load, Combine &combine)
+    -> decltype(load(lo)) {
+  if constexpr (Depth == 0) {
+    return load(lo);
+  } else {
+    if (n == 1)
+      return load(lo);
+    const int64_t left = reduce_order::leftCount(n);
+    const auto l = memberTree<Depth - 1>(lo, left, load, combine);
+    return combine(l, memberTree<Depth - 1>(lo + left, n - left, load,
+                                            combine));
+  }
+}
+} // namespace detail
+
+/// The most members a GPU kernel combines (a team's fused kernels: the
+/// order's top levels in registers, no stack). cuda::Team refuses larger
+/// teams (their collectives then run as NCCL's).
+inline constexpr int64_t kMaxDeviceMembers = 512;
+
+namespace detail {
+/// M(0, members) for 8 < members <= kMaxDeviceMembers, as a GPU keeps it:
+/// the top `depth` levels of the tree are perfect (every node above them
+/// holds at least two members), their 2^depth nodes hold at most 8 members
+/// each (memberTree<3>, one copy of its code), and the perfect top combines
+/// them in order: node i completes one subtree per trailing 1 bit of i,
+/// each combining the left value pending at its level. (Pending values in
+/// registers of their own, one per level, took a fused kernel from 39 to
+/// 64 registers and spills; this array costs 48 bytes of stack.)
+template <typename Load, typename Combine>
+COCONET_HD auto memberTreeByLevels(int64_t members, Load &load,
+                                   Combine &combine) -> decltype(load(0)) {
+  using Acc = decltype(load(0));
+  int depth = 1;
+  while (((members - 1) >> depth) + 1 > 8) // ceil(members / 2^depth)
+    ++depth;
+  Acc pending[6]; // depth <= 6: 512 members at most
+  const int64_t nodes = int64_t{1} << depth;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+  for (int64_t i = 0; i < nodes; ++i) {
+    int64_t lo = 0, count = 0;
+    reduce_order::treeNode(members, depth, i, &lo, &count);
+    Acc v = memberTree<3>(lo, count, load, combine);
+    int level = 0;
+    while ((i >> level) & 1) {
+      v = combine(pending[level], v);
+      ++level;
+    }
+    if (level == depth)
+      return v;
+    pending[level] = v;
+  }
+  return pending[0]; // not reached
+}
+} // namespace detail
+
+/// load(0), ..., load(members - 1) (1 <= members; on a GPU at most
+/// kMaxDeviceMembers) combined by `combine` in the members' order
+/// M(0, members) (the file comment).
+template <typename Load, typename Combine>
+COCONET_HD auto combineMembersInOrder(int64_t members, Load load,
+                                      Combine combine) -> decltype(load(0)) {
+  if (members <= 8)
+    return detail::memberTree<3>(0, members, load, combine);
+#if !defined(__CUDA_ARCH__)
+  if (members > kMaxDeviceMembers)
+    return reduce_order::combineTree(0, members, load, combine);
+#endif
+  return detail::memberTreeByLevels(members, load, combine);
 }
 
 } // namespace coconet::rt

@@ -3,7 +3,7 @@
 // Reducing collectives never let MPI combine values (MPI leaves the order
 // and bracketing of a reduction unspecified): they move the members' blocks
 // with MPI_Alltoall(v) or MPI_Gather and combine them locally with
-// combineBlocks, in ascending member order, as the simulator does.
+// combineBlocks, in the members' order, as the simulator does.
 //   allReduce      the count is split into P nearly equal pieces; member j
 //                  receives every member's piece j (MPI_Alltoallv),
 //                  combines it, and MPI_Allgatherv shares the pieces;

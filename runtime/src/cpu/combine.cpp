@@ -1,8 +1,8 @@
 //===- combine.cpp - combining blocks as the simulator does ---------------===//
 //
 // combineBlocks is the simulator's `combine` (compiler/sim/Collectives.cpp)
-// on storage types, by the same rule (coconet/combine.h): floats accumulate
-// in f64 in ascending member order and round once; integers accumulate in
+// on storage types, by the same rules (coconet/combine.h): floats accumulate
+// in f64 in the members' order (a halving tree) and round once; integers accumulate in
 // wrapping 64-bit arithmetic (i32 sign-extended) and wrap to their width;
 // avg divides the f64 sum by the number of members. It works a tile at a time,
 // with one functor per operator and vectorised conversions (cpu/convert.h), at
@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "coconet/combine.h"
 #include "coconet/cpu/convert.h"
 #include "coconet/cpu/runtime.h"
 #include "coconet/tile.h"
@@ -81,7 +82,29 @@ template <ReduceOp Op, bool kUnsigned> struct CombineOp {
   }
 };
 
-/// out[i] = the members' element i combined in ascending member order,
+/// acc[0, n) = elements [first, first + n) of the blocks of members
+/// [lo, lo + count) combined in the members' order M(lo, count)
+/// (coconet/combine.h's combineMembersInOrder, a tile at a time): the left
+/// half into acc, the right half into a tile of its own, then acc (+) it.
+template <typename Traits, typename Op, typename Acc>
+void memberTreeTile(const void *const *blocks, int64_t lo, int64_t count,
+                    int64_t first, Acc *acc, float *wide, int64_t n, Op op) {
+  using T = typename Traits::Storage;
+  if (count == 1) {
+    loadTile<Traits>(static_cast<const T *>(blocks[lo]) + first, acc, wide, n);
+    return;
+  }
+  const int64_t left = reduce_order::leftCount(count);
+  memberTreeTile<Traits>(blocks, lo, left, first, acc, wide, n, op);
+  Acc v[kTile];
+  memberTreeTile<Traits>(blocks, lo + left, count - left, first, v, wide, n,
+                         op);
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j)
+    acc[j] = op(acc[j], v[j]);
+}
+
+/// out[i] = the members' element i combined in the members' order,
 /// accumulated exactly (f64 for floats) and rounded once; a tile of
 /// elements at a time, the tiles shared by OpenMP's threads. The order of
 /// each element's operations is the simulator's, so the bits are too.
@@ -90,17 +113,10 @@ template <ReduceOp Op, bool kUnsigned> struct CombineOp {
 template <typename Traits, typename Op>
 void combineOneTile(const void *const *blocks, int64_t members, int64_t first,
                     typename Traits::Storage *out, int64_t n, Op op, bool avg) {
-  using T = typename Traits::Storage;
   using Acc = std::conditional_t<Traits::kFloat, double, uint64_t>;
-  Acc acc[kTile], v[kTile];
+  Acc acc[kTile];
   float wide[kTile];
-  loadTile<Traits>(static_cast<const T *>(blocks[0]) + first, acc, wide, n);
-  for (int64_t m = 1; m < members; ++m) {
-    loadTile<Traits>(static_cast<const T *>(blocks[m]) + first, v, wide, n);
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j)
-      acc[j] = op(acc[j], v[j]);
-  }
+  memberTreeTile<Traits>(blocks, 0, members, first, acc, wide, n, op);
   if constexpr (Traits::kFloat) {
     if (avg) {
       const double divisor = static_cast<double>(members);

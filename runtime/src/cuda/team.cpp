@@ -36,9 +36,12 @@ enum Reason : int {
   Version,
   NotReachable,
   SymmetricOff,
+  TooMany,
   /// Not a reason for the fallback: an error on every member.
   BadBlocksPerSM,
 };
+
+static_assert(kMaxDeviceMembers == 512, "TooMany's text names the limit");
 
 const char *reasonText(int reason) {
   switch (reason) {
@@ -53,6 +56,9 @@ const char *reasonText(int reason) {
   case SymmetricOff:
     return "symmetric memory is off (NCCL_WIN_ENABLE=0 or "
            "NCCL_CUMEM_ENABLE=0)";
+  case TooMany:
+    return "the axis has more than 512 members (the most a fused kernel "
+           "combines: coconet/combine.h)";
   default:
     return "";
   }
@@ -169,6 +175,8 @@ Status Team::create(const Mesh &mesh, int axis, size_t bytes,
     reason = NotReachable;
   else if (envIs("NCCL_WIN_ENABLE", "0") || envIs("NCCL_CUMEM_ENABLE", "0"))
     reason = SymmetricOff;
+  else if (size > kMaxDeviceMembers)
+    reason = TooMany;
   int vote[2] = {reason, -processors * perProcessor};
   COCONET_RETURN_IF_ERROR(allMax(comm, vote, 2));
   // A bad setting is an error on every member (after the vote, so that

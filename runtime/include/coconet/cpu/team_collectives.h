@@ -6,7 +6,7 @@
 // member copies its input into its part of the window, meets the others at
 // the team's barrier, and reads its peers' parts with plain loads. They are
 // the exact collectives of cpu/runtime.h by other means: every element is
-// combined from the members' values in ascending member order by the same
+// combined from the members' values in the members' order by the same
 // functions (combineMembers), so the results are bit for bit those of
 // Mesh::allReduce, Mesh::reduceScatter, Mesh::allGather and
 // Mesh::allToAll (and of the simulator). Two algorithms for allreduce:

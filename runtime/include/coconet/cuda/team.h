@@ -173,42 +173,67 @@ __device__ __forceinline__ T cc_finish(typename cc_acc<T>::Acc a, int members) {
 }
 
 /// Element `i` of `p` (in this member's symmetric memory) combined over
-/// every member of the team, in ascending member order.
+/// every member of the team, in the members' order (coconet/combine.h's
+/// combineMembersInOrder).
 template <ReduceOp Op, typename T>
 __device__ __forceinline__ T cc_team_reduce(const cc_team &t, const T *p,
                                             int64_t i) {
   using Acc = cc_acc<T>;
-  typename Acc::Acc acc = Acc::load(cc_peer(t, 0, p)[i]);
-  for (int m = 1; m < t.size; ++m)
-    acc = cc_combine<Op, T>(acc, Acc::load(cc_peer(t, m, p)[i]));
+  const typename Acc::Acc acc = ::coconet::rt::combineMembersInOrder(
+      t.size, [&](int64_t m) { return Acc::load(cc_peer(t, m, p)[i]); },
+      [](typename Acc::Acc a, typename Acc::Acc b) {
+        return cc_combine<Op, T>(a, b);
+      });
   return cc_finish<Op, T>(acc, t.size);
 }
 
+/// H accumulators of a vector's lanes: one value for the members' order.
+template <typename A, int H> struct cc_lanes {
+  A v[H];
+};
+
 /// Vector `v` of `p` (W elements, one aligned load per member) combined
-/// over every member of the team, lane by lane, as cc_team_reduce.
+/// over every member of the team, lane by lane, as cc_team_reduce: the
+/// members' tree unrolled (at most 8 members) over vectors of at most 4
+/// lanes, so that its pending left values stay in registers (8 lanes of
+/// f16 at once took the fused kernels to 64 registers and spills); one
+/// element at a time on a larger team.
 template <ReduceOp Op, int W, typename T>
 __device__ __forceinline__ cc_vec<T, W>
 cc_team_reduce_vec(const cc_team &t, const T *p, int64_t v) {
   using Acc = cc_acc<T>;
-  typename Acc::Acc acc[W];
-  {
-    const cc_vec<T, W> x =
-        reinterpret_cast<const cc_vec<T, W> *>(cc_peer(t, 0, p))[v];
-#pragma unroll
-    for (int j = 0; j < W; ++j)
-      acc[j] = Acc::load(x.v[j]);
-  }
-  for (int m = 1; m < t.size; ++m) {
-    const cc_vec<T, W> x =
-        reinterpret_cast<const cc_vec<T, W> *>(cc_peer(t, m, p))[v];
-#pragma unroll
-    for (int j = 0; j < W; ++j)
-      acc[j] = cc_combine<Op, T>(acc[j], Acc::load(x.v[j]));
-  }
   cc_vec<T, W> out;
+  if (t.size > 8) {
+#pragma unroll 1
+    for (int j = 0; j < W; ++j)
+      out.v[j] = cc_team_reduce<Op>(t, p, v * W + j);
+    return out;
+  }
+  constexpr int H = W > 4 ? 4 : W;
+  using Lanes = cc_lanes<typename Acc::Acc, H>;
 #pragma unroll
-  for (int j = 0; j < W; ++j)
-    out.v[j] = cc_finish<Op, T>(acc[j], t.size);
+  for (int h = 0; h < W; h += H) {
+    auto load = [&](int64_t m) {
+      const cc_vec<T, H> x = reinterpret_cast<const cc_vec<T, H> *>(
+          cc_peer(t, m, p))[(v * W + h) / H];
+      Lanes l;
+#pragma unroll
+      for (int j = 0; j < H; ++j)
+        l.v[j] = Acc::load(x.v[j]);
+      return l;
+    };
+    auto combine = [](Lanes a, const Lanes &b) {
+#pragma unroll
+      for (int j = 0; j < H; ++j)
+        a.v[j] = cc_combine<Op, T>(a.v[j], b.v[j]);
+      return a;
+    };
+    const Lanes acc =
+        ::coconet::rt::detail::memberTree<3>(0, t.size, load, combine);
+#pragma unroll
+    for (int j = 0; j < H; ++j)
+      out.v[h + j] = cc_finish<Op, T>(acc.v[j], t.size);
+  }
   return out;
 }
 
