@@ -202,8 +202,8 @@ COCONET_HD auto memberTree(int64_t lo, int64_t n, Load &load, Combine &combine)
       return load(lo);
     const int64_t left = reduce_order::leftCount(n);
     const auto l = memberTree<Depth - 1>(lo, left, load, combine);
-    return combine(l, memberTree<Depth - 1>(lo + left, n - left, load,
-                                            combine));
+    return combine(l,
+                   memberTree<Depth - 1>(lo + left, n - left, load, combine));
   }
 }
 } // namespace detail

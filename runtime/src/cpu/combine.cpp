@@ -2,13 +2,13 @@
 //
 // combineBlocks is the simulator's `combine` (compiler/sim/Collectives.cpp)
 // on storage types, by the same rules (coconet/combine.h): floats accumulate
-// in f64 in the members' order (a halving tree) and round once; integers accumulate in
-// wrapping 64-bit arithmetic (i32 sign-extended) and wrap to their width;
-// avg divides the f64 sum by the number of members. It works a tile at a time,
-// with one functor per operator and vectorised conversions (cpu/convert.h), at
-// memory speed (matmul is matmul.cpp's). It is OpenMP-parallel over output
-// elements; each element is computed by one thread, in a fixed order, so the
-// results do not depend on the number of threads.
+// in f64 in the members' order (a halving tree) and round once; integers
+// accumulate in wrapping 64-bit arithmetic (i32 sign-extended) and wrap to
+// their width; avg divides the f64 sum by the number of members. It works a
+// tile at a time, with one functor per operator and vectorised conversions
+// (cpu/convert.h), at memory speed (matmul is matmul.cpp's). It is
+// OpenMP-parallel over output elements; each element is computed by one thread,
+// in a fixed order, so the results do not depend on the number of threads.
 //
 //===----------------------------------------------------------------------===//
 

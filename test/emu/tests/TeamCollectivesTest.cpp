@@ -132,10 +132,10 @@ struct Case {
 /// passed every other case on 4 and 8 ranks).
 std::vector<Case> cases() {
   if (worldSize > 2)
-    return {{DType::F16, ReduceOp::Sum},  {DType::BF16, ReduceOp::Avg},
-            {DType::F32, ReduceOp::Sum},  {DType::F64, ReduceOp::Max},
-            {DType::F64, ReduceOp::Sum},  {DType::I32, ReduceOp::Prod},
-            {DType::I64, ReduceOp::Sum},  {DType::U64, ReduceOp::Min}};
+    return {{DType::F16, ReduceOp::Sum}, {DType::BF16, ReduceOp::Avg},
+            {DType::F32, ReduceOp::Sum}, {DType::F64, ReduceOp::Max},
+            {DType::F64, ReduceOp::Sum}, {DType::I32, ReduceOp::Prod},
+            {DType::I64, ReduceOp::Sum}, {DType::U64, ReduceOp::Min}};
   std::vector<Case> out;
   for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32,
                   DType::I64, DType::U64})
