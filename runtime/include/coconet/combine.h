@@ -187,6 +187,34 @@ COCONET_HD uint64_t combineInt(ReduceOp op, bool isUnsigned, uint64_t a,
   return a;
 }
 
+/// Calls f(Op<kMax, kUnsigned, kIdentity>()) for the integer max (`max`) or
+/// min of `dtype` (i32, i64, u64; floats and bool do not come here): whether
+/// it compares unsigned, and its identity, the type's least value for a max
+/// and greatest for a min, as a wrapping 64-bit pattern (the reductions of
+/// both targets' runtimes).
+template <template <bool, bool, uint64_t> class Op, typename F>
+auto withIntMaxMin(DType dtype, bool max, F &&f) {
+  switch (dtype) {
+  case DType::I32:
+    return max ? f(Op<true, false,
+                      static_cast<uint64_t>(static_cast<int64_t>(INT32_MIN))>())
+               : f(Op<false, false,
+                      static_cast<uint64_t>(
+                          static_cast<int64_t>(INT32_MAX))>());
+  case DType::U64:
+    return max ? f(Op<true, true, 0>()) : f(Op<false, true, UINT64_MAX>());
+  case DType::I64:
+  case DType::F16:
+  case DType::BF16:
+  case DType::F32:
+  case DType::F64:
+  case DType::Bool:
+    break; // i64 (floats and bool do not come here)
+  }
+  return max ? f(Op<true, false, static_cast<uint64_t>(INT64_MIN)>())
+             : f(Op<false, false, static_cast<uint64_t>(INT64_MAX)>());
+}
+
 // --- In which order the members combine --------------------------------------
 
 namespace detail {
@@ -208,6 +236,9 @@ COCONET_HD auto memberTree(int64_t lo, int64_t n, Load &load, Combine &combine)
 }
 } // namespace detail
 
+/// The most members combineFewMembersInOrder takes: its tree unrolled.
+inline constexpr int64_t kFewMembers = 8;
+
 /// The most members a GPU kernel combines (a team's fused kernels: the
 /// order's top levels in registers, no stack). cuda::Team refuses larger
 /// teams (their collectives then run as NCCL's).
@@ -227,7 +258,7 @@ COCONET_HD auto memberTreeByLevels(int64_t members, Load &load,
                                    Combine &combine) -> decltype(load(0)) {
   using Acc = decltype(load(0));
   int depth = 1;
-  while (((members - 1) >> depth) + 1 > 8) // ceil(members / 2^depth)
+  while (((members - 1) >> depth) + 1 > kFewMembers) // ceil(members / 2^depth)
     ++depth;
   Acc pending[6]; // depth <= 6: 512 members at most
   const int64_t nodes = int64_t{1} << depth;
@@ -251,14 +282,23 @@ COCONET_HD auto memberTreeByLevels(int64_t members, Load &load,
 }
 } // namespace detail
 
+/// combineMembersInOrder for 1 <= members <= kFewMembers: the tree
+/// unrolled, nothing else instantiated (a GPU kernel's registers).
+template <typename Load, typename Combine>
+COCONET_HD auto combineFewMembersInOrder(int64_t members, Load load,
+                                         Combine combine) -> decltype(load(0)) {
+  static_assert(kFewMembers == 8, "memberTree<3> holds 2^3 members");
+  return detail::memberTree<3>(0, members, load, combine);
+}
+
 /// load(0), ..., load(members - 1) (1 <= members; on a GPU at most
 /// kMaxDeviceMembers) combined by `combine` in the members' order
 /// M(0, members) (the file comment).
 template <typename Load, typename Combine>
 COCONET_HD auto combineMembersInOrder(int64_t members, Load load,
                                       Combine combine) -> decltype(load(0)) {
-  if (members <= 8)
-    return detail::memberTree<3>(0, members, load, combine);
+  if (members <= kFewMembers)
+    return combineFewMembersInOrder(members, load, combine);
 #if !defined(__CUDA_ARCH__)
   if (members > kMaxDeviceMembers)
     return reduce_order::combineTree(0, members, load, combine);

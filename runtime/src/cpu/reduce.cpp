@@ -260,27 +260,7 @@ template <typename F> void visitKind(ReductionKind kind, DType dtype, F &&f) {
   const bool max = kind == ReductionKind::Max;
   if (isF)
     return max ? f(FloatMaxMin<true>{}) : f(FloatMaxMin<false>{});
-  switch (dtype) {
-  case DType::I32:
-    return max ? f(IntMaxMin<true, false,
-                             static_cast<uint64_t>(
-                                 static_cast<int64_t>(INT32_MIN))>{})
-               : f(IntMaxMin<false, false,
-                             static_cast<uint64_t>(
-                                 static_cast<int64_t>(INT32_MAX))>{});
-  case DType::U64:
-    return max ? f(IntMaxMin<true, true, 0>{})
-               : f(IntMaxMin<false, true, UINT64_MAX>{});
-  case DType::I64:
-  case DType::F16:
-  case DType::BF16:
-  case DType::F32:
-  case DType::F64:
-  case DType::Bool:
-    break; // i64 (floats and bool do not reach here)
-  }
-  return max ? f(IntMaxMin<true, false, static_cast<uint64_t>(INT64_MIN)>{})
-             : f(IntMaxMin<false, false, static_cast<uint64_t>(INT64_MAX)>{});
+  return withIntMaxMin<IntMaxMin>(dtype, max, f);
 }
 
 } // namespace

@@ -71,7 +71,7 @@ TEST_CASE("every implementation of the members' order is the same tree",
     const std::string want = written(0, n);
     CHECK(shape(n, inOrder) == want);
     CHECK(shape(n, hostStack) == want);
-    if (n > 8 && n <= kMaxDeviceMembers)
+    if (n > kFewMembers && n <= kMaxDeviceMembers)
       CHECK(shape(n, byLevels) == want);
   }
 }

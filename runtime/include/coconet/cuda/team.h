@@ -203,7 +203,7 @@ __device__ __forceinline__ cc_vec<T, W>
 cc_team_reduce_vec(const cc_team &t, const T *p, int64_t v) {
   using Acc = cc_acc<T>;
   cc_vec<T, W> out;
-  if (t.size > 8) {
+  if (t.size > ::coconet::rt::kFewMembers) {
 #pragma unroll 1
     for (int j = 0; j < W; ++j)
       out.v[j] = cc_team_reduce<Op>(t, p, v * W + j);
@@ -229,7 +229,7 @@ cc_team_reduce_vec(const cc_team &t, const T *p, int64_t v) {
       return a;
     };
     const Lanes acc =
-        ::coconet::rt::detail::memberTree<3>(0, t.size, load, combine);
+        ::coconet::rt::combineFewMembersInOrder(t.size, load, combine);
 #pragma unroll
     for (int j = 0; j < H; ++j)
       out.v[h + j] = cc_finish<Op, T>(acc.v[j], t.size);
