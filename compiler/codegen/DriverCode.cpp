@@ -12,7 +12,10 @@
 #include "codegen/CodegenImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
 
 namespace coconet::codegen {
 
@@ -54,6 +57,89 @@ std::string tensorInfoInit(const std::string &name, unsigned paramIndex,
          shapeInit(type.shape, mesh) + ", " + layoutInit(type.layout) + "}";
 }
 
+namespace {
+
+/// The tables of a driver's ProgramDescription, each array printed once
+/// (equal extents and layouts share one) in the order first needed.
+class DescriptionTables {
+public:
+  DescriptionTables(const Plan &plan, CodeWriter &w)
+      : plan_(plan), w_(w), sizes_(plan.allSizeNames()) {}
+
+  /// The index of size `name` in the description's sizeNames.
+  unsigned size(llvm::StringRef name) const {
+    for (unsigned i = 0; i < sizes_.size(); ++i)
+      if (sizes_[i] == name)
+        return i;
+    llvm_unreachable("a size the plan does not list");
+  }
+  const std::vector<std::string> &sizes() const { return sizes_; }
+
+  /// `{4, 1, cc_e0}`: an ExtentDescription of `dim`.
+  std::string extent(const ir::Dim &dim) {
+    std::string list;
+    for (const std::string &s : dim.symbols())
+      list += (list.empty() ? "" : ", ") + std::to_string(size(s));
+    std::string array =
+        list.empty() ? "nullptr"
+                     : shared("const uint32_t", "cc_e", "{" + list + "}");
+    return "{" + std::to_string(dim.coefficient()) + ", " +
+           std::to_string(dim.symbols().size()) + ", " + array + "}";
+  }
+
+  /// `{"w", 1, cc_rt::DType::F32, 1, cc_s0, cc_l0}`: a TensorDescription.
+  std::string tensor(const std::string &name, unsigned paramIndex,
+                     const ir::TensorType &type) {
+    std::string shape = "nullptr";
+    if (!type.shape.empty()) {
+      std::string dims;
+      for (const ir::Dim &d : type.shape)
+        dims += (dims.empty() ? "" : ", ") + extent(d);
+      shape = shared("const cc_rt::driver::ExtentDescription", "cc_s",
+                     "{" + dims + "}");
+    }
+    std::string layout = "nullptr";
+    if (type.layout.size() > 0) {
+      std::string axes;
+      for (unsigned a = 0; a < type.layout.size(); ++a) {
+        const auto &l = type.layout[a];
+        const char *state = l.state == ir::AxisState::Sliced  ? "Sliced"
+                            : l.state == ir::AxisState::Local ? "Local"
+                                                              : "Replicated";
+        const int dim = l.state == ir::AxisState::Sliced ? l.dim : 0;
+        axes += (axes.empty() ? "" : ", ") +
+                std::string("{cc_rt::driver::AxisState::") + state + ", " +
+                std::to_string(dim) + "}";
+      }
+      layout =
+          shared("const cc_rt::driver::AxisLayout", "cc_l", "{" + axes + "}");
+    }
+    return "{\"" + name + "\", " + std::to_string(paramIndex) + ", " +
+           runtimeDType(type.dtype) + ", " + std::to_string(type.shape.size()) +
+           ", " + shape + ", " + layout + "}";
+  }
+
+private:
+  /// The name of a `type NAME[] = INIT;` array, printed the first time.
+  std::string shared(const std::string &type, const std::string &prefix,
+                     const std::string &init) {
+    std::string &name = arrays_[type + init];
+    if (name.empty()) {
+      name = prefix + std::to_string(counts_[prefix]++);
+      w_.line(type + " " + name + "[] = " + init + ";");
+    }
+    return name;
+  }
+
+  const Plan &plan_;
+  CodeWriter &w_;
+  std::vector<std::string> sizes_;
+  std::map<std::string, std::string> arrays_;
+  std::map<std::string, unsigned> counts_;
+};
+
+} // namespace
+
 std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   const Target &t = Target::get(options.target);
   // The driver's own host data is the runtime's host types.
@@ -65,20 +151,19 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   os << banner(plan, options, "The driver");
   w.comment("\nRuns one step as the simulator does for the same sizes and "
             "seed, writes the\nresults (--output-dir) and times more steps "
-            "(--iterations). --help lists\nthe options.");
+            "(--iterations). --help lists\nthe options. The driver is the "
+            "runtime's (" +
+            t.info.runtimeNamespace.str() +
+            "::driver::run):\nthis file describes the program to it.");
   w.line();
   emitLines(w, t.info.driverPreamble);
   w.line("#include \"" + plan.name + ".h\"").line();
   w.line("#include \"" + t.info.driverHeader.str() + "\"").line();
-  t.emitMpiOrElse(w, {"#include <mpi.h>"}, {});
-  w.line().line("#include <chrono>").line("#include <cstdio>");
-  w.line("#include <memory>")
-      .line("#include <string>")
-      .line("#include <vector>");
+  w.line("#include <cstdint>").line("#include <memory>");
   w.line();
   w.comment("The driver's own names start with cc_, as no user name does; "
             "the\nprogram's class is cc_Program; cc_target has the target's "
-            "Block and Session.");
+            "Session and main.");
   w.line("namespace cc_rt = coconet::rt;");
   w.line("namespace cc_target = " + t.info.runtimeNamespace.str() +
          "::driver;");
@@ -87,254 +172,173 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.open("namespace");
   w.dedent();
   w.line();
-  w.line("const char *const cc_kProgram = \"" + plan.name + "\";");
-  w.line();
-  w.line("} // namespace");
-  w.line();
-
-  w.open("int main(int cc_argc, char **cc_argv)");
-  t.emitMpiOrElse(w,
-                  {"// Overlaps call MPI from a progress thread too (never at "
-                   "the same time).",
-                   "int cc_provided = 0;",
-                   "MPI_Init_thread(&cc_argc, &cc_argv, MPI_THREAD_SERIALIZED, "
-                   "&cc_provided);",
-                   "cc_rt::driver::MpiTransport cc_transport(MPI_COMM_WORLD);"},
-                  {"cc_rt::driver::Transport &cc_transport = "
-                   "cc_rt::driver::singleProcess();"});
-  w.line("const int cc_exit = [&]() -> int {");
-  w.indent();
-  w.line("cc_rt::driver::Options cc_options;");
-  w.line("bool cc_help = false;");
-  w.line("cc_rt::Status cc_st = cc_rt::driver::parseArgs(cc_argc, cc_argv, "
-         "cc_kProgram,");
-  w.line("                                               &cc_options, "
-         "&cc_help);");
-  w.open("if (cc_help)");
-  w.line("if (cc_transport.rank() == 0)");
-  w.line("  std::printf(\"%s\", cc_rt::driver::usage(cc_kProgram).c_str());");
-  w.line("return 0;");
-  w.close();
-  w.comment("After each phase every rank learns whether some rank failed "
-            "(and all\nexit with the same status); rank 0 prints each "
-            "distinct error once.");
-  w.line("auto cc_agree = [&](int cc_code) {");
-  w.line("  return cc_rt::driver::agree(cc_transport, cc_st, cc_code, "
-         "cc_kProgram);");
-  w.line("};");
-  // The names the command line may bind, and the sizes.
-  std::string sizeNames, paramNames;
-  for (const std::string &s : plan.allSizeNames())
+  w.comment("The program as data (coconet/driver.h, ProgramDescription): its "
+            "sizes, mesh\naxes, parameters and outputs (the blocks a step "
+            "takes, in order), results\nand segment tables.");
+  DescriptionTables tables(plan, w);
+  std::string sizeNames;
+  for (const std::string &s : tables.sizes())
     sizeNames += (sizeNames.empty() ? "\"" : ", \"") + s + "\"";
-  for (const Plan::Param &p : plan.params)
-    paramNames += (paramNames.empty() ? "{\"" : ", {\"") + p.name + "\", " +
-                  runtimeDType(p.type.dtype) + "}";
-  w.line("if (cc_st.ok())");
-  w.line("  cc_st = cc_rt::driver::checkNames(cc_options, {" + sizeNames +
-         "},");
-  w.line("                                    {" + paramNames + "});");
-  if (!plan.tables.empty()) {
-    std::string tableNames;
-    for (const Plan::Table &tb : plan.tables)
-      tableNames += (tableNames.empty() ? "\"" : ", \"") + tb.name + "\"";
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = cc_rt::driver::checkTableNames(cc_options, {" +
-           tableNames + "});");
-  }
-  w.line("cc_Program::Sizes cc_sizes;");
-  for (const std::string &s : plan.allSizeNames()) {
-    // A table's count is bound with its table.
-    if (llvm::any_of(plan.tables,
-                     [&](const Plan::Table &tb) { return tb.count == s; }))
-      continue;
-    bool world = mesh.isImplicit && s == mesh.axes[0].size;
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = cc_rt::driver::sizeOf(cc_options, \"" + s + "\", " +
-           (world ? "cc_transport.size()" : std::string("0")) + ", &cc_sizes." +
-           s + ");");
-  }
-  // Segment tables: read or generated as the simulator does; their
-  // lengths are create()'s.
-  if (!plan.tables.empty())
-    w.line("cc_Program::Tables cc_tables;");
-  for (unsigned i = 0; i < plan.tables.size(); ++i) {
-    const Plan::Table &tb = plan.tables[i];
-    const std::string table = "cc_table_" + tb.name;
-    w.line("cc_rt::SegmentTable " + table + ";");
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = cc_rt::driver::segmentTable(cc_options, \"" + tb.name +
-           "\", " + std::to_string(i) + ", \"" + tb.count + "\", \"" +
-           tb.length.str() + "\",");
-    w.line("      " + printExtent({tb.length, {}}, mesh, driverSize) +
-           ", &cc_sizes." + tb.count + ", &" + table + ");");
-    w.line("const std::vector<int64_t> " + table + "_lengths = " + table +
-           ".lengths();");
-    w.line("cc_tables." + tb.name + " = " + table + "_lengths.data();");
-  }
-  w.comment("A usage error: exit status 2.");
-  w.line("if (int cc_code = cc_agree(2))");
-  w.line("  return cc_code;");
+  w.line("const char *const cc_sizeNames[] = {" + sizeNames + "};");
   std::string axisSizes;
   for (const auto &a : mesh.axes)
-    axisSizes += (axisSizes.empty() ? "" : ", ") + driverSize(a.size);
-  w.line("const std::vector<int64_t> cc_axisSizes = {" + axisSizes + "};");
-  w.line("const std::vector<int64_t> cc_coords =");
-  w.line(
-      "    cc_rt::driver::coordinatesOf(cc_axisSizes, cc_transport.rank());");
-  // Communicator and program object.
-  w.line("cc_target::Session cc_session;");
-  w.line("cc_st = cc_session.open(cc_transport);");
-  w.line("if (int cc_code = cc_agree(1))");
-  w.line("  return cc_code;");
-  w.line("std::unique_ptr<cc_Program> cc_program;");
-  w.line(plan.tables.empty()
-             ? "cc_st = cc_session.create(cc_sizes, &cc_program);"
-             : "cc_st = cc_session.create(cc_sizes, cc_tables, &cc_program);");
-  w.line("if (int cc_code = cc_agree(1))");
-  w.line("  return cc_code;");
-  if (hasPath(plan)) {
-    w.line("if (cc_transport.rank() == 0 && !cc_options.quiet)");
-    w.line("  std::printf(\"%s: %s\\n\", cc_kProgram, cc_program->path());");
-  }
-  // The tensors a fused kernel shares live in the program's symmetric
-  // memory, unless --staging.
-  auto bound = [&](const Buffer &b) -> std::string {
-    if (!b.team)
-      return "nullptr";
-    return "cc_options.staging ? nullptr : static_cast<void *>(cc_program->"
-           "symmetric()." +
-           b.name + ")";
-  };
-  // Parameters.
-  w.comment("The parameters, filled as the simulator fills them.");
+    axisSizes +=
+        (axisSizes.empty() ? "" : ", ") + std::to_string(tables.size(a.size));
+  w.line("const uint32_t cc_axisSizes[] = {" + axisSizes + "};");
+
+  // The blocks: the parameters, then the outputs; a buffer's block.
+  std::map<unsigned, unsigned> blockOf;
+  std::vector<std::string> blocks;
   for (const Plan::Param &p : plan.params) {
     const Buffer &b = plan.buffers[p.buffer];
-    w.line("cc_target::Block " + b.name + ";");
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = " + b.name + ".make(" +
-           tensorInfoInit(p.name, p.index, p.type, mesh) + ",");
-    w.line("      cc_axisSizes, cc_coords, " + bound(b) + ");");
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = cc_rt::driver::fillInput(" + b.name +
-           ".info, cc_options, cc_axisSizes, cc_coords, " + b.name +
-           ".placement, " + b.name + ".host.data());");
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = " + b.name + ".upload();");
+    blockOf[p.buffer] = blocks.size();
+    blocks.push_back("{" + tables.tensor(p.name, p.index, p.type) + ", " +
+                     (b.kind == Buffer::Kind::ScalarParam ? "true" : "false") +
+                     ", " + (b.team ? "true" : "false") + "}");
   }
-  // Outputs.
   for (unsigned o : plan.outputs()) {
     const Buffer &b = plan.buffers[o];
     const Plan::Result &r = plan.results[b.result];
-    w.line("cc_target::Block " + b.name + ";");
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = " + b.name + ".make(" +
-           tensorInfoInit(r.name, 0, r.type, mesh) + ",");
-    w.line("      cc_axisSizes, cc_coords, " + bound(b) + ");");
+    blockOf[o] = blocks.size();
+    blocks.push_back("{" + tables.tensor(r.name, 0, r.type) + ", false, " +
+                     (b.team ? "true" : "false") + "}");
   }
-  w.line("if (int cc_code = cc_agree(1))");
-  w.line("  return cc_code;");
-  // The call.
-  std::string args;
-  for (const Plan::Param &p : plan.params) {
-    const Buffer &b = plan.buffers[p.buffer];
-    std::string arg;
-    if (b.kind == Buffer::Kind::ScalarParam) {
-      std::string raw = "*reinterpret_cast<const " + host.storageType(b.dtype) +
-                        " *>(" + b.name + ".host.data())";
-      arg = host.load(b.dtype, raw);
-    } else {
-      arg = "static_cast<" + std::string(b.written ? "" : "const ") +
-            t.storageType(b.dtype) + " *>(" + b.name + ".pointer())";
-    }
-    args += (args.empty() ? "" : ",\n        ") + arg;
+  std::vector<std::string> results;
+  for (const Plan::Result &r : plan.results)
+    results.push_back("{" + tables.tensor(r.name, 0, r.type) + ", " +
+                      std::to_string(blockOf.at(r.buffer)) + "}");
+  std::vector<std::string> segmentTables;
+  for (const Plan::Table &tb : plan.tables)
+    segmentTables.push_back(
+        "{\"" + tb.name + "\", " + std::to_string(tables.size(tb.count)) +
+        ", \"" + tb.length.str() + "\", " + tables.extent(tb.length) + "}");
+  auto array = [&](const std::string &type, const std::string &name,
+                   const std::vector<std::string> &items) {
+    if (items.empty())
+      return;
+    w.line("const " + type + " " + name + "[] = {");
+    for (const std::string &item : items)
+      w.line("    " + item + ",");
+    w.line("};");
+  };
+  array("cc_rt::driver::BlockDescription", "cc_blocks", blocks);
+  array("cc_rt::driver::ResultDescription", "cc_results", results);
+  array("cc_rt::driver::TableDescription", "cc_tables", segmentTables);
+  w.line();
+
+  // The entry points into the program's class.
+  w.comment("Program::create on the target's session.");
+  w.line("cc_rt::Status cc_create(void *cc_session, const int64_t *cc_s,");
+  w.line("                        const int64_t *const *cc_t, void **cc_out) "
+         "{");
+  w.indent();
+  if (plan.tables.empty())
+    w.line("(void)cc_t;");
+  w.line("cc_Program::Sizes cc_sizes;");
+  for (unsigned i = 0; i < tables.sizes().size(); ++i)
+    w.line("cc_sizes." + tables.sizes()[i] + " = cc_s[" + std::to_string(i) +
+           "];");
+  if (!plan.tables.empty()) {
+    w.line("cc_Program::Tables cc_tables;");
+    for (unsigned i = 0; i < plan.tables.size(); ++i)
+      w.line("cc_tables." + plan.tables[i].name + " = cc_t[" +
+             std::to_string(i) + "];");
   }
-  for (unsigned o : plan.outputs()) {
-    const Buffer &b = plan.buffers[o];
-    args += (args.empty() ? "" : ",\n        ") + std::string("static_cast<") +
-            t.storageType(b.dtype) + " *>(" + b.name + ".pointer())";
-  }
-  w.line("auto cc_runStep = [&]() -> cc_rt::Status {");
-  w.line("  return (*cc_program)(" + args + ");");
-  w.line("};");
-  w.comment("One step, then its results.");
-  w.line("cc_st = cc_runStep();");
-  w.line("if (cc_st.ok())");
-  w.line("  cc_st = cc_session.synchronize();");
-  w.line("if (int cc_code = cc_agree(1))");
-  w.line("  return cc_code;");
-  for (const Plan::Result &r : plan.results) {
-    const Buffer &b = plan.buffers[r.buffer];
-    // An update written in place lives in the parameter's block.
-    w.line("{");
-    w.indent();
-    w.line("cc_target::Block &cc_result = " + b.name + ";");
-    w.line("if (cc_st.ok())");
-    w.line("  cc_st = cc_result.download();");
-    w.line("cc_rt::driver::TensorInfo cc_info = " +
-           tensorInfoInit(r.name, 0, r.type, mesh) + ";");
-    w.line("if (cc_st.ok() && !cc_options.quiet)");
-    w.line("  cc_rt::driver::printSummary(cc_info, cc_transport, "
-           "cc_result.placement, cc_result.host.data());");
-    w.line("if (cc_st.ok() && !cc_options.outputDir.empty())");
-    w.line("  cc_st = cc_rt::driver::writeResult(cc_info, cc_options, "
-           "cc_axisSizes, cc_transport, cc_result.host.data());");
-    w.comment("A result that cannot be written: exit status 2.");
-    w.line("if (int cc_code = cc_agree(cc_st.code() == "
-           "cc_rt::StatusCode::IoError ? 2 : 1))");
-    w.line("  return cc_code;");
-    w.close();
-  }
-  // Timing.
-  w.comment("More steps, timed (their results are not written).");
-  w.open("if (cc_options.iterations > 1 || cc_options.warmup > 0)");
-  w.line("for (int cc_i = 0; cc_i < cc_options.warmup && cc_st.ok(); ++cc_i)");
-  w.line("  cc_st = cc_runStep();");
-  w.line("if (cc_st.ok())");
-  w.line("  cc_st = cc_session.synchronize();");
-  w.line("if (int cc_code = cc_agree(1))");
-  w.line("  return cc_code;");
-  w.comment("--step-times: when each step ended, waiting for it.");
-  w.line("std::vector<double> cc_steps(cc_options.stepTimes ? "
-         "cc_options.iterations : 0);");
-  t.emitMpiOrElse(w, {"MPI_Barrier(MPI_COMM_WORLD);"}, {});
-  w.line("const auto cc_start = std::chrono::steady_clock::now();");
-  w.open("for (int cc_i = 0; cc_i < cc_options.iterations && cc_st.ok(); "
-         "++cc_i)");
-  w.line("cc_st = cc_runStep();");
-  w.open("if (cc_options.stepTimes && cc_st.ok())");
-  w.line("cc_st = cc_session.synchronize();");
-  w.line("cc_steps[cc_i] = std::chrono::duration<double>("
-         "std::chrono::steady_clock::now() - cc_start).count();");
-  w.close();
-  w.close();
-  w.line("if (cc_st.ok())");
-  w.line("  cc_st = cc_session.synchronize();");
-  w.line("double cc_seconds = std::chrono::duration<double>("
-         "std::chrono::steady_clock::now() - cc_start).count();");
-  w.line("if (int cc_code = cc_agree(1))");
-  w.line("  return cc_code;");
-  w.comment("The slowest rank's time, and when each step ended on the last "
-            "rank to end it: each step's time is then the time between two "
-            "such ends, and they add up to the slowest rank's (the fastest "
-            "step is at most the mean).");
-  t.emitMpiOrElse(w,
-                  {"MPI_Allreduce(MPI_IN_PLACE, &cc_seconds, 1, MPI_DOUBLE, "
-                   "MPI_MAX, MPI_COMM_WORLD);",
-                   "MPI_Allreduce(MPI_IN_PLACE, cc_steps.data(), "
-                   "static_cast<int>(cc_steps.size()), MPI_DOUBLE, MPI_MAX, "
-                   "MPI_COMM_WORLD);"},
-                  {});
-  w.line("cc_rt::driver::stepDurations(cc_steps);");
-  w.line("if (cc_transport.rank() == 0)");
-  w.line("  std::printf(\"%s\\n\", cc_rt::driver::timingLine(cc_kProgram, "
-         "cc_options.iterations, cc_transport.size(), cc_seconds, "
-         "cc_steps).c_str());");
-  w.close();
-  w.line("return 0;");
+  w.line("std::unique_ptr<cc_Program> cc_program;");
+  w.line("const cc_rt::Status cc_st =");
+  w.line("    static_cast<cc_target::Session *>(cc_session)->create(" +
+         std::string(plan.tables.empty() ? "cc_sizes" : "cc_sizes, cc_tables") +
+         ", &cc_program);");
+  w.line("*cc_out = cc_program.release();");
+  w.line("return cc_st;");
   w.dedent();
-  w.line("}();");
-  t.emitMpiOrElse(w, {"MPI_Finalize();"}, {});
-  w.line("return cc_exit;");
+  w.line("}");
+  w.line();
+  w.line("void cc_destroy(void *cc_p) { delete static_cast<cc_Program "
+         "*>(cc_p); }");
+  w.line();
+  w.comment("One step: each block's data where the program reads it, a "
+            "scalar's host value.");
+  std::string args;
+  unsigned index = 0;
+  auto argument = [&](const Buffer &b, bool output) {
+    const std::string a = "cc_a[" + std::to_string(index++) + "]";
+    std::string arg;
+    if (b.kind == Buffer::Kind::ScalarParam)
+      arg =
+          host.load(b.dtype, "*static_cast<const " + host.storageType(b.dtype) +
+                                 " *>(" + a + ")");
+    else
+      arg = "static_cast<" + std::string(b.written || output ? "" : "const ") +
+            t.storageType(b.dtype) + " *>(" + a + ")";
+    args += (args.empty() ? "" : ",\n      ") + arg;
+  };
+  for (const Plan::Param &p : plan.params)
+    argument(plan.buffers[p.buffer], false);
+  for (unsigned o : plan.outputs())
+    argument(plan.buffers[o], true);
+  w.line("cc_rt::Status cc_step(void *cc_p, void *const *cc_a) {");
+  if (args.empty())
+    w.line("  (void)cc_a;");
+  w.line("  return (*static_cast<cc_Program *>(cc_p))(" + args + ");");
+  w.line("}");
+  const bool path = hasPath(plan);
+  if (path) {
+    w.line();
+    w.line("const char *cc_path(void *cc_p) {");
+    w.line("  return static_cast<cc_Program *>(cc_p)->path();");
+    w.line("}");
+  }
+  // The blocks a fused kernel shares live in the program's symmetric
+  // memory, unless --staging.
+  std::vector<std::pair<unsigned, std::string>> shared;
+  for (const auto &[buffer, block] : blockOf)
+    if (plan.buffers[buffer].team)
+      shared.push_back({block, plan.buffers[buffer].name});
+  llvm::sort(shared);
+  if (!shared.empty()) {
+    w.line();
+    w.comment("Where a block a fused kernel shares lives in the program's "
+              "symmetric memory.");
+    w.line("void *cc_symmetric(void *cc_p, uint32_t cc_block) {");
+    w.indent();
+    w.line("const auto &cc_m = static_cast<cc_Program *>(cc_p)->symmetric();");
+    w.line("switch (cc_block) {");
+    for (const auto &[block, name] : shared)
+      w.line("case " + std::to_string(block) +
+             ": return static_cast<void *>(cc_m." + name + ");");
+    w.line("}");
+    w.line("return nullptr;");
+    w.dedent();
+    w.line("}");
+  }
+  w.line();
+  const bool world = mesh.isImplicit;
+  w.line("const cc_rt::driver::ProgramDescription cc_description = {");
+  w.line("    cc_rt::driver::kDescriptionVersion,");
+  w.line("    \"" + plan.name + "\",");
+  w.line("    " + std::to_string(tables.sizes().size()) + ", cc_sizeNames, " +
+         (world ? std::to_string(tables.size(mesh.axes[0].size))
+                : std::string("-1")) +
+         ",");
+  w.line("    " + std::to_string(mesh.axes.size()) + ", cc_axisSizes,");
+  w.line("    " + std::to_string(blocks.size()) + ", " +
+         std::to_string(plan.params.size()) + ", " +
+         (blocks.empty() ? "nullptr" : "cc_blocks") + ",");
+  w.line("    " + std::to_string(results.size()) + ", " +
+         (results.empty() ? "nullptr" : "cc_results") + ",");
+  w.line("    " + std::to_string(segmentTables.size()) + ", " +
+         (segmentTables.empty() ? "nullptr" : "cc_tables") + ",");
+  w.line(std::string("    ") + (path ? "true" : "false") + ",");
+  w.line(std::string("    cc_create, cc_destroy, cc_step, ") +
+         (path ? "cc_path" : "nullptr") + ", " +
+         (shared.empty() ? "nullptr" : "cc_symmetric") + ",");
+  w.line("};");
+  w.line();
+  w.line("} // namespace");
+  w.line();
+  w.open("int main(int cc_argc, char **cc_argv)");
+  w.line("return cc_target::main(cc_description, cc_argc, cc_argv);");
   w.close();
   return text;
 }

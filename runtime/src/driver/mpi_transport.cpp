@@ -94,4 +94,12 @@ int MpiTransport::maxOf(int value) {
   return max;
 }
 
+void MpiTransport::barrier() { MPI_Barrier(comm_); }
+
+void MpiTransport::maxOf(double *values, size_t count) {
+  if (count > 0)
+    MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE,
+                  MPI_MAX, comm_);
+}
+
 } // namespace coconet::rt::driver

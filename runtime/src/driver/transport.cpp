@@ -21,6 +21,8 @@ public:
     return Status::success();
   }
   int maxOf(int value) override { return value; }
+  void barrier() override {}
+  void maxOf(double *, size_t) override {}
 };
 
 /// "ranks 1, 3" / "rank 2".

@@ -69,6 +69,30 @@ private:
   Communicator world_{MPI_COMM_WORLD};
 };
 
+/// The driver of `program` (src/driver/run_program.h: what --help lists) on
+/// the transport's ranks: its exit status.
+int run(const rt::driver::ProgramDescription &program,
+        rt::driver::Transport &transport, int argc, char **argv);
+
+#if defined(COCONET_WITH_MPI)
+/// A generated driver's main(): MPI (serialised threads: overlaps call it
+/// from a progress thread too, never at the same time), then run(). (The
+/// generated driver defines COCONET_WITH_MPI: the CPU target always runs
+/// under MPI.)
+inline int main(const rt::driver::ProgramDescription &program, int argc,
+                char **argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  int status = 0;
+  {
+    rt::driver::MpiTransport transport(MPI_COMM_WORLD);
+    status = run(program, transport, argc, argv);
+  }
+  MPI_Finalize();
+  return status;
+}
+#endif
+
 } // namespace coconet::rt::cpu::driver
 
 #endif // COCONET_RUNTIME_CPU_DRIVER_H

@@ -78,19 +78,28 @@ public:
     if (stream_)
       cudaStreamDestroy(stream_);
   }
-  /// Under MPI, this rank's GPU (rank modulo the devices) and the world
-  /// communicator; else one rank. Then the stream.
-  Status open([[maybe_unused]] rt::driver::Transport &transport) {
-#if defined(COCONET_WITH_MPI)
+  /// How the world communicator is made: Communicator::fromMpi on MPI's
+  /// world, or Communicator::single.
+  using OpenWorld = Status (*)(std::unique_ptr<Communicator> *);
+  /// This rank's GPU (its rank modulo the devices there are) and the world
+  /// communicator `openWorld` makes; then the stream.
+  Status open(rt::driver::Transport &transport, OpenWorld openWorld) {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
       cudaSetDevice(transport.rank() % devices);
-    COCONET_RETURN_IF_ERROR(Communicator::fromMpi(MPI_COMM_WORLD, &world_));
-#else
-    COCONET_RETURN_IF_ERROR(Communicator::single(&world_));
-#endif
+    COCONET_RETURN_IF_ERROR(openWorld(&world_));
     COCONET_CUDA_CHECK(cudaStreamCreate(&stream_));
     return Status();
+  }
+  /// Under MPI (built with COCONET_WITH_MPI), MPI's world; else one rank.
+  Status open(rt::driver::Transport &transport) {
+#if defined(COCONET_WITH_MPI)
+    return open(transport, [](std::unique_ptr<Communicator> *out) {
+      return Communicator::fromMpi(MPI_COMM_WORLD, out);
+    });
+#else
+    return open(transport, &Communicator::single);
+#endif
   }
   /// The program object, `Program::create(world, sizes, stream, out)`.
   template <class Program>
@@ -115,6 +124,38 @@ private:
   std::unique_ptr<Communicator> world_;
   cudaStream_t stream_ = nullptr;
 };
+
+/// The driver of `program` (src/driver/run_program.h: what --help lists) on
+/// the transport's ranks, the world made by `openWorld`: its exit status.
+int run(const rt::driver::ProgramDescription &program,
+        rt::driver::Transport &transport, Session::OpenWorld openWorld,
+        int argc, char **argv);
+
+/// A generated driver's main(): under MPI (built with COCONET_WITH_MPI) one
+/// GPU per rank on MPI's world (serialised threads: overlaps call MPI from
+/// a progress thread too, never at the same time); else one rank.
+inline int main(const rt::driver::ProgramDescription &program, int argc,
+                char **argv) {
+#if defined(COCONET_WITH_MPI)
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  int status = 0;
+  {
+    rt::driver::MpiTransport transport(MPI_COMM_WORLD);
+    status = run(
+        program, transport,
+        [](std::unique_ptr<Communicator> *out) {
+          return Communicator::fromMpi(MPI_COMM_WORLD, out);
+        },
+        argc, argv);
+  }
+  MPI_Finalize();
+  return status;
+#else
+  return run(program, rt::driver::singleProcess(), &Communicator::single, argc,
+             argv);
+#endif
+}
 
 } // namespace coconet::rt::cuda::driver
 
