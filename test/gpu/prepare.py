@@ -39,6 +39,7 @@ TOLSPEC is RESULT=ULPS[,RESULT=ULPS...] ('-' when the case has no float
 result with a tolerance); results not listed are compared bitwise.
 """
 import argparse
+import concurrent.futures
 import fractions
 import glob
 import math
@@ -317,64 +318,82 @@ def main():
         "meta\tunits\tulps as coconetc sim --check-ulps: |a-b| <= ulps * "
         "eps(dtype) * max(|a|, |b|, max|expected|)",
     ]
-    n_cases = n_runs = 0
+    # The cases, named and checked in order; each prepared by a worker (a
+    # few coconetc commands and a simulator run per variant, independent of
+    # the others), their manifest lines kept in this order.
+    todo = []
     for path in files:
         rel = os.path.relpath(path, root)
         for program, schedule in cases(coconetc, path):
             case = program + ("_" + schedule if schedule else "")
             if case in RESERVED:
                 raise RuntimeError(f"a case is named '{case}', a reserved name")
-            case_dir = os.path.join(out_dir, case)
-            if os.path.exists(case_dir):
+            if any(case == c for c, *_ in todo):
                 raise RuntimeError(f"two cases are named '{case}' ({rel} "
                                    "and an earlier file): rename one")
-            sel = selector(program, schedule)
-            must([coconetc, "--color=never", "--emit=driver", "--target=cuda",
-                  "-o", case_dir, path] + sel, f"{case}: --emit=driver")
-            mains = glob.glob(os.path.join(case_dir, "*_main.cu"))
-            if len(mains) != 1:
-                raise RuntimeError(f"{case}: expected one *_main.cu")
-            name = os.path.basename(mains[0])[:-len("_main.cu")]
+            todo.append((case, path, rel, program, schedule))
 
-            axes, free, checks = plan_info(coconetc, path, program, schedule)
-            ir = must([coconetc, "--color=never", "--emit=ir", path] + sel,
-                      f"{case}: --emit=ir")
-            stages, results = parse_ir(ir)
-            tols = tolerances(stages, results)
-            spec = ",".join(f"{r}={u}" for r, (_, u, _) in tols.items() if u)
-            lines.append("\t".join(["case", case, name, spec or "-", rel,
-                                    program, schedule or "-"]))
-            for r, (dtype, ulps, why) in tols.items():
-                lines.append("\t".join(["why", case, r, dtype, str(ulps), why]))
+    def prepare_case(case, path, rel, program, schedule):
+        """(manifest lines, runs, the line to print) of one case."""
+        out = []
+        case_dir = os.path.join(out_dir, case)
+        sel = selector(program, schedule)
+        must([coconetc, "--color=never", "--emit=driver", "--target=cuda",
+              "-o", case_dir, path] + sel, f"{case}: --emit=driver")
+        mains = glob.glob(os.path.join(case_dir, "*_main.cu"))
+        if len(mains) != 1:
+            raise RuntimeError(f"{case}: expected one *_main.cu")
+        name = os.path.basename(mains[0])[:-len("_main.cu")]
 
-            variants = [("random", RANDOM_1D if len(free) == 1 else RANDOM_ND,
-                         []),
-                        ("tiny", TINY, [])]
-            if program in TYPICAL:
-                variants.append(("typical",
-                                 RANDOM_1D if len(free) == 1 else RANDOM_ND,
-                                 TYPICAL[program]))
-            for variant, base, sets in variants:
-                sizes = choose_sizes(axes, free, checks, base)
-                size_arg = ",".join(f"{k}={v}" for k, v in sizes.items())
-                opts = ["--size", size_arg, "--seed", str(args.seed)]
-                for s in sets:
-                    opts += ["--set", s]
-                expected = os.path.join(case_dir, "expected", variant)
-                must([coconetc, "--color=never", "sim", path] + sel + opts +
-                     ["--output-dir", expected], f"{case} {variant}: sim")
-                written = sorted(f[:-4] for f in os.listdir(expected)
-                                 if f.endswith(".npy"))
-                if written != sorted(tols):
-                    raise RuntimeError(
-                        f"{case}: the simulator wrote {written}, the IR "
-                        f"names the results {sorted(tols)}")
-                lines.append("\t".join(["run", case, variant, " ".join(opts)]))
-                n_runs += 1
+        axes, free, checks = plan_info(coconetc, path, program, schedule)
+        ir = must([coconetc, "--color=never", "--emit=ir", path] + sel,
+                  f"{case}: --emit=ir")
+        stages, results = parse_ir(ir)
+        tols = tolerances(stages, results)
+        spec = ",".join(f"{r}={u}" for r, (_, u, _) in tols.items() if u)
+        out.append("\t".join(["case", case, name, spec or "-", rel,
+                               program, schedule or "-"]))
+        for r, (dtype, ulps, why) in tols.items():
+            out.append("\t".join(["why", case, r, dtype, str(ulps), why]))
+
+        variants = [("random", RANDOM_1D if len(free) == 1 else RANDOM_ND,
+                     []),
+                    ("tiny", TINY, [])]
+        if program in TYPICAL:
+            variants.append(("typical",
+                             RANDOM_1D if len(free) == 1 else RANDOM_ND,
+                             TYPICAL[program]))
+        runs = 0
+        for variant, base, sets in variants:
+            sizes = choose_sizes(axes, free, checks, base)
+            size_arg = ",".join(f"{k}={v}" for k, v in sizes.items())
+            opts = ["--size", size_arg, "--seed", str(args.seed)]
+            for s in sets:
+                opts += ["--set", s]
+            expected = os.path.join(case_dir, "expected", variant)
+            must([coconetc, "--color=never", "sim", path] + sel + opts +
+                 ["--output-dir", expected], f"{case} {variant}: sim")
+            written = sorted(f[:-4] for f in os.listdir(expected)
+                             if f.endswith(".npy"))
+            if written != sorted(tols):
+                raise RuntimeError(
+                    f"{case}: the simulator wrote {written}, the IR "
+                    f"names the results {sorted(tols)}")
+            out.append("\t".join(["run", case, variant, " ".join(opts)]))
+            runs += 1
+        said = (f"prepared {case} ({rel}): " +
+                ", ".join(f"{r} {d} {u} ulp" for r, (d, u, _) in
+                          tols.items()))
+        return out, runs, said
+
+    n_cases = n_runs = 0
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=os.cpu_count() or 2) as pool:
+        for out, runs, said in pool.map(lambda c: prepare_case(*c), todo):
+            lines += out
+            n_runs += runs
             n_cases += 1
-            print(f"prepared {case} ({rel}): " +
-                  ", ".join(f"{r} {d} {u} ulp" for r, (d, u, _) in
-                            tols.items()), flush=True)
+            print(said, flush=True)
 
     with open(os.path.join(out_dir, "manifest.tsv"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -319,9 +319,14 @@ def main():
 
     for ranks in [int(r) for r in args.ranks.split(",")]:
         manifest = []
-        for i, module in enumerate(modules):
-            entry, failure = prepare(args, module, ranks, module["info"],
-                                     args.seed + i)
+        # Each module's inputs and simulator run on its own (its own
+        # generator, seeded by its index), --jobs at once, kept in order.
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            prepared = list(pool.map(
+                lambda im: prepare(args, im[1], ranks, im[1]["info"],
+                                   args.seed + im[0]),
+                enumerate(modules)))
+        for module, (entry, failure) in zip(modules, prepared):
             if failure:
                 failures.append(failure)
                 print(f"FAILED: {module['name']} on {ranks} ranks: simulator")

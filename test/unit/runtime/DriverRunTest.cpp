@@ -69,7 +69,8 @@ public:
   }
 };
 
-/// y = a * x, x: f32[N] replicated, a: f32 scalar, y: f32[K * N].
+/// y = a * x, x: f32[N] replicated, a: f32 scalar, y: f32[N] (or f32[2^62 * N],
+/// which overflows for N > 1).
 struct Scale {
   float a = 0;
   const float *x = nullptr;
@@ -100,7 +101,7 @@ const char *const kSizes[] = {"P", "N"};
 const uint32_t kAxes[] = {0};
 const uint32_t kN[] = {1};
 const drv::ExtentDescription kShapeN[] = {{1, 1, kN}};
-const drv::ExtentDescription kShapeKN[] = {{1LL << 40, 1, kN}};
+const drv::ExtentDescription kShapeKN[] = {{1LL << 62, 1, kN}};
 const drv::AxisLayout kReplicated[] = {{drv::AxisState::Replicated, 0}};
 
 drv::ProgramDescription describe(const drv::ExtentDescription *yShape) {
@@ -212,11 +213,11 @@ TEST_CASE("runProgram refuses an extent that overflows 64 bits", "[driver]") {
   SlowPeer transport;
   std::string printed;
   destroyed = 0;
-  // y: f32[2^40 * N] with N = 2^30: 2^70 elements.
-  CHECK(runCaptured(describe(kShapeKN), transport, {"--size", "N=1073741824"},
+  // y: f32[2^62 * N] with N = 4: 2^64 elements (x, f32[4], is made).
+  CHECK(runCaptured(describe(kShapeKN), transport, {"--size", "N=4"},
                     &printed) == 1);
-  CHECK(printed.find("'y': the extent 1099511627776 * N does not fit in 64 "
-                     "bits") != std::string::npos);
+  CHECK(printed.find("'y': the extent 4611686018427387904 * N does not fit "
+                     "in 64 bits") != std::string::npos);
   CHECK(destroyed == 1);
 }
 
