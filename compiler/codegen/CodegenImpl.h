@@ -133,6 +133,12 @@ std::string emitSource(const lower::Plan &plan, const EmitOptions &options);
 std::string emitHeader(const lower::Plan &plan, const EmitOptions &options);
 /// The driver's `main`.
 std::string emitDriver(const lower::Plan &plan, const EmitOptions &options);
+/// `cc_Program::Sizes cc_sizes;` set from `const int64_t *cc_s` (every size
+/// in plan.allSizeNames() order) and, for a program with segment tables,
+/// `cc_Program::Tables cc_tables;` from `const int64_t *const *cc_t`: what
+/// the driver's and the Python entry points' create() receive.
+void emitSizesFrom(CodeWriter &w, const lower::Plan &plan);
+void emitTablesFrom(CodeWriter &w, const lower::Plan &plan);
 /// `cc_rt::driver::TensorInfo{"g", 0, DType::F16, {cc_sizes.N}, {...}}`: a
 /// tensor as the runtime's driver helpers see it (its sizes read from a
 /// `Sizes` named cc_sizes).

@@ -140,6 +140,22 @@ private:
 
 } // namespace
 
+void emitSizesFrom(CodeWriter &w, const Plan &plan) {
+  const std::vector<std::string> sizes = plan.allSizeNames();
+  w.line("cc_Program::Sizes cc_sizes;");
+  for (unsigned i = 0; i < sizes.size(); ++i)
+    w.line("cc_sizes." + sizes[i] + " = cc_s[" + std::to_string(i) + "];");
+}
+
+void emitTablesFrom(CodeWriter &w, const Plan &plan) {
+  if (plan.tables.empty())
+    return;
+  w.line("cc_Program::Tables cc_tables;");
+  for (unsigned i = 0; i < plan.tables.size(); ++i)
+    w.line("cc_tables." + plan.tables[i].name + " = cc_t[" + std::to_string(i) +
+           "];");
+}
+
 std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   const Target &t = Target::get(options.target);
   // The driver's own host data is the runtime's host types.
@@ -234,16 +250,8 @@ std::string emitDriver(const Plan &plan, const EmitOptions &options) {
   w.indent();
   if (plan.tables.empty())
     w.line("(void)cc_t;");
-  w.line("cc_Program::Sizes cc_sizes;");
-  for (unsigned i = 0; i < tables.sizes().size(); ++i)
-    w.line("cc_sizes." + tables.sizes()[i] + " = cc_s[" + std::to_string(i) +
-           "];");
-  if (!plan.tables.empty()) {
-    w.line("cc_Program::Tables cc_tables;");
-    for (unsigned i = 0; i < plan.tables.size(); ++i)
-      w.line("cc_tables." + plan.tables[i].name + " = cc_t[" +
-             std::to_string(i) + "];");
-  }
+  emitSizesFrom(w, plan);
+  emitTablesFrom(w, plan);
   w.line("std::unique_ptr<cc_Program> cc_program;");
   w.line("const cc_rt::Status cc_st =");
   w.line("    static_cast<cc_target::Session *>(cc_session)->create(" +

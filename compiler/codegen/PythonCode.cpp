@@ -298,9 +298,7 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
   }
   w.line();
   w.open("cc_Program::Sizes cc_sizesOf(const int64_t *cc_s)");
-  w.line("cc_Program::Sizes cc_sizes;");
-  for (unsigned s = 0; s < sizes.size(); ++s)
-    w.line("cc_sizes." + sizes[s] + " = cc_s[" + std::to_string(s) + "];");
+  emitSizesFrom(w, plan);
   w.line("return cc_sizes;");
   w.close().line();
 
@@ -332,12 +330,7 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
   w.line("if (int cc_rc = cc_rt::python::report(cc_target::worldOf(cc_comm, "
          "&cc_world), cc_err, cc_cap))");
   w.line("  return cc_rc;");
-  if (!plan.tables.empty()) {
-    w.line("cc_Program::Tables cc_tables;");
-    for (unsigned i = 0; i < plan.tables.size(); ++i)
-      w.line("cc_tables." + plan.tables[i].name + " = cc_t[" +
-             std::to_string(i) + "];");
-  }
+  emitTablesFrom(w, plan);
   w.line("std::unique_ptr<cc_Program> cc_program;");
   w.line("if (int cc_rc = cc_rt::python::report(");
   w.line("        cc_Program::create(*cc_world, cc_sizesOf(cc_s)" +
