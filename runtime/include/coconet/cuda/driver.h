@@ -91,16 +91,6 @@ public:
     COCONET_CUDA_CHECK(cudaStreamCreate(&stream_));
     return Status();
   }
-  /// Under MPI (built with COCONET_WITH_MPI), MPI's world; else one rank.
-  Status open(rt::driver::Transport &transport) {
-#if defined(COCONET_WITH_MPI)
-    return open(transport, [](std::unique_ptr<Communicator> *out) {
-      return Communicator::fromMpi(MPI_COMM_WORLD, out);
-    });
-#else
-    return open(transport, &Communicator::single);
-#endif
-  }
   /// The program object, `Program::create(world, sizes, stream, out)`.
   template <class Program>
   Status create(const typename Program::Sizes &sizes,
