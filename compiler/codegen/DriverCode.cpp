@@ -64,7 +64,7 @@ namespace {
 class DescriptionTables {
 public:
   DescriptionTables(const Plan &plan, CodeWriter &w)
-      : plan_(plan), w_(w), sizes_(plan.allSizeNames()) {}
+      : w_(w), sizes_(plan.allSizeNames()) {}
 
   /// The index of size `name` in the description's sizeNames.
   unsigned size(llvm::StringRef name) const {
@@ -98,22 +98,10 @@ public:
       shape = shared("const cc_rt::driver::ExtentDescription", "cc_s",
                      "{" + dims + "}");
     }
-    std::string layout = "nullptr";
-    if (type.layout.size() > 0) {
-      std::string axes;
-      for (unsigned a = 0; a < type.layout.size(); ++a) {
-        const auto &l = type.layout[a];
-        const char *state = l.state == ir::AxisState::Sliced  ? "Sliced"
-                            : l.state == ir::AxisState::Local ? "Local"
-                                                              : "Replicated";
-        const int dim = l.state == ir::AxisState::Sliced ? l.dim : 0;
-        axes += (axes.empty() ? "" : ", ") +
-                std::string("{cc_rt::driver::AxisState::") + state + ", " +
-                std::to_string(dim) + "}";
-      }
-      layout =
-          shared("const cc_rt::driver::AxisLayout", "cc_l", "{" + axes + "}");
-    }
+    const std::string layout = type.layout.size() > 0
+                                   ? shared("const cc_rt::driver::AxisLayout",
+                                            "cc_l", layoutInit(type.layout))
+                                   : "nullptr";
     return "{\"" + name + "\", " + std::to_string(paramIndex) + ", " +
            runtimeDType(type.dtype) + ", " + std::to_string(type.shape.size()) +
            ", " + shape + ", " + layout + "}";
@@ -131,7 +119,6 @@ private:
     return name;
   }
 
-  const Plan &plan_;
   CodeWriter &w_;
   std::vector<std::string> sizes_;
   std::map<std::string, std::string> arrays_;
