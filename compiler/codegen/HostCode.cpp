@@ -33,7 +33,6 @@ using namespace lower;
 namespace {
 
 using names::createSize;
-std::string docSize(llvm::StringRef name) { return name.str(); }
 
 std::string upper(llvm::StringRef s) {
   std::string out;
@@ -48,7 +47,7 @@ std::string describeBuffer(const Plan &plan, const Buffer &b) {
   if (b.sharded)
     out += " (sharded: this rank's slice)";
   if (b.kind != Buffer::Kind::ScalarParam)
-    out += ", " + printCount(b.shape, plan.mesh, docSize) + " elements";
+    out += ", " + printCount(b.shape, plan.mesh, sizeAsWritten) + " elements";
   return out;
 }
 
@@ -454,7 +453,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     };
     std::string message =
         "\"" + plan.name + ": " + c.what + " has size " +
-        named(printExtent({c.global, {}}, mesh, docSize), global) +
+        named(printExtent({c.global, {}}, mesh, sizeAsWritten), global) +
         ", which is not a multiple of " + named(names, divisor) + "\"";
     if (llvm::StringRef(message).ends_with(" + \"\""))
       message.resize(message.size() - 5);

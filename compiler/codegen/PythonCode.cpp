@@ -32,8 +32,6 @@ namespace {
 
 using names::driverSize;
 
-std::string docSize(llvm::StringRef name) { return name.str(); }
-
 bool reservedInPython(llvm::StringRef name) {
   static const char *const words[] = {
       "False",
@@ -175,7 +173,7 @@ std::string quoted(llvm::StringRef s) {
 std::string blockShape(const Plan &plan, const Buffer &b) {
   std::string out = "(";
   for (size_t d = 0; d < b.shape.size(); ++d)
-    out += (d ? ", " : "") + printExtent(b.shape[d], plan.mesh, docSize);
+    out += (d ? ", " : "") + printExtent(b.shape[d], plan.mesh, sizeAsWritten);
   return out + (b.shape.size() == 1 ? ",)" : ")");
 }
 

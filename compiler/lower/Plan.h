@@ -121,6 +121,10 @@ using SizeNamer = llvm::function_ref<std::string(llvm::StringRef sizeName)>;
 /// Turns a mesh axis index into the expression holding this rank's
 /// coordinate along it.
 using CoordNamer = llvm::function_ref<std::string(unsigned axis)>;
+/// The SizeNamer of documentation: a size as its name ("N / P").
+inline std::string sizeAsWritten(llvm::StringRef sizeName) {
+  return sizeName.str();
+}
 /// "N / P", "4 * H", "1". Parenthesised when it is a quotient or product.
 std::string printExtent(const Extent &e, const ir::Mesh &mesh,
                         SizeNamer sizeVar);

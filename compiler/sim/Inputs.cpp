@@ -80,7 +80,8 @@ llvm::Expected<Tensor> parseScalar(const ir::Stage &param,
   return t;
 }
 
-static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+/// A shape as .npy headers (Python tuples) write it: "(3,)", "(2, 4)".
+static std::string npyShapeText(llvm::ArrayRef<int64_t> shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -98,8 +99,8 @@ llvm::Expected<Tensor> readInputFile(const ir::Stage &param,
         (path + ": input '" + param.name + "': " + why).str());
   };
   if (llvm::ArrayRef<int64_t>(array->shape) != assembledShape)
-    return fail("expected shape " + shapeText(assembledShape) +
-                ", the file has " + shapeText(array->shape));
+    return fail("expected shape " + npyShapeText(assembledShape) +
+                ", the file has " + npyShapeText(array->shape));
   const DType dtype = param.type.dtype;
   if (!support::npyKindMatches(array->type, runtimeType(dtype)))
     return fail("a " + ir::dtypeName(dtype) +

@@ -66,7 +66,7 @@ std::string resultName(const ir::Program &program, size_t index) {
   return program.getResultName(index).str();
 }
 
-static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+static std::string listShapeText(llvm::ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -79,7 +79,7 @@ void printSummary(const ir::Program &program, const SimResult &result,
     const ir::Stage *r = program.getResults()[i];
     Tensor t = result.assembled(program, *r);
     os << "  " << resultName(program, i) << " : " << r->type.str(program.mesh)
-       << "  shape " << shapeText(t.shape());
+       << "  shape " << listShapeText(t.shape());
     if (r->type.layout.isLocalAnywhere())
       os << " (one entry per rank)";
     os << '\n';
