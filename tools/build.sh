@@ -71,11 +71,13 @@ if [[ ${COCONET_FUZZ_BUILD:-1} != 0 ]] && command -v clang++-19 >/dev/null 2>&1;
   # Configured every time, so that a tree made by an older build.sh gets
   # today's options.
   # -O1 and line tables only: a fifth less build time than -O2 -g, and
-  # still symbolised reports.
+  # still symbolised reports. The compiler's libraries in batches of 8
+  # files (COCONET_UNITY_BUILD): a third less build time again.
   cmake -S "$root" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
     -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined" \
-    -DCOCONET_FUZZ=ON -DCOCONET_BUILD_TESTS=OFF -DCOCONET_WERROR=OFF >/dev/null
+    -DCOCONET_FUZZ=ON -DCOCONET_BUILD_TESTS=OFF -DCOCONET_WERROR=OFF \
+    -DCOCONET_UNITY_BUILD=ON -DCOCONET_UNITY_BATCH=8 >/dev/null
   cmake --build "$fuzz" -j "$(nproc)" --target coconet-fuzz
 fi
