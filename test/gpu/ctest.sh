@@ -97,11 +97,29 @@ rm -rf "$out/build/cross"
 echo "comparator against coconetc sim --check-outputs: $checked cases (one for each set of result types), $bad failed"
 [[ $bad == 0 ]] || exit 1
 
-# Built here: the runtime, the comparator, runtime_test and a few cases
-# (every case's .cu and _main.cu are compiled by nvcc with warnings as
-# errors in the codegen-cuda tests already; these check the link line and
-# run.sh's own build): a fused collective, an overlap and an integer
-# program.
-exec "$here/run.sh" --build-only \
+# Built here: the comparator, runtime_test and a few cases (every case's
+# .cu and _main.cu are compiled by nvcc with warnings as errors in the
+# codegen-cuda tests already; these check the link line and run.sh's own
+# build of a program): a fused collective, an overlap and an integer
+# program. The runtime is CMake's (built with the same warnings as errors,
+# for the same architecture): its nvcc compile was two thirds of this
+# test's time. run.sh's list of the runtime's sources must be the one
+# CMake built, so that a GPU machine's run.sh builds the same runtime.
+rt_dir=$build/runtime
+libs=()
+if [[ -f $rt_dir/libcoconet_rt.a && -f $rt_dir/libcoconet_rt_cuda.a ]]; then
+  want=$("$here/run.sh" --list-runtime-sources "$out" |
+           awk '{n = split($2, p, "/"); print $1, p[n] ".o"}' | sort)
+  have=$( { ar t "$rt_dir/libcoconet_rt.a" | grep -vx 'shim.cpp.o' | sed 's/^/rt /'
+            ar t "$rt_dir/libcoconet_rt_cuda.a" | sed 's/^/rt_cuda /'; } | sort)
+  if [[ $want != "$have" ]]; then
+    echo "FAILED: run.sh's runtime sources differ from what CMake built into $rt_dir:"
+    diff <(echo "$want") <(echo "$have") | sed 's/^/  /'
+    exit 1
+  fi
+  echo "ok: run.sh's runtime sources are CMake's ($(echo "$want" | wc -l) files)"
+  libs=(--runtime-libs "$rt_dir")
+fi
+exec "$here/run.sh" --build-only "${libs[@]}" \
   --only '^(adam_fused_rs_c_ag|megatron_mlp_overlapped|integers)$' \
   "$out"

@@ -5,7 +5,7 @@
 # compares its results with the simulator's.
 #
 #   test/gpu/run.sh [--build-only | --no-build] [--jobs N] [--log FILE]
-#                   [--werror | --no-werror] [OUT_DIR]
+#                   [--werror | --no-werror] [--runtime-libs DIR] [OUT_DIR]
 #
 # OUT_DIR defaults to build-gpu in the repository. Needs bash, nvcc, a C++
 # compiler, cuBLAS and NCCL; no python, no CMake, no MPI. Builds into
@@ -24,6 +24,14 @@
 #   --run-jobs N  programs running at once on the GPU (default 4)
 #   --run-timeout S  a program still running after S seconds is killed and
 #                 fails (default 60)
+#   --runtime-libs DIR  link with DIR's libcoconet_rt.a and
+#                 libcoconet_rt_cuda.a (a CMake build's runtime/, built for
+#                 the same GPU architecture) instead of building the runtime
+#                 (the CTest gpu-build: CMake has built it with the same
+#                 warnings as errors; its nvcc compile is 2 of its 3 minutes)
+#   --list-runtime-sources  print the runtime sources it builds (library,
+#                 then file, per line) and exit (the CTest gpu-build checks
+#                 them against what CMake built when it passes --runtime-libs)
 #   --only REGEX  build, check and run only the cases whose names match
 #                 (an extended regular expression)
 #   --deadline S  start no program after S seconds since run.sh started
@@ -46,6 +54,8 @@ run_jobs=4
 run_timeout=60
 deadline=""
 only=""
+runtime_libs=""
+list_sources=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-only) build_only=1 ;;
@@ -62,6 +72,9 @@ while [[ $# -gt 0 ]]; do
     --run-timeout=*) run_timeout=${1#--run-timeout=} ;;
     --deadline) deadline=$2; shift ;;
     --deadline=*) deadline=${1#--deadline=} ;;
+    --list-runtime-sources) list_sources=1 ;;
+    --runtime-libs) runtime_libs=$2; shift ;;
+    --runtime-libs=*) runtime_libs=${1#--runtime-libs=} ;;
     --only) only=$2; shift ;;
     --only=*) only=${1#--only=} ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -78,6 +91,15 @@ for v in "$run_jobs" "$run_timeout" ${deadline:+"$deadline"}; do
 done
 # selected CASE: does the case take part (--only)?
 selected() { [[ -z $only || $1 =~ $only ]]; }
+if [[ -n $runtime_libs ]]; then
+  for f in libcoconet_rt.a libcoconet_rt_cuda.a; do
+    if [[ ! -f $runtime_libs/$f ]]; then
+      echo "run.sh: --runtime-libs: $runtime_libs/$f not found" >&2
+      exit 2
+    fi
+  done
+  runtime_libs=$(cd "$runtime_libs" && pwd)
+fi
 if [[ $build_only == 1 && $no_build == 1 ]]; then
   echo "run.sh: --build-only and --no-build exclude each other" >&2
   exit 2
@@ -98,6 +120,22 @@ if [[ -f $here/../../runtime/include/coconet/driver.h ]]; then
   rt=$(cd "$here/../../runtime" && pwd)
 else
   rt=$out/runtime
+fi
+# runtime_sources: "rt FILE" and "rt_cuda FILE" lines, the runtime's
+# sources (its MPI parts and the Python shim left out: no MPI here, no
+# Python module).
+runtime_sources() {
+  local src
+  for src in "$rt"/src/*.cpp "$rt"/src/driver/*.cpp; do
+    [[ $src == *mpi* ]] || echo "rt $src"
+  done
+  for src in "$rt"/src/cuda/*.cpp "$rt"/src/cuda/*.cu; do
+    [[ $src == *mpi* ]] || echo "rt_cuda $src"
+  done
+}
+if [[ $list_sources == 1 ]]; then
+  runtime_sources
+  exit 0
 fi
 results_dir=$here/results
 build=$out/build
@@ -330,49 +368,50 @@ else
   say ""
   say "== build"
   rt_objs=()
-  names=()
-  for src in "$rt"/src/*.cpp "$rt"/src/driver/*.cpp; do
-    case $src in *mpi*) continue ;; esac
-    o=$build/obj/rt/$(basename "${src%.cpp}").o
-    rt_objs+=("$o")
-    names+=("rt-$(basename "${src%.cpp}")")
-    job "rt-$(basename "${src%.cpp}")" "$cxx" "${cxxflags[@]}" "${inc[@]}" -c "$src" -o "$o"
-  done
   cuda_objs=()
-  for src in "$rt"/src/cuda/*.cpp "$rt"/src/cuda/*.cu; do
-    case $src in *mpi*) continue ;; esac
-    stem=$(basename "$src"); stem=${stem%.*}
-    o=$build/obj/rt_cuda/$stem.o
-    cuda_objs+=("$o")
-    names+=("rt_cuda-$stem")
-    if [[ $src == *.cu ]]; then
-      job "rt_cuda-$stem" "$nvcc" "${nvflags[@]}" "${inc[@]}" -c "$src" -o "$o"
-    else
-      job "rt_cuda-$stem" "$cxx" "${cxxflags[@]}" "${inc[@]}" -I"$cuda_home/include" -c "$src" -o "$o"
-    fi
-  done
-  wait
-  rt_ok=1
-  finish "${names[@]}" || rt_ok=0
-  if [[ $rt_ok == 1 ]]; then
-    rm -f "$build/libcoconet_rt.a" "$build/libcoconet_rt_cuda.a"
-    ar rcs "$build/libcoconet_rt.a" "${rt_objs[@]}" &&
-      ar rcs "$build/libcoconet_rt_cuda.a" "${cuda_objs[@]}" || { fail "ar"; rt_ok=0; }
-  fi
-  if [[ $rt_ok == 1 ]]; then
-    say "built the runtime: libcoconet_rt.a (${#rt_objs[@]} objects), libcoconet_rt_cuda.a (${#cuda_objs[@]})"
+  names=()
+  if [[ -n $runtime_libs ]]; then
+    say "the runtime: $runtime_libs (--runtime-libs; not built here)"
+    rt_libs=("$runtime_libs/libcoconet_rt_cuda.a" "$runtime_libs/libcoconet_rt.a")
   else
-    say ""
-    say "SUMMARY: the runtime did not build; nothing else can"
-    exit 1
+    while read -r lib src; do
+      stem=$(basename "$src"); stem=${stem%.*}
+      o=$build/obj/$lib/$stem.o
+      names+=("$lib-$stem")
+      if [[ $lib == rt ]]; then
+        rt_objs+=("$o")
+        job "rt-$stem" "$cxx" "${cxxflags[@]}" "${inc[@]}" -c "$src" -o "$o"
+      elif [[ $src == *.cu ]]; then
+        cuda_objs+=("$o")
+        job "rt_cuda-$stem" "$nvcc" "${nvflags[@]}" "${inc[@]}" -c "$src" -o "$o"
+      else
+        cuda_objs+=("$o")
+        job "rt_cuda-$stem" "$cxx" "${cxxflags[@]}" "${inc[@]}" -I"$cuda_home/include" -c "$src" -o "$o"
+      fi
+    done < <(runtime_sources)
+    wait
+    rt_ok=1
+    finish "${names[@]}" || rt_ok=0
+    if [[ $rt_ok == 1 ]]; then
+      rm -f "$build/libcoconet_rt.a" "$build/libcoconet_rt_cuda.a"
+      ar rcs "$build/libcoconet_rt.a" "${rt_objs[@]}" &&
+        ar rcs "$build/libcoconet_rt_cuda.a" "${cuda_objs[@]}" || { fail "ar"; rt_ok=0; }
+    fi
+    if [[ $rt_ok == 1 ]]; then
+      say "built the runtime: libcoconet_rt.a (${#rt_objs[@]} objects), libcoconet_rt_cuda.a (${#cuda_objs[@]})"
+    else
+      say ""
+      say "SUMMARY: the runtime did not build; nothing else can"
+      exit 1
+    fi
+    rt_libs=("$build/libcoconet_rt_cuda.a" "$build/libcoconet_rt.a")
   fi
-  rt_libs=("$build/libcoconet_rt_cuda.a" "$build/libcoconet_rt.a")
 
   # --- Build: the comparator, the runtime's tests, the generated programs -----------------
 
   names=(compare runtime_test)
   job compare "$cxx" "${cxxflags[@]}" -I"$rt/include" "$here/compare.cpp" \
-    "$build/libcoconet_rt.a" -o "$build/bin/compare"
+    "${rt_libs[1]}" -o "$build/bin/compare"
   job runtime_test "$nvcc" "${nvflags[@]}" "${inc[@]}" "$here/runtime_test.cu" \
     "${rt_libs[@]}" "${libs[@]}" -o "$build/bin/runtime_test"
 
