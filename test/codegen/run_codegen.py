@@ -77,6 +77,12 @@ CPU_FLAGS = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                  ).read().split()
 
 
+# The linker of the generated programs: gold where it is installed (0.06 s
+# a CPU program's link instead of GNU ld's 0.17, a few hundred links a
+# run); the default otherwise. The same objects either way.
+FAST_LINKER = ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
+
+
 # The most seconds one command (a compile, an mpirun of a generated
 # program, a simulator run) may take: a program that spins for ever fails
 # its case after this, instead of costing the suite its whole CTest time
@@ -366,7 +372,7 @@ def emu_command(args, name):
              os.path.join(emu, "libcoconet_emu.a"),
              os.path.join(lib, "libcoconet_rt_cpu.a"),
              os.path.join(lib, "libcoconet_rt.a"),
-             "-lboost_context"] + mpi[1]]
+             "-lboost_context"] + mpi[1] + FAST_LINKER]
 
 
 # The CUDA emulation's prelude, force-included into every .cu file it
@@ -433,7 +439,7 @@ def cpu_command(args, name):
                           os.path.basename(CPU_PRELUDE))
         prelude = pch + ["-I" + os.path.dirname(CPU_PRELUDE), "-include",
                          os.path.basename(CPU_PRELUDE)]
-    return (["mpicxx"] + prelude + flags +
+    return (["mpicxx"] + prelude + flags + FAST_LINKER +
             [name + ".cpp", name + "_main.cpp", "-o", name,
              os.path.join(lib, "libcoconet_rt_mpi.a"),
              os.path.join(lib, "libcoconet_rt_cpu.a"),
