@@ -69,6 +69,21 @@ public:
     return out;
   }
 
+  /// At an object's key: the key, and past the ':' and blanks after it.
+  std::string key() {
+    std::string k = string();
+    space();
+    ++pos; // ':'
+    space();
+    return k;
+  }
+  /// After a value: past blanks and a ',' that follows.
+  void next() {
+    space();
+    if (at(','))
+      ++pos;
+  }
+
   /// Past the value starting here.
   void skip() {
     space();
@@ -157,9 +172,7 @@ bool checkKeys(Scanner &s, DiagnosticEngine &diags, const char *base) {
       s.space();
       ++s.pos; // ':'
       ok &= checkKeys(s, diags, base);
-      s.space();
-      if (s.at(','))
-        ++s.pos;
+      s.next();
     }
     return ok;
   }
@@ -172,9 +185,7 @@ bool checkKeys(Scanner &s, DiagnosticEngine &diags, const char *base) {
         break;
       }
       ok &= checkKeys(s, diags, base);
-      s.space();
-      if (s.at(','))
-        ++s.pos;
+      s.next();
     }
     return ok;
   }
@@ -278,18 +289,12 @@ static std::pair<std::pair<size_t, size_t>, bool> find(llvm::StringRef text,
           s.space();
           if (!s.at('"'))
             break;
-          std::string k = s.string();
-          s.space();
-          ++s.pos; // ':'
-          s.space();
-          if (k == *key) {
+          if (s.key() == *key) {
             found = true;
             break;
           }
           s.skip();
-          s.space();
-          if (s.at(','))
-            ++s.pos;
+          s.next();
         }
       }
     } else if (s.at('[')) {
@@ -304,9 +309,7 @@ static std::pair<std::pair<size_t, size_t>, bool> find(llvm::StringRef text,
           break;
         }
         s.skip();
-        s.space();
-        if (s.at(','))
-          ++s.pos;
+        s.next();
       }
     }
     if (!found) {
@@ -348,11 +351,9 @@ llvm::SMRange JsonDocument::locateKey(const JsonPath &path,
               llvm::SMLoc::getFromPointer(source.data() + b),
               llvm::SMLoc::getFromPointer(source.data() + s.pos));
         s.space();
-        ++s.pos;
+        ++s.pos; // ':'
         s.skip();
-        s.space();
-        if (s.at(','))
-          ++s.pos;
+        s.next();
       }
     }
   }
@@ -414,6 +415,14 @@ bool JsonReader::has(const JsonPath &path, llvm::StringRef key) const {
   const llvm::json::Value *v = at(path);
   const llvm::json::Object *o = v ? v->getAsObject() : nullptr;
   return o && o->get(key);
+}
+
+bool JsonReader::require(const JsonPath &path, llvm::StringRef key,
+                         llvm::StringRef why) {
+  if (has(path, key))
+    return true;
+  missing(path, key, why);
+  return false;
 }
 
 void JsonReader::missing(const JsonPath &path, llvm::StringRef key,

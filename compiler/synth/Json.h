@@ -114,6 +114,8 @@ public:
 
   /// True when the object at `path` has `key`.
   bool has(const JsonPath &path, llvm::StringRef key) const;
+  /// True when it has `key`; else reports it missing (`missing`).
+  bool require(const JsonPath &path, llvm::StringRef key, llvm::StringRef why);
   /// Reports that the object at `path` lacks `key`, which `why` explains.
   void missing(const JsonPath &path, llvm::StringRef key, llvm::StringRef why);
   /// Reports `message` at the value at `path` (DiagId::SynthInvalid).

@@ -87,15 +87,8 @@ parseSketchFile(unsigned gpusPerNode,
                        "symmetry_offsets", "hyperparameters"}))
     return std::nullopt;
   Sketch sk;
-  auto need = [&](const JsonPath &path, llvm::StringRef key,
-                  llvm::StringRef why) {
-    if (r.has(path, key))
-      return true;
-    r.missing(path, key, why);
-    return false;
-  };
 
-  if (need(root, "nnodes", "how many nodes the algorithm spans"))
+  if (r.require(root, "nnodes", "how many nodes the algorithm spans"))
     if (auto n = r.integer(root.key("nnodes"), 1, kMaxNodes))
       sk.nodes = unsigned(*n);
   if (uint64_t(sk.nodes) * gpusPerNode > kMaxRanks) {
@@ -109,11 +102,11 @@ parseSketchFile(unsigned gpusPerNode,
 
   // intranode_sketch: {strategy, switches, switch_hyperedge_strategy}.
   JsonPath intra = root.key("intranode_sketch");
-  if (need(root, "intranode_sketch",
-           "the links inside a node: {\"strategy\": \"none\"} for all") &&
+  if (r.require(root, "intranode_sketch",
+                "the links inside a node: {\"strategy\": \"none\"} for all") &&
       r.object(intra, {"strategy", "switches", "switch_hyperedge_strategy"}) &&
-      need(intra, "strategy",
-           "\"none\", \"switch\", \"maxmin\" or \"minmax\"")) {
+      r.require(intra, "strategy",
+                "\"none\", \"switch\", \"maxmin\" or \"minmax\"")) {
     std::optional<std::string> strategy = r.string(intra.key("strategy"), 16);
     if (strategy && *strategy == "none")
       sk.intra = Sketch::Intra::None;
@@ -129,9 +122,10 @@ parseSketchFile(unsigned gpusPerNode,
                     "\"; expected \"none\", \"switch\", \"maxmin\" or "
                     "\"minmax\"");
     if (sk.intra == Sketch::Intra::Switch &&
-        need(intra, "switches", "the GPUs each switch joins: [[0, 1, ...]]") &&
-        need(intra, "switch_hyperedge_strategy",
-             "one of \"uc-min\" or \"uc-max\" for each switch")) {
+        r.require(intra, "switches",
+                  "the GPUs each switch joins: [[0, 1, ...]]") &&
+        r.require(intra, "switch_hyperedge_strategy",
+                  "one of \"uc-min\" or \"uc-max\" for each switch")) {
       const llvm::json::Array *groups =
           r.array(intra.key("switches"), gpusPerNode);
       const llvm::json::Array *kinds =
@@ -192,14 +186,14 @@ parseSketchFile(unsigned gpusPerNode,
   // internode_sketch: {strategy: "relay", internode_conn, ...}.
   JsonPath inter = root.key("internode_sketch");
   if (sk.nodes > 1 &&
-      need(root, "internode_sketch",
-           "the links between nodes, as there is more than one")) {
+      r.require(root, "internode_sketch",
+                "the links between nodes, as there is more than one")) {
     if (r.object(inter, {"strategy", "internode_conn", "gpus_to_sender_rev_map",
                          "enforce_ordering"}) &&
-        need(inter, "strategy", "\"relay\"") &&
-        need(inter, "internode_conn",
-             "which GPU of a node sends to which of another: "
-             "{\"0\": [1]}, \"fully-connected\" or \"direct-map\"")) {
+        r.require(inter, "strategy", "\"relay\"") &&
+        r.require(inter, "internode_conn",
+                  "which GPU of a node sends to which of another: "
+                  "{\"0\": [1]}, \"fully-connected\" or \"direct-map\"")) {
       if (auto s = r.string(inter.key("strategy"), 16); s && *s != "relay")
         r.invalid(inter.key("strategy"), "unknown internode strategy \"" + *s +
                                              "\"; expected \"relay\"");
@@ -255,8 +249,8 @@ parseSketchFile(unsigned gpusPerNode,
   }
 
   // symmetry_offsets: [[offset, size], ...].
-  if (need(root, "symmetry_offsets",
-           "the algorithm's rotational symmetries, [] for none")) {
+  if (r.require(root, "symmetry_offsets",
+                "the algorithm's rotational symmetries, [] for none")) {
     JsonPath sym = root.key("symmetry_offsets");
     if (const llvm::json::Array *a = r.array(sym, 8))
       for (size_t i = 0; i < a->size(); ++i) {
@@ -286,9 +280,10 @@ parseSketchFile(unsigned gpusPerNode,
 
   // hyperparameters: {input_chunkup}.
   JsonPath hyper = root.key("hyperparameters");
-  if (need(root, "hyperparameters", "{\"input_chunkup\": N}") &&
+  if (r.require(root, "hyperparameters", "{\"input_chunkup\": N}") &&
       r.object(hyper, {"input_chunkup"}) &&
-      need(hyper, "input_chunkup", "the chunks each rank's input is cut into"))
+      r.require(hyper, "input_chunkup",
+                "the chunks each rank's input is cut into"))
     if (auto c = r.integer(hyper.key("input_chunkup"), 1, kMaxChunkup))
       sk.inputChunkup = unsigned(*c);
 

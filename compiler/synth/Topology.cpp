@@ -148,10 +148,7 @@ parseTopologyFile(NodeKind kind, std::unique_ptr<llvm::MemoryBuffer> buffer,
 
   NodeProfile p;
   auto need = [&](llvm::StringRef key, llvm::StringRef why) {
-    if (r.has(root, key))
-      return true;
-    r.missing(root, key, why);
-    return false;
+    return r.require(root, key, why);
   };
   if (need("name", "the topology's name, part of the algorithm's"))
     if (auto s = r.string(root.key("name"), 256))
