@@ -48,6 +48,11 @@ namespace coconet::driver {
 
 llvm::cl::OptionCategory &simCategory();
 llvm::cl::OptionCategory &tuneCategory();
+llvm::cl::OptionCategory &synthCategory();
+bool synthOptionTakesValue(llvm::StringRef arg);
+bool synthOptionGiven(std::string &which);
+int runSynth(llvm::StringRef kind, llvm::StringRef collective, bool colors,
+             unsigned errorLimit);
 bool simOptionGiven(std::string &which,
                     llvm::ArrayRef<llvm::StringRef> allowed = {});
 bool tuneOptionGiven(std::string &which,
@@ -563,21 +568,36 @@ int runDriver(int argc, char **argv) {
   programPath = argv[0];
   cl::SetVersionPrinter(printVersion);
   (void)colorMode(); // registers --color
-  cl::HideUnrelatedOptions({&category(), &simCategory(), &tuneCategory()});
+  cl::HideUnrelatedOptions(
+      {&category(), &simCategory(), &tuneCategory(), &synthCategory()});
   // `sim` selects the simulator, `tune` the tuner. Either may follow
   // options that take no separate value (`coconetc --color=never sim
   // x.coco`).
   llvm::SmallVector<char *, 16> args(argv, argv + argc);
-  bool sim = false, tune = false;
+  bool sim = false, tune = false, synth = false;
   for (size_t i = 1; i < args.size(); ++i) {
     llvm::StringRef a = args[i];
-    if (a == "sim" || a == "tune") {
+    if (a == "sim" || a == "tune" || a == "synth") {
       args.erase(args.begin() + i);
-      (a == "sim" ? sim : tune) = true;
+      (a == "sim" ? sim : a == "tune" ? tune : synth) = true;
       break;
     }
     if (!a.starts_with("-") || a == "-I" || a == "-o" || a == "--")
       break;
+  }
+  // `synth` takes two words, a node kind and a collective (TACCL's `taccl
+  // solve NDv2 Allgather ...`), where the others take one file.
+  llvm::SmallVector<std::string, 2> synthWords;
+  if (synth) {
+    for (size_t i = 1; i < args.size() && synthWords.size() < 2;) {
+      llvm::StringRef a = args[i];
+      if (a.starts_with("-")) {
+        i += synthOptionTakesValue(a) ? 2 : 1;
+        continue;
+      }
+      synthWords.push_back(a.str());
+      args.erase(args.begin() + i);
+    }
   }
   // cl::opt's own errors quote what was typed (an unknown option's name):
   // they are collected and printed escaped and cut, like every other
@@ -594,7 +614,12 @@ int runDriver(int argc, char **argv) {
       "  coconetc tune [options] FILE.coco rank the program's legal "
       "schedules by\n"
       "                                    predicted time on --machine and "
-      "write the fastest\n\n"
+      "write the fastest\n"
+      "  coconetc synth KIND COLLECTIVE --topology-file T --sketch-file S\n"
+      "                                    check TACCL's topology and sketch "
+      "files and print the\n"
+      "                                    topology they describe "
+      "(docs/synth.md)\n\n"
       "  --schedule=NAME applies a schedule of FILE to its program in "
       "both forms.\n",
       &parseErrorStream);
@@ -604,7 +629,29 @@ int runDriver(int argc, char **argv) {
     llvm::errs() << safeMessage(line) << '\n';
   if (!parsed)
     return 2;
-  if (!checkNumberOptions() || !checkInputGiven())
+  if (!checkNumberOptions())
+    return 2;
+  std::string which;
+  if (synth) {
+    if (synthWords.size() < 2 || !inputFile.empty()) {
+      reportDriverError("coconetc synth takes a node kind and a collective: "
+                        "coconetc synth KIND COLLECTIVE --topology-file T "
+                        "--sketch-file S");
+      return 2;
+    }
+    if (simOptionGiven(which) || tuneOptionGiven(which)) {
+      reportDriverError("--" + which +
+                        " is not an option of 'coconetc "
+                        "synth'");
+      return 2;
+    }
+    return runSynth(synthWords[0], synthWords[1], useColors(), errorLimit);
+  }
+  if (synthOptionGiven(which)) {
+    reportDriverError("--" + which + " is an option of 'coconetc synth'");
+    return 2;
+  }
+  if (!checkInputGiven())
     return 2;
   for (const std::string &name : printAfter)
     if (!passes::findPass(name)) {
@@ -612,7 +659,6 @@ int runDriver(int argc, char **argv) {
                         "'; the passes are " + passes::passNameList());
       return 2;
     }
-  std::string which;
   if (sim) {
     if (tuneOptionGiven(which)) {
       reportDriverError("--" + which + " is an option of 'coconetc tune'");

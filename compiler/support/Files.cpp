@@ -8,16 +8,38 @@
 namespace coconet::support {
 
 uint64_t maxFileBytes(FileKind kind) {
-  return kind == FileKind::Source ? rt::kMaxSourceFileBytes
-                                  : rt::kMaxMachineFileBytes;
+  switch (kind) {
+  case FileKind::Source:
+    return rt::kMaxSourceFileBytes;
+  case FileKind::Machine:
+    return rt::kMaxMachineFileBytes;
+  case FileKind::Topology:
+  case FileKind::Sketch:
+    return rt::kMaxTopologyFileBytes;
+  }
+  return 0;
+}
+
+/// "the machine file", "the topology file", ...; empty for a source.
+static std::string kindText(FileKind kind) {
+  switch (kind) {
+  case FileKind::Source:
+    return "";
+  case FileKind::Machine:
+    return "the machine file";
+  case FileKind::Topology:
+    return "the topology file";
+  case FileKind::Sketch:
+    return "the sketch file";
+  }
+  return "";
 }
 
 ReadFile readUserFile(llvm::StringRef path, FileKind kind) {
   ReadFile out;
   std::string bytes;
   rt::FileProblem problem = rt::FileProblem::None;
-  const std::string what =
-      kind == FileKind::Machine ? "the machine file" : std::string();
+  const std::string what = kindText(kind);
   rt::Status st = rt::readRegularFile(path.str(), what, maxFileBytes(kind),
                                       &bytes, &problem);
   if (!st.ok()) {

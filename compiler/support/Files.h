@@ -5,8 +5,8 @@
 // to its inputs and segment tables: a regular file only (a directory, a
 // device such as /dev/zero, a FIFO or a socket is refused before any byte
 // is read) and no more bytes than the kind of file may have (64 MiB for a
-// source, 1 MiB for a machine file), refused from its size before anything
-// is allocated.
+// source, 1 MiB for a machine, topology or sketch file), refused from its
+// size before anything is allocated.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +32,9 @@ enum class FileProblem {
   Unreadable, ///< any other error of open or read
 };
 
-/// The kinds of file the compiler reads, and the most bytes of each.
-enum class FileKind { Source, Machine };
+/// The kinds of file the compiler reads, and the most bytes of each:
+/// topology and sketch files (`coconetc synth`) 1 MiB as a machine file.
+enum class FileKind { Source, Machine, Topology, Sketch };
 uint64_t maxFileBytes(FileKind kind);
 
 /// A file read, or why not: `problem` and a message naming the file

@@ -385,14 +385,14 @@ void Topology::print(llvm::raw_ostream &os) const {
      << " links, " << switches.size() << " switches\n";
   for (const Link &l : links)
     os << "  link " << l.src << " -> " << l.dst << (l.remote ? " remote" : "")
-       << ": alpha " << l.alpha << " beta " << l.beta << " cost " << l.cost
-       << " us/chunk\n";
+       << ": alpha " << numberText(l.alpha) << " beta " << numberText(l.beta)
+       << " cost " << numberText(l.cost) << " us/chunk\n";
   for (const Switch &s : switches) {
     os << "  switch " << s.name << ": {";
     llvm::interleaveComma(s.srcs, os);
     os << "} -> {";
     llvm::interleaveComma(s.dsts, os);
-    os << "} cost " << s.cost << " us/chunk\n";
+    os << "} cost " << numberText(s.cost) << " us/chunk\n";
   }
 }
 
