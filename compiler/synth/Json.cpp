@@ -84,6 +84,27 @@ public:
       ++pos;
   }
 
+  /// At an object: true, at the value of its member `name` (whose key
+  /// starts at offset `*keyAt`), or false where it has no such member.
+  bool member(llvm::StringRef name, size_t *keyAt = nullptr) {
+    if (!at('{'))
+      return false;
+    ++pos;
+    while (true) {
+      space();
+      if (!at('"'))
+        return false;
+      size_t b = pos;
+      if (key() == name) {
+        if (keyAt)
+          *keyAt = b;
+        return true;
+      }
+      skip();
+      next();
+    }
+  }
+
   /// Past the value starting here.
   void skip() {
     space();
@@ -283,20 +304,7 @@ static std::pair<std::pair<size_t, size_t>, bool> find(llvm::StringRef text,
     bool found = false;
     size_t here = s.pos;
     if (const auto *key = std::get_if<std::string>(&step)) {
-      if (s.at('{')) {
-        ++s.pos;
-        while (true) {
-          s.space();
-          if (!s.at('"'))
-            break;
-          if (s.key() == *key) {
-            found = true;
-            break;
-          }
-          s.skip();
-          s.next();
-        }
-      }
+      found = s.member(*key);
     } else if (s.at('[')) {
       ++s.pos;
       size_t want = std::get<size_t>(step);
@@ -335,27 +343,14 @@ llvm::SMRange JsonDocument::locate(const JsonPath &path) const {
 llvm::SMRange JsonDocument::locateKey(const JsonPath &path,
                                       llvm::StringRef key) const {
   auto [range, found] = find(source, path);
-  if (found) {
-    Scanner s(source);
-    s.pos = range.first;
-    if (s.at('{')) {
-      ++s.pos;
-      while (true) {
-        s.space();
-        if (!s.at('"'))
-          break;
-        size_t b = s.pos;
-        std::string k = s.string();
-        if (k == key)
-          return llvm::SMRange(
-              llvm::SMLoc::getFromPointer(source.data() + b),
-              llvm::SMLoc::getFromPointer(source.data() + s.pos));
-        s.space();
-        ++s.pos; // ':'
-        s.skip();
-        s.next();
-      }
-    }
+  Scanner s(source);
+  s.pos = range.first;
+  size_t b = 0;
+  if (found && s.member(key, &b)) {
+    s.pos = b;
+    s.string();
+    return llvm::SMRange(llvm::SMLoc::getFromPointer(source.data() + b),
+                         llvm::SMLoc::getFromPointer(source.data() + s.pos));
   }
   return locate(path);
 }
