@@ -51,8 +51,8 @@ llvm::cl::OptionCategory &tuneCategory();
 llvm::cl::OptionCategory &synthCategory();
 bool synthOptionTakesValue(llvm::StringRef arg);
 bool synthOptionGiven(std::string &which);
-int runSynth(llvm::StringRef kind, llvm::StringRef collective, bool colors,
-             unsigned errorLimit);
+int runSynth(llvm::StringRef kind, llvm::StringRef collective,
+             llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags);
 bool simOptionGiven(std::string &which,
                     llvm::ArrayRef<llvm::StringRef> allowed = {});
 bool tuneOptionGiven(std::string &which,
@@ -645,7 +645,8 @@ int runDriver(int argc, char **argv) {
                         "synth'");
       return 2;
     }
-    return runSynth(synthWords[0], synthWords[1], useColors(), errorLimit);
+    std::unique_ptr<Compilation> c = newCompilation();
+    return runSynth(synthWords[0], synthWords[1], c->sourceMgr, *c->diags);
   }
   if (synthOptionGiven(which)) {
     reportDriverError("--" + which + " is an option of 'coconetc synth'");

@@ -55,7 +55,7 @@ bool synthOptionGiven(std::string &which) {
 }
 
 int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
-             bool colors, unsigned errorLimit) {
+             llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags) {
   std::optional<synth::NodeKind> kind = synth::parseNodeKind(kindName);
   if (!kind) {
     reportToolError("coconetc synth: unknown node kind '" + kindName.str() +
@@ -89,10 +89,6 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
     reportToolError(sketch.message);
     return 1;
   }
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags(sourceMgr, llvm::errs());
-  diags.setShowColors(colors);
-  diags.setErrorLimit(errorLimit);
   std::optional<synth::NodeProfile> profile =
       synth::parseTopologyFile(*kind, std::move(topo.buffer), sourceMgr, diags);
   if (!profile)
