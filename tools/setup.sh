@@ -26,6 +26,7 @@ PACKAGES=(
   clang-19 libclang-rt-19-dev           # the libFuzzer target
   clang-format-19                       # the code style (CTest format)
   graphviz                              # dot: renders --emit=dot (docs, lit)
+  coinor-libcbc-dev                     # COIN-OR CBC: coconetc synth's MILP
   libopenmpi-dev openmpi-bin            # the CPU target's runtime and its MPI tests
   libboost-context-dev                  # fibers: CUDA threads in the emulation (test/emu)
   python3-dev python3-venv python3-pip  # the coconet Python package (runtime/python/)

@@ -615,11 +615,13 @@ int runDriver(int argc, char **argv) {
       "schedules by\n"
       "                                    predicted time on --machine and "
       "write the fastest\n"
-      "  coconetc synth KIND COLLECTIVE --topology-file T --sketch-file S\n"
-      "                                    check TACCL's topology and sketch "
-      "files and print the\n"
-      "                                    topology they describe "
-      "(docs/synth.md)\n\n"
+      "  coconetc synth KIND COLLECTIVE --topology-file T --sketch-file S "
+      "[-o ALG]\n"
+      "                                    synthesise the collective's "
+      "algorithm for TACCL's\n"
+      "                                    topology and sketch files, verify "
+      "it and write it\n"
+      "                                    (docs/synth.md)\n\n"
       "  --schedule=NAME applies a schedule of FILE to its program in "
       "both forms.\n",
       &parseErrorStream);

@@ -1,20 +1,28 @@
 //===- SynthCommand.cpp - coconetc synth ----------------------------------===//
 //
-// `coconetc synth KIND COLLECTIVE --topology-file T --sketch-file S`, as
-// TACCL's `taccl solve` is called (docs/synth.md). Today it reads and
-// checks both files and prints the topology they describe; the synthesis
-// of an algorithm for it is issue 50's next part.
+// `coconetc synth KIND COLLECTIVE --topology-file T --sketch-file S [-o F]`,
+// as TACCL's `taccl solve` is called (docs/synth.md): reads and checks both
+// files, synthesises the collective's algorithm for the topology they
+// describe, verifies it and writes it (an algorithm file). With
+// --algorithm-file A it checks A instead (the same verifier) and writes it
+// back; --print-topology prints the topology and stops.
 //
 //===----------------------------------------------------------------------===//
 
+#include "driver/RangedOption.h"
 #include "support/Files.h"
 #include "synth/Algorithm.h"
+#include "synth/AlgorithmFile.h"
+#include "synth/Synthesize.h"
 #include "synth/Topology.h"
 
 #include "diag/Diagnostic.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
@@ -36,11 +44,33 @@ static cl::opt<std::string>
                cl::desc("coconetc synth: TACCL's communication sketch"),
                cl::value_desc("file"), cl::cat(synthCategory()));
 
+static cl::opt<std::string> algorithmFile(
+    "algorithm-file",
+    cl::desc("coconetc synth: check this algorithm file (the verifier) and "
+             "write it back, instead of synthesising one"),
+    cl::value_desc("file"), cl::cat(synthCategory()));
+static NonNegativeOption
+    timeLimit("time-limit",
+              "coconetc synth: seconds the routing MILP may take; the best "
+              "routing found by then is used (default 60)",
+              60, synthCategory());
+static cl::opt<bool> solverLog(
+    "solver-log",
+    cl::desc("coconetc synth: print COIN-OR CBC's own log (standard output)"),
+    cl::cat(synthCategory()));
+static cl::opt<bool> printTopology(
+    "print-topology",
+    cl::desc("coconetc synth: print the topology the files describe and stop"),
+    cl::cat(synthCategory()));
+
 /// The options that take their value as the next word (for the driver's
 /// search of synth's two words).
 bool synthOptionTakesValue(llvm::StringRef arg) {
-  return arg == "--topology-file" || arg == "-topology-file" ||
-         arg == "--sketch-file" || arg == "-sketch-file";
+  for (llvm::StringRef name :
+       {"topology-file", "sketch-file", "algorithm-file", "time-limit"})
+    if (arg == ("--" + name).str() || arg == ("-" + name).str())
+      return true;
+  return false;
 }
 
 /// Whether a synth option was given outside `coconetc synth`.
@@ -49,8 +79,32 @@ bool synthOptionGiven(std::string &which) {
     which = "topology-file";
   else if (sketchFile.getNumOccurrences())
     which = "sketch-file";
+  else if (algorithmFile.getNumOccurrences())
+    which = "algorithm-file";
+  else if (timeLimit.given())
+    which = "time-limit";
+  else if (solverLog.getNumOccurrences())
+    which = "solver-log";
+  else if (printTopology.getNumOccurrences())
+    which = "print-topology";
   else
     return false;
+  return true;
+}
+
+const std::string &outputPath();
+
+/// Writes `alg` to -o (default: standard output); false after reporting.
+static bool writeOut(const synth::Algorithm &alg, llvm::StringRef topology,
+                     double timeUs) {
+  std::error_code ec;
+  llvm::ToolOutputFile out(outputPath(), ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    reportToolError("cannot write '" + outputPath() + "': " + ec.message());
+    return false;
+  }
+  synth::writeAlgorithm(alg, topology, timeUs, out.os());
+  out.keep();
   return true;
 }
 
@@ -98,11 +152,66 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
   if (!sk)
     return 1;
   synth::Topology t = synth::buildTopology(*kind, *profile, *sk);
-  llvm::outs() << synth::collectiveName(*collective) << " over " << t.ranks()
-               << " ranks, " << sk->inputChunkup << " chunk"
-               << (sk->inputChunkup == 1 ? "" : "s") << " a rank\n";
-  t.print(llvm::outs());
-  return 0;
+  if (printTopology) {
+    llvm::outs() << synth::collectiveName(*collective) << " over " << t.ranks()
+                 << " ranks, " << sk->inputChunkup << " chunk"
+                 << (sk->inputChunkup == 1 ? "" : "s") << " a rank\n";
+    t.print(llvm::outs());
+    return 0;
+  }
+
+  if (!algorithmFile.empty()) {
+    support::ReadFile file =
+        support::readUserFile(algorithmFile, support::FileKind::Algorithm);
+    if (!file.buffer) {
+      reportToolError(file.message);
+      return 1;
+    }
+    std::optional<synth::Algorithm> alg =
+        synth::parseAlgorithmFile(std::move(file.buffer), sourceMgr, diags);
+    if (!alg)
+      return 1;
+    if (alg->collective != *collective) {
+      reportToolError("the algorithm file '" + algorithmFile + "' is an " +
+                      synth::collectiveName(alg->collective).str() +
+                      ", not an " + synth::collectiveName(*collective).str());
+      return 1;
+    }
+    if (alg->chunksPerRank != sk->inputChunkup) {
+      reportToolError("the algorithm file '" + algorithmFile +
+                      "' cuts a "
+                      "rank's buffer into " +
+                      std::to_string(alg->chunksPerRank) +
+                      " chunks; the sketch's input_chunkup is " +
+                      std::to_string(sk->inputChunkup));
+      return 1;
+    }
+    if (std::optional<std::string> why = synth::verifyAlgorithm(*alg, t)) {
+      reportToolError("the algorithm file '" + algorithmFile +
+                      "' is refused: " + *why);
+      return 1;
+    }
+    if (alg->name.empty())
+      alg->name = synth::collectiveName(alg->collective).str() + "-" + t.name;
+    return writeOut(*alg, t.name, synth::algorithmTime(*alg, t)) ? 0 : 1;
+  }
+
+  synth::SynthOptions options;
+  options.seconds = timeLimit;
+  options.solverLog = solverLog;
+  options.progress = &llvm::errs();
+  llvm::Expected<synth::Synthesis> result =
+      synth::synthesize(*collective, t, *sk, options);
+  if (!result) {
+    reportToolError("coconetc synth: " + llvm::toString(result.takeError()));
+    return 1;
+  }
+  llvm::errs() << "coconetc synth: " << result->algorithm.name << ": "
+               << result->algorithm.steps.size() << " steps, "
+               << llvm::format("%.6g", result->time)
+               << " us on the topology's costs; synthesised in "
+               << llvm::format("%.2f", result->seconds) << " s\n";
+  return writeOut(result->algorithm, t.name, result->time) ? 0 : 1;
 }
 
 } // namespace coconet::driver

@@ -16,6 +16,8 @@ uint64_t maxFileBytes(FileKind kind) {
   case FileKind::Topology:
   case FileKind::Sketch:
     return rt::kMaxTopologyFileBytes;
+  case FileKind::Algorithm:
+    return rt::kMaxAlgorithmFileBytes;
   }
   return 0;
 }
@@ -31,6 +33,8 @@ static std::string kindText(FileKind kind) {
     return "the topology file";
   case FileKind::Sketch:
     return "the sketch file";
+  case FileKind::Algorithm:
+    return "the algorithm file";
   }
   return "";
 }

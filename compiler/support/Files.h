@@ -33,8 +33,9 @@ enum class FileProblem {
 };
 
 /// The kinds of file the compiler reads, and the most bytes of each:
-/// topology and sketch files (`coconetc synth`) 1 MiB as a machine file.
-enum class FileKind { Source, Machine, Topology, Sketch };
+/// topology and sketch files (`coconetc synth`) 1 MiB as a machine file,
+/// algorithm files 64 MiB (a million transfers).
+enum class FileKind { Source, Machine, Topology, Sketch, Algorithm };
 uint64_t maxFileBytes(FileKind kind);
 
 /// A file read, or why not: `problem` and a message naming the file

@@ -39,6 +39,7 @@ namespace coconet::rt {
 constexpr uint64_t kMaxSourceFileBytes = uint64_t(64) << 20;      // .coco
 constexpr uint64_t kMaxMachineFileBytes = uint64_t(1) << 20;      // machine
 constexpr uint64_t kMaxTopologyFileBytes = uint64_t(1) << 20;     // synth
+constexpr uint64_t kMaxAlgorithmFileBytes = uint64_t(64) << 20;   // synth
 constexpr uint64_t kMaxSegmentTableFileBytes = uint64_t(1) << 30; // table
 constexpr uint64_t kMaxNpyHeaderBytes = uint64_t(1) << 20;        // .npy
 
