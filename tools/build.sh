@@ -13,9 +13,13 @@
 # nanobind) where it exists: a build directory configured with another
 # Python_EXECUTABLE is reconfigured with it.
 #
-# When clang++-19 is present it also builds the libFuzzer targets
-# (tools/fuzz/), with AddressSanitizer and UBSan, into build-fuzz/ (set
-# COCONET_FUZZ_BUILD=0 to skip); not with -Werror: clang 19 warns inside
+# COCONET_TEST_EXTENDED=1 configures the test suite's extended tier
+# (docs/testing.md, "Tiers"; tools/test.sh --extended sets it): a build
+# directory configured for the other tier is reconfigured.
+#
+# With COCONET_FUZZ_BUILD=1 (the default in the extended tier) and
+# clang++-19 present it also builds the libFuzzer targets (tools/fuzz/),
+# with AddressSanitizer and UBSan, into build-fuzz/; not with -Werror: clang 19 warns inside
 # GCC 12's libstdc++ in C++20. (vptr checks need RTTI, which LLVM's
 # libraries are built without.)
 set -euo pipefail
@@ -23,6 +27,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${COCONET_BUILD_DIR:-$root/build}
 type=${COCONET_BUILD_TYPE:-Release}
 venv=${COCONET_VENV:-$root/.venv}
+extended=$([[ ${COCONET_TEST_EXTENDED:-0} == 1 ]] && echo ON || echo OFF)
 python=()
 if [[ -x $venv/bin/python3 ]]; then
   python=("-DPython_EXECUTABLE=$venv/bin/python3")
@@ -42,16 +47,21 @@ configure() {
   shift 2
   if [[ ! -f $dir/build.ninja ]]; then
     cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$want" \
-      -DCOCONET_WERROR=ON "${python[@]}" "$@" >/dev/null
+      -DCOCONET_WERROR=ON -DCOCONET_TEST_EXTENDED="$extended" \
+      "${python[@]}" "$@" >/dev/null
     return
   fi
-  local have werror py
+  local have werror py tier
   have=$(cached "$dir" CMAKE_BUILD_TYPE)
   werror=$(cached "$dir" COCONET_WERROR)
   py=$(cached "$dir" Python_EXECUTABLE)
+  tier=$(cached "$dir" COCONET_TEST_EXTENDED)
   if [[ $have != "$want" || $werror != ON ]]; then
     echo "build.sh: $dir was configured CMAKE_BUILD_TYPE=${have:-none}," \
       "COCONET_WERROR=${werror:-unset}; reconfiguring it $want with COCONET_WERROR=ON"
+  elif [[ ${tier:-OFF} != "$extended" ]]; then
+    echo "build.sh: $dir was configured with COCONET_TEST_EXTENDED=${tier:-OFF};" \
+      "reconfiguring it with $extended"
   elif [[ ${#python[@]} -gt 0 && $py != "$venv/bin/python3" ]]; then
     echo "build.sh: $dir was configured with Python_EXECUTABLE=${py:-none};" \
       "reconfiguring it with $venv/bin/python3"
@@ -60,13 +70,14 @@ configure() {
   fi
   # The rest of its cache (compilers, options) stays as it is.
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$want" -DCOCONET_WERROR=ON \
-    "${python[@]}" >/dev/null
+    -DCOCONET_TEST_EXTENDED="$extended" "${python[@]}" >/dev/null
 }
 
 configure "$build" "$type"
 cmake --build "$build" -j "$(nproc)"
 
-if [[ ${COCONET_FUZZ_BUILD:-1} != 0 ]] && command -v clang++-19 >/dev/null 2>&1; then
+fuzz_default=$([[ $extended == ON ]] && echo 1 || echo 0)
+if [[ ${COCONET_FUZZ_BUILD:-$fuzz_default} != 0 ]] && command -v clang++-19 >/dev/null 2>&1; then
   fuzz=${COCONET_FUZZ_DIR:-$root/build-fuzz}
   # Configured every time, so that a tree made by an older build.sh gets
   # today's options.

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds (tools/build.sh: Release, warnings as
-# errors), and runs the whole test suite with CTest.
+# errors), and runs the test suite with CTest: the default tier (what CI
+# runs), or with --extended the extended tier as well (docs/testing.md,
+# "Tiers": the libFuzzer build and runs, more rank counts). Further
+# arguments go to ctest (-R REGEX, ...).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${COCONET_BUILD_DIR:-$root/build}
+export COCONET_TEST_EXTENDED=0
+if [[ ${1:-} == --extended ]]; then
+  COCONET_TEST_EXTENDED=1
+  shift
+fi
 "$root/tools/setup.sh"
 "$root/tools/build.sh"
 cd "$build"

@@ -16,7 +16,7 @@
 //     ranks, sizes up to 2^40) at a finite time or says why not: never a
 //     NaN, an infinity or a negative time.
 //
-//   build-fuzz/tools/coconet-fuzz-machine -dict=tools/fuzz/machine.dict \
+//   build-fuzz/tools/coconet-fuzz-machine -dict=tools/fuzz/machine.dict
 //       test/fuzz/corpus/machine
 //
 //===----------------------------------------------------------------------===//

@@ -13,7 +13,7 @@
 //   - writing it and reading it back gives the same type, shape and bytes,
 //     and writing that again gives the same file.
 //
-//   build-fuzz/tools/coconet-fuzz-npy -dict=tools/fuzz/npy.dict \
+//   build-fuzz/tools/coconet-fuzz-npy -dict=tools/fuzz/npy.dict
 //       test/fuzz/corpus/npy
 //
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,7 @@
 // sanitizer report or hang is a bug: bad input must only ever produce
 // diagnostics. Built with clang (tools/build.sh does it when clang++-19 is
 // present); tools/fuzz/long-run.sh parse RUNS runs it for long:
-//   build-fuzz/tools/coconet-fuzz-parse -dict=tools/fuzz/coco.dict \
+//   build-fuzz/tools/coconet-fuzz-parse -dict=tools/fuzz/coco.dict
 //       test/fuzz/corpus/parse
 //
 //===----------------------------------------------------------------------===//

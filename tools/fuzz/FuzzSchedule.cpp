@@ -19,7 +19,7 @@
 // bug (this target aborts on the last two so that libFuzzer keeps the
 // input).
 //
-//   build-fuzz/tools/coconet-fuzz-schedule -dict=tools/fuzz/schedule.dict \
+//   build-fuzz/tools/coconet-fuzz-schedule -dict=tools/fuzz/schedule.dict
 //       test/fuzz/corpus/schedule
 //
 //===----------------------------------------------------------------------===//

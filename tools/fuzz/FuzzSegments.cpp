@@ -18,7 +18,7 @@
 //     is the same when made again, and its count is refused past 2^63 - 1
 //     bytes without allocating.
 //
-//   build-fuzz/tools/coconet-fuzz-segments -dict=tools/fuzz/segments.dict \
+//   build-fuzz/tools/coconet-fuzz-segments -dict=tools/fuzz/segments.dict
 //       test/fuzz/corpus/segments
 //
 //===----------------------------------------------------------------------===//
