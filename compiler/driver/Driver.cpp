@@ -52,7 +52,8 @@ llvm::cl::OptionCategory &synthCategory();
 bool synthOptionTakesValue(llvm::StringRef arg);
 bool synthOptionGiven(std::string &which);
 int runSynth(llvm::StringRef kind, llvm::StringRef collective,
-             llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags);
+             const std::optional<std::string> &emit, llvm::SourceMgr &sourceMgr,
+             DiagnosticEngine &diags);
 bool simOptionGiven(std::string &which,
                     llvm::ArrayRef<llvm::StringRef> allowed = {});
 bool tuneOptionGiven(std::string &which,
@@ -587,12 +588,29 @@ int runDriver(int argc, char **argv) {
   }
   // `synth` takes two words, a node kind and a collective (TACCL's `taccl
   // solve NDv2 Allgather ...`), where the others take one file.
+  // Its --emit (algorithm, msccl, dot) is its own, not the compiler's.
   llvm::SmallVector<std::string, 2> synthWords;
+  std::optional<std::string> synthEmit;
   if (synth) {
-    for (size_t i = 1; i < args.size() && synthWords.size() < 2;) {
+    for (size_t i = 1; i < args.size();) {
       llvm::StringRef a = args[i];
+      if (a == "--emit" || a == "-emit") {
+        synthEmit = i + 1 < args.size() ? args[i + 1] : "";
+        args.erase(args.begin() + i,
+                   args.begin() + std::min(i + 2, args.size()));
+        continue;
+      }
+      if (a.consume_front("--emit=") || a.consume_front("-emit=")) {
+        synthEmit = a.str();
+        args.erase(args.begin() + i);
+        continue;
+      }
       if (a.starts_with("-")) {
         i += synthOptionTakesValue(a) ? 2 : 1;
+        continue;
+      }
+      if (synthWords.size() == 2) {
+        ++i;
         continue;
       }
       synthWords.push_back(a.str());
@@ -648,7 +666,8 @@ int runDriver(int argc, char **argv) {
       return 2;
     }
     std::unique_ptr<Compilation> c = newCompilation();
-    return runSynth(synthWords[0], synthWords[1], c->sourceMgr, *c->diags);
+    return runSynth(synthWords[0], synthWords[1], synthEmit, c->sourceMgr,
+                    *c->diags);
   }
   if (synthOptionGiven(which)) {
     reportDriverError("--" + which + " is an option of 'coconetc synth'");

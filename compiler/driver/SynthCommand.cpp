@@ -13,6 +13,8 @@
 #include "support/Files.h"
 #include "synth/Algorithm.h"
 #include "synth/AlgorithmFile.h"
+#include "synth/Json.h"
+#include "synth/Msccl.h"
 #include "synth/Synthesize.h"
 #include "synth/Topology.h"
 
@@ -21,6 +23,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -94,22 +97,89 @@ bool synthOptionGiven(std::string &which) {
 
 const std::string &outputPath();
 
-/// Writes `alg` to -o (default: standard output); false after reporting.
-static bool writeOut(const synth::Algorithm &alg, llvm::StringRef topology,
-                     double timeUs) {
+/// What `coconetc synth` writes (--emit).
+enum class SynthEmit { Algorithm, Msccl, Dot };
+
+/// The algorithm's links as a Graphviz graph: an edge per link used, with
+/// the chunks it carries and the steps it carries them in.
+static void writeDot(const synth::Algorithm &alg, llvm::StringRef topology,
+                     double timeUs, llvm::raw_ostream &os) {
+  struct Use {
+    unsigned chunks = 0, first = 0, last = 0;
+    bool reduce = false;
+  };
+  std::map<std::pair<unsigned, unsigned>, Use> uses;
+  for (size_t s = 0; s < alg.steps.size(); ++s)
+    for (const synth::Transfer &t : alg.steps[s].transfers) {
+      Use &u = uses[{t.src, t.dst}];
+      if (u.chunks++ == 0)
+        u.first = unsigned(s);
+      u.last = unsigned(s);
+      u.reduce = u.reduce || t.reduce;
+    }
+  os << "digraph " << llvm::json::Value(alg.name) << " {\n"
+     << "  label="
+     << llvm::json::Value(alg.name + " on " + topology.str() + ": " +
+                          std::to_string(alg.steps.size()) +
+                          (alg.steps.size() == 1 ? " step, " : " steps, ") +
+                          synth::numberText(timeUs) + " us")
+     << ";\n  node [shape=circle];\n";
+  for (unsigned r = 0; r < alg.ranks; ++r)
+    os << "  r" << r << " [label=\"" << r << "\"];\n";
+  for (const auto &[link, u] : uses) {
+    os << "  r" << link.first << " -> r" << link.second << " [label=\""
+       << u.chunks << (u.chunks == 1 ? " chunk" : " chunks") << ", step";
+    if (u.first == u.last)
+      os << " " << u.first;
+    else
+      os << "s " << u.first << "-" << u.last;
+    os << "\"" << (u.reduce ? ", style=dashed" : "") << "];\n";
+  }
+  os << "}\n";
+}
+
+/// Writes `alg` to -o (default: standard output) as `emit` asks; false
+/// after reporting.
+static bool writeOut(SynthEmit emit, const synth::Algorithm &alg,
+                     llvm::StringRef topology, double timeUs) {
   std::error_code ec;
   llvm::ToolOutputFile out(outputPath(), ec, llvm::sys::fs::OF_Text);
   if (ec) {
     reportToolError("cannot write '" + outputPath() + "': " + ec.message());
     return false;
   }
-  synth::writeAlgorithm(alg, topology, timeUs, out.os());
+  switch (emit) {
+  case SynthEmit::Algorithm:
+    synth::writeAlgorithm(alg, topology, timeUs, out.os());
+    break;
+  case SynthEmit::Msccl:
+    synth::writeMscclXml(alg, synth::lowerToMsccl(alg), out.os());
+    break;
+  case SynthEmit::Dot:
+    writeDot(alg, topology, timeUs, out.os());
+    break;
+  }
   out.keep();
   return true;
 }
 
 int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
+             const std::optional<std::string> &emitName,
              llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags) {
+  SynthEmit emit = SynthEmit::Algorithm;
+  if (emitName) {
+    if (*emitName == "algorithm")
+      emit = SynthEmit::Algorithm;
+    else if (*emitName == "msccl")
+      emit = SynthEmit::Msccl;
+    else if (*emitName == "dot")
+      emit = SynthEmit::Dot;
+    else {
+      reportToolError("coconetc synth: --emit='" + *emitName +
+                      "'; expected algorithm, msccl or dot");
+      return 2;
+    }
+  }
   std::optional<synth::NodeKind> kind = synth::parseNodeKind(kindName);
   if (!kind) {
     reportToolError("coconetc synth: unknown node kind '" + kindName.str() +
@@ -193,7 +263,7 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
     }
     if (alg->name.empty())
       alg->name = synth::collectiveName(alg->collective).str() + "-" + t.name;
-    return writeOut(*alg, t.name, synth::algorithmTime(*alg, t)) ? 0 : 1;
+    return writeOut(emit, *alg, t.name, synth::algorithmTime(*alg, t)) ? 0 : 1;
   }
 
   synth::SynthOptions options;
@@ -207,11 +277,12 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
     return 1;
   }
   llvm::errs() << "coconetc synth: " << result->algorithm.name << ": "
-               << result->algorithm.steps.size() << " steps, "
+               << result->algorithm.steps.size()
+               << (result->algorithm.steps.size() == 1 ? " step, " : " steps, ")
                << llvm::format("%.6g", result->time)
                << " us on the topology's costs; synthesised in "
                << llvm::format("%.2f", result->seconds) << " s\n";
-  return writeOut(result->algorithm, t.name, result->time) ? 0 : 1;
+  return writeOut(emit, result->algorithm, t.name, result->time) ? 0 : 1;
 }
 
 } // namespace coconet::driver
