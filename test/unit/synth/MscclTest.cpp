@@ -6,11 +6,11 @@
 // send puts its slot's contents on the connection to its peer, a receive
 // takes the oldest from its peer's (one order at both ends); a
 // receive-reduce-copy adds them to its own slot, counting each rank's
-// contribution once; a copy copies within a rank. Blocks are picked in a seeded random order, many
-// times, so a missing dependency (a slot overwritten before it was sent,
-// a chunk sent before it arrived) shows as a wrong result; a program that
-// cannot finish is a deadlock. At the end every rank must hold what its
-// collective promises.
+// contribution once; a copy copies within a rank. Blocks are picked in a seeded
+// random order, many times, so a missing dependency (a slot overwritten before
+// it was sent, a chunk sent before it arrived) shows as a wrong result; a
+// program that cannot finish is a deadlock. At the end every rank must hold
+// what its collective promises.
 //
 //===----------------------------------------------------------------------===//
 
