@@ -215,26 +215,21 @@ llvm::StringRef typeName(MscclStep::Type t) {
   return "nop";
 }
 
-/// `text` as an XML attribute's value (quotes and markup escaped).
+/// `text` as an XML attribute's value (quotes and markup escaped, control
+/// characters replaced).
 std::string attr(llvm::StringRef text) {
   std::string out;
   for (char c : text) {
-    switch (c) {
-    case '&':
+    if (c == '&')
       out += "&amp;";
-      break;
-    case '<':
+    else if (c == '<')
       out += "&lt;";
-      break;
-    case '>':
+    else if (c == '>')
       out += "&gt;";
-      break;
-    case '"':
+    else if (c == '"')
       out += "&quot;";
-      break;
-    default:
-      out += (c >= 0x20 && c != 0x7f) ? c : '_';
-    }
+    else
+      out += (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) ? c : '_';
   }
   return out;
 }
