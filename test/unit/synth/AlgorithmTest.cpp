@@ -10,11 +10,14 @@
 
 #include "synth/Algorithm.h"
 
+#include "SynthTestUtil.h"
+
 #include <catch2/catch.hpp>
 
 #include <string>
 
 using namespace coconet::synth;
+using coconet::synth::test::ringAllGather;
 
 namespace {
 
@@ -27,21 +30,6 @@ Topology ring4() {
   for (unsigned r = 0; r < 4; ++r)
     t.links.push_back({r, (r + 1) % 4, 0, 1, 1, false});
   return t;
-}
-
-/// Ring AllGather: in step j rank r passes on chunk (r - j) mod 4.
-Algorithm ringAllGather() {
-  Algorithm a;
-  a.name = "ring";
-  a.collective = Collective::AllGather;
-  a.ranks = 4;
-  for (unsigned j = 0; j < 3; ++j) {
-    Step s;
-    for (unsigned r = 0; r < 4; ++r)
-      s.transfers.push_back({(r + 4 - j) % 4, r, (r + 1) % 4, false});
-    a.steps.push_back(s);
-  }
-  return a;
 }
 
 /// Ring ReduceScatter: in step j rank r adds its copy of chunk

@@ -17,6 +17,8 @@
 #include "synth/Msccl.h"
 #include "synth/Synthesize.h"
 
+#include "SynthTestUtil.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <catch2/catch.hpp>
@@ -28,6 +30,7 @@
 #include <string>
 
 using namespace coconet::synth;
+using namespace coconet::synth::test;
 
 namespace {
 
@@ -170,21 +173,6 @@ std::string interpret(const Algorithm &alg, const std::vector<MscclGpu> &gpus,
   return "";
 }
 
-/// A bidirectional ring of `n` ranks.
-Topology ring(unsigned n) {
-  Topology t;
-  t.name = "ring";
-  t.gpusPerNode = n;
-  for (unsigned r = 0; r < n; ++r) {
-    t.links.push_back({r, (r + 1) % n, 0, 1, 1, false});
-    t.links.push_back({r, (r + n - 1) % n, 0, 1, 1, false});
-  }
-  llvm::sort(t.links, [](const Link &a, const Link &b) {
-    return std::tie(a.src, a.dst) < std::tie(b.src, b.dst);
-  });
-  return t;
-}
-
 Algorithm synth(Collective c, const Topology &t, unsigned chunkup) {
   Sketch sk;
   sk.inputChunkup = chunkup;
@@ -213,16 +201,7 @@ TEST_CASE("every collective's MSCCL program does what the algorithm does, "
 
 TEST_CASE("a hand-written ring's MSCCL program", "[synth][msccl]") {
   // AllGather on a one-way ring of 4: step j, rank r passes chunk r - j.
-  Algorithm a;
-  a.name = "ring";
-  a.collective = Collective::AllGather;
-  a.ranks = 4;
-  for (unsigned j = 0; j < 3; ++j) {
-    Step s;
-    for (unsigned r = 0; r < 4; ++r)
-      s.transfers.push_back({(r + 4 - j) % 4, r, (r + 1) % 4, false});
-    a.steps.push_back(s);
-  }
+  Algorithm a = ringAllGather();
   std::vector<MscclGpu> gpus = lowerToMsccl(a);
   REQUIRE(gpus.size() == 4);
   // A send block to the next rank and a receive block from the previous.
@@ -258,12 +237,7 @@ TEST_CASE("a receive waits for the sends of its slot", "[synth][msccl]") {
   // its own copy of chunk j while it receives into it. Step 1: j + 1
   // adds its copy into j + 2's, which then holds every contribution and
   // sends it to the other two (step 2).
-  Topology t;
-  t.gpusPerNode = 3;
-  for (unsigned s = 0; s < 3; ++s)
-    for (unsigned d = 0; d < 3; ++d)
-      if (s != d)
-        t.links.push_back({s, d, 0, 1, 1, false});
+  Topology t = complete(3, 1);
   Algorithm a;
   a.name = "war";
   a.collective = Collective::AllReduce;

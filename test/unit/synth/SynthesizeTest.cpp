@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "synth/Synthesize.h"
+
+#include "SynthTestUtil.h"
 #include "synth/AlgorithmFile.h"
 
 #include "diag/Diagnostic.h"
@@ -24,37 +26,9 @@
 
 using namespace coconet;
 using namespace coconet::synth;
+using namespace coconet::synth::test;
 
 namespace {
-
-/// Every rank linked to every other, each link `cost` a chunk.
-Topology complete(unsigned ranks, double cost) {
-  Topology t;
-  t.name = "complete";
-  t.gpusPerNode = ranks;
-  for (unsigned s = 0; s < ranks; ++s)
-    for (unsigned d = 0; d < ranks; ++d)
-      if (s != d)
-        t.links.push_back({s, d, 0, cost, cost, false});
-  return t;
-}
-
-/// A bidirectional ring; links from even ranks cost `even`, from odd
-/// ranks `odd`.
-Topology ring(unsigned ranks, double even, double odd) {
-  Topology t;
-  t.name = "ring";
-  t.gpusPerNode = ranks;
-  for (unsigned r = 0; r < ranks; ++r) {
-    double c = r % 2 ? odd : even;
-    t.links.push_back({r, (r + 1) % ranks, 0, c, c, false});
-    t.links.push_back({r, (r + ranks - 1) % ranks, 0, c, c, false});
-  }
-  llvm::sort(t.links, [](const Link &a, const Link &b) {
-    return std::tie(a.src, a.dst) < std::tie(b.src, b.dst);
-  });
-  return t;
-}
 
 Synthesis run(Collective c, const Topology &t, const Sketch &sk) {
   SynthOptions o;
