@@ -61,6 +61,12 @@ static cl::opt<bool> solverLog(
     "solver-log",
     cl::desc("coconetc synth: print COIN-OR CBC's own log (standard output)"),
     cl::cat(synthCategory()));
+static cl::opt<std::string> baseline(
+    "baseline",
+    cl::desc("coconetc synth: write the ring algorithm NCCL runs on a ring "
+             "of the topology's links instead of synthesising (ring; "
+             "docs/bench/synth.md)"),
+    cl::value_desc("ring"), cl::cat(synthCategory()));
 static cl::opt<bool> printTopology(
     "print-topology",
     cl::desc("coconetc synth: print the topology the files describe and stop"),
@@ -69,8 +75,8 @@ static cl::opt<bool> printTopology(
 /// The options that take their value as the next word (for the driver's
 /// search of synth's two words).
 bool synthOptionTakesValue(llvm::StringRef arg) {
-  for (llvm::StringRef name :
-       {"topology-file", "sketch-file", "algorithm-file", "time-limit"})
+  for (llvm::StringRef name : {"topology-file", "sketch-file", "algorithm-file",
+                               "time-limit", "baseline"})
     if (arg == ("--" + name).str() || arg == ("-" + name).str())
       return true;
   return false;
@@ -90,6 +96,8 @@ bool synthOptionGiven(std::string &which) {
     which = "solver-log";
   else if (printTopology.getNumOccurrences())
     which = "print-topology";
+  else if (baseline.getNumOccurrences())
+    which = "baseline";
   else
     return false;
   return true;
@@ -264,6 +272,36 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
     if (alg->name.empty())
       alg->name = synth::collectiveName(alg->collective).str() + "-" + t.name;
     return writeOut(emit, *alg, t.name, synth::algorithmTime(*alg, t)) ? 0 : 1;
+  }
+
+  if (baseline.getNumOccurrences()) {
+    if (baseline != "ring") {
+      reportToolError("coconetc synth: --baseline='" + baseline +
+                      "'; expected ring");
+      return 2;
+    }
+    std::optional<synth::Algorithm> ring =
+        synth::ringAlgorithm(*collective, t, sk->inputChunkup);
+    if (!ring) {
+      reportToolError("coconetc synth: no ring " +
+                      synth::collectiveName(*collective).str() +
+                      (*collective == synth::Collective::AllToAll
+                           ? " (an AllToAll has no ring algorithm)"
+                           : " on " + t.name +
+                                 ": its links have no cycle through every "
+                                 "rank"));
+      return 1;
+    }
+    if (std::optional<std::string> why = synth::verifyAlgorithm(*ring, t)) {
+      reportToolError("internal error: the ring fails its check: " + *why);
+      return 1;
+    }
+    double time = synth::algorithmTime(*ring, t);
+    llvm::errs() << "coconetc synth: " << ring->name << ": "
+                 << ring->steps.size() << " steps, "
+                 << llvm::format("%.6g", time)
+                 << " us on the topology's costs\n";
+    return writeOut(emit, *ring, t.name, time) ? 0 : 1;
   }
 
   synth::SynthOptions options;

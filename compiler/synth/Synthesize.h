@@ -28,6 +28,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <vector>
 
 namespace llvm {
@@ -102,6 +103,14 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
 /// its source and its link and switch ports are free, busy for the link's
 /// cost.
 double algorithmTime(const Algorithm &alg, const Topology &topology);
+
+/// The ring algorithm NCCL runs (AllGather, ReduceScatter, AllReduce), on
+/// a ring of the topology's links (a Hamiltonian cycle); nullopt for
+/// AllToAll or where no ring is found. The baseline of
+/// docs/bench/synth.md.
+std::optional<Algorithm> ringAlgorithm(Collective collective,
+                                       const Topology &topology,
+                                       unsigned chunkup);
 
 /// The topology with every link and switch port turned around.
 Topology reverseTopology(const Topology &topology);

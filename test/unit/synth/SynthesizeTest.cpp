@@ -179,3 +179,27 @@ TEST_CASE("an algorithm file reads back as it was written", "[synth]") {
   }
   CHECK(algorithmTime(*back, t) == Approx(s.time));
 }
+
+TEST_CASE("the ring baseline runs on a cycle of the links, or is refused",
+          "[synth]") {
+  // A ring of 5, each link 2 a chunk: 4 steps of one chunk a link.
+  Topology t = ring(5, 2, 2);
+  for (Collective c : {Collective::AllGather, Collective::ReduceScatter,
+                       Collective::AllReduce}) {
+    std::optional<Algorithm> r = ringAlgorithm(c, t, 1);
+    REQUIRE(r);
+    CHECK_FALSE(verifyAlgorithm(*r, t).has_value());
+  }
+  std::optional<Algorithm> ag = ringAlgorithm(Collective::AllGather, t, 1);
+  CHECK(ag->steps.size() == 4);
+  CHECK(algorithmTime(*ag, t) == Approx(8));
+  // A star (rank 0 to and from each other) has no cycle through every rank.
+  Topology star;
+  star.gpusPerNode = 4;
+  for (unsigned r = 1; r < 4; ++r) {
+    star.links.push_back({0, r, 0, 1, 1, false});
+    star.links.push_back({r, 0, 0, 1, 1, false});
+  }
+  CHECK_FALSE(ringAlgorithm(Collective::AllGather, star, 1));
+  CHECK_FALSE(ringAlgorithm(Collective::AllToAll, t, 1));
+}
