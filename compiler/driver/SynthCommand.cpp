@@ -84,23 +84,20 @@ bool synthOptionTakesValue(llvm::StringRef arg) {
 
 /// Whether a synth option was given outside `coconetc synth`.
 bool synthOptionGiven(std::string &which) {
-  if (topologyFile.getNumOccurrences())
-    which = "topology-file";
-  else if (sketchFile.getNumOccurrences())
-    which = "sketch-file";
-  else if (algorithmFile.getNumOccurrences())
-    which = "algorithm-file";
-  else if (timeLimit.given())
-    which = "time-limit";
-  else if (solverLog.getNumOccurrences())
-    which = "solver-log";
-  else if (printTopology.getNumOccurrences())
-    which = "print-topology";
-  else if (baseline.getNumOccurrences())
-    which = "baseline";
-  else
-    return false;
-  return true;
+  const std::pair<const char *, bool> given[] = {
+      {"topology-file", topologyFile.getNumOccurrences() > 0},
+      {"sketch-file", sketchFile.getNumOccurrences() > 0},
+      {"algorithm-file", algorithmFile.getNumOccurrences() > 0},
+      {"time-limit", timeLimit.given()},
+      {"solver-log", solverLog.getNumOccurrences() > 0},
+      {"print-topology", printTopology.getNumOccurrences() > 0},
+      {"baseline", baseline.getNumOccurrences() > 0}};
+  for (const auto &[name, on] : given)
+    if (on) {
+      which = name;
+      return true;
+    }
+  return false;
 }
 
 const std::string &outputPath();
