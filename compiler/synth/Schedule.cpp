@@ -74,7 +74,6 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
   alg.collective = collective;
   alg.ranks = R;
   alg.chunksPerRank = chunkup;
-  auto first = [&](unsigned c) { return alg.owner(c); };
 
   struct Hop {
     unsigned chunk, link;
@@ -114,7 +113,6 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
         hopList[i].ahead = topology.links[hopList[i].link].cost + below;
       }
   }
-  (void)first;
 
   std::vector<std::vector<unsigned>> ports = portsOfLinks(topology);
   std::vector<double> linkFree(topology.links.size(), 0),

@@ -14,8 +14,9 @@
 //     needs a chunk that arrives in the step being built.
 //
 // AllGather and AllToAll are routed as they are; ReduceScatter is an
-// AllGather on the reversed links, run backwards with every copy a
-// reduction; AllReduce a ReduceScatter then an AllGather (as TACCL's
+// AllGather run backwards with every copy a reduction (routed on the
+// machine's links where each has its reverse at the same cost, else on the
+// reversed links); AllReduce a ReduceScatter then an AllGather (as TACCL's
 // `combine`).
 //
 //===----------------------------------------------------------------------===//
