@@ -588,7 +588,7 @@ int runDriver(int argc, char **argv) {
   }
   // `synth` takes two words, a node kind and a collective (TACCL's `taccl
   // solve NDv2 Allgather ...`), where the others take one file.
-  // Its --emit (algorithm, msccl, dot) is its own, not the compiler's.
+  // Its --emit (algorithm, msccl, dot, cpp) is its own, not the compiler's.
   llvm::SmallVector<std::string, 2> synthWords;
   std::optional<std::string> synthEmit;
   if (synth) {

@@ -13,6 +13,7 @@
 #include "support/Files.h"
 #include "synth/Algorithm.h"
 #include "synth/AlgorithmFile.h"
+#include "synth/CppTable.h"
 #include "synth/Json.h"
 #include "synth/Msccl.h"
 #include "synth/Synthesize.h"
@@ -24,6 +25,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -103,7 +105,7 @@ bool synthOptionGiven(std::string &which) {
 const std::string &outputPath();
 
 /// What `coconetc synth` writes (--emit).
-enum class SynthEmit { Algorithm, Msccl, Dot };
+enum class SynthEmit { Algorithm, Msccl, Dot, Cpp };
 
 /// The algorithm's links as a Graphviz graph: an edge per link used, with
 /// the chunks it carries and the steps it carries them in.
@@ -163,6 +165,16 @@ static bool writeOut(SynthEmit emit, const synth::Algorithm &alg,
   case SynthEmit::Dot:
     writeDot(alg, topology, timeUs, out.os());
     break;
+  case SynthEmit::Cpp:
+    // Named after the file it goes to (ndv2_ag.h: ndv2_ag), as xxd -i
+    // names its arrays; on standard output after the algorithm.
+    synth::writeCppTable(
+        alg, topology, timeUs,
+        synth::tableIdentifier(outputPath() == "-"
+                                   ? llvm::StringRef(alg.name)
+                                   : llvm::sys::path::stem(outputPath())),
+        out.os());
+    break;
   }
   out.keep();
   return true;
@@ -179,9 +191,11 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
       emit = SynthEmit::Msccl;
     else if (*emitName == "dot")
       emit = SynthEmit::Dot;
+    else if (*emitName == "cpp")
+      emit = SynthEmit::Cpp;
     else {
       reportToolError("coconetc synth: --emit='" + *emitName +
-                      "'; expected algorithm, msccl or dot");
+                      "'; expected algorithm, msccl, dot or cpp");
       return 2;
     }
   }
@@ -295,7 +309,8 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
     }
     double time = synth::algorithmTime(*ring, t);
     llvm::errs() << "coconetc synth: " << ring->name << ": "
-                 << ring->steps.size() << " steps, "
+                 << ring->steps.size()
+                 << (ring->steps.size() == 1 ? " step, " : " steps, ")
                  << llvm::format("%.6g", time)
                  << " us on the topology's costs\n";
     return writeOut(emit, *ring, t.name, time) ? 0 : 1;

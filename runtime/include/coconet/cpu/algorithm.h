@@ -1,0 +1,49 @@
+//===- cpu/algorithm.h - running a collective algorithm over MPI -*- C++
+//-*-===//
+//
+// Runs a collective algorithm table (coconet/algorithm.h, written by
+// `coconetc synth --emit=cpp`) among the ranks of an MPI communicator with
+// point-to-point messages: step by step, each rank posts a receive for
+// every transfer it is the destination of and a send for every transfer it
+// is the source of, waits for them, then stores or combines what arrived in
+// the step's order. Messages between two ranks are matched in the order
+// both post them (the step's transfer order), so one tag serves them all;
+// a chunk over 1 GiB goes in pieces.
+//
+// The results are the algorithm's, bit for bit the same on every run and
+// every thread count: copies move bytes; a reduction combines two values
+// in f64 (floats) or as 64-bit patterns (integers), the receiver's first,
+// and rounds to the element type at once (coconet/combine.h). Avg is not
+// offered (the division would need a step the algorithm does not have).
+//
+// Every rank calls runAlgorithm with the same table, count, type and
+// operator, from one thread. Refused (InvalidArgument, before any message)
+// when the table's ranks are not the communicator's size, a transfer
+// names a rank or chunk out of range, or the type or operator do not fit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COCONET_RUNTIME_CPU_ALGORITHM_H
+#define COCONET_RUNTIME_CPU_ALGORITHM_H
+
+#include "coconet/algorithm.h"
+#include "coconet/algorithm_check.h"
+#include "coconet/cpu/runtime.h" // MPI's C API
+#include "coconet/status.h"
+#include "coconet/types.h"
+
+#include <cstdint>
+
+namespace coconet::rt::cpu {
+
+/// Runs `table` on this rank: `in` holds algorithm::inputChunks(table)
+/// chunks of `chunkElements` elements of `dtype`, `out` room for
+/// algorithm::outputChunks(table) of them (neither overlapping the other).
+/// `op` matters only for ReduceScatter and AllReduce.
+Status runAlgorithm(const algorithm::Table &table, MPI_Comm comm,
+                    const void *in, void *out, int64_t chunkElements,
+                    DType dtype, ReduceOp op);
+
+} // namespace coconet::rt::cpu
+
+#endif // COCONET_RUNTIME_CPU_ALGORITHM_H

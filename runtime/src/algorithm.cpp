@@ -1,0 +1,50 @@
+//===- algorithm.cpp - checking a collective algorithm table --------------===//
+
+#include "coconet/algorithm_check.h"
+
+#include <string>
+
+namespace coconet::rt::algorithm {
+
+namespace {
+
+Status invalid(const char *caller, std::string message) {
+  return Status::error(StatusCode::InvalidArgument,
+                       std::string(caller) + ": " + std::move(message));
+}
+
+} // namespace
+
+Status check(const Table &t, int worldSize, const char *caller) {
+  const std::string name = t.name ? t.name : "(unnamed)";
+  if (t.ranks == 0 || static_cast<int64_t>(t.ranks) != worldSize)
+    return invalid(caller, "algorithm '" + name + "' is for " +
+                               std::to_string(t.ranks) +
+                               " ranks, the communicator has " +
+                               std::to_string(worldSize));
+  if (t.chunksPerRank == 0)
+    return invalid(caller, "algorithm '" + name + "' has no chunks");
+  if (!t.stepBegin || (t.stepBegin[t.numSteps] > 0 && !t.transfers))
+    return invalid(caller, "algorithm '" + name + "' has no steps table");
+  const uint64_t chunks = algorithm::numChunks(t);
+  for (uint32_t s = 0; s < t.numSteps; ++s) {
+    if (t.stepBegin[s] > t.stepBegin[s + 1])
+      return invalid(caller, "algorithm '" + name + "': step " +
+                                 std::to_string(s) + " ends before it begins");
+    for (uint32_t i = t.stepBegin[s]; i < t.stepBegin[s + 1]; ++i) {
+      const Transfer &x = t.transfers[i];
+      if (x.chunk >= chunks || x.src >= t.ranks || x.dst >= t.ranks ||
+          x.src == x.dst || x.reduce > 1)
+        return invalid(caller, "algorithm '" + name + "': transfer " +
+                                   std::to_string(i) + " of step " +
+                                   std::to_string(s) + " is out of range");
+      if (x.reduce && !algorithm::reduces(t))
+        return invalid(caller, "algorithm '" + name + "': a reduction in a " +
+                                   "collective that has none (transfer " +
+                                   std::to_string(i) + ")");
+    }
+  }
+  return Status::success();
+}
+
+} // namespace coconet::rt::algorithm
