@@ -9,7 +9,9 @@
 #                                      --check-outputs` on perturbed copies
 #                                      of the expected results, then
 #                                      run.sh --build-only of a few cases
-#                                      (exit 77 without nvcc or NCCL)
+#                                      ($COCONET_GPU_BUILD_ONLY, a regular
+#                                      expression, where set; exit 77
+#                                      without nvcc or NCCL)
 set -u
 set -o pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -120,6 +122,8 @@ if [[ -f $rt_dir/libcoconet_rt.a && -f $rt_dir/libcoconet_rt_cuda.a ]]; then
   echo "ok: run.sh's runtime sources are CMake's ($(echo "$want" | wc -l) files)"
   libs=(--runtime-libs "$rt_dir")
 fi
+# COCONET_GPU_BUILD_ONLY (the CTest's default tier: the fused collective
+# alone) narrows the cases.
 exec "$here/run.sh" --build-only "${libs[@]}" \
-  --only '^(adam_fused_rs_c_ag|megatron_mlp_overlapped|integers)$' \
+  --only "${COCONET_GPU_BUILD_ONLY:-^(adam_fused_rs_c_ag|megatron_mlp_overlapped|integers)\$}" \
   "$out"

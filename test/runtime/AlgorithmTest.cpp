@@ -1,0 +1,133 @@
+//===- AlgorithmTest.cpp - synthesised algorithms run over MPI -----------===//
+//
+// Run by CTest under mpirun (2, 3, 4 and 8 processes, run-mpi.sh). Every
+// algorithm table compiled in (the build synthesises them with `coconetc
+// synth --emit=cpp`: test/runtime/algorithms.cmake) whose ranks are the
+// world size runs through coconet::rt::cpu::runAlgorithm for several
+// element types and chunk sizes, and each rank's output is compared bit
+// for bit with:
+//
+//   - an interpretation of the table, all ranks in one process
+//     (AlgorithmInterpreter.h: every transfer's value read before its step,
+//     the step's copies and reductions in its order, the receiver's value
+//     first, by combine.h's rule element by element);
+//   - for AllGather and AllToAll, MPI_Allgather's and MPI_Alltoall's
+//     results (the same bytes);
+//   - for a reduction of integers, the plain sum of every rank's input.
+//
+// The float inputs make the order of a reduction visible (2^54 and -2^54
+// among small values, where the sum of 2^54, -2^54 and 3 is 3 or 0 by
+// order), so an executor that combines in another order than its table
+// fails. Exits 1 after printing what failed; 0 with a line per table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coconet/cpu/algorithm.h"
+#include "coconet/cpu/runtime.h"
+
+#include "AlgorithmInterpreter.h"
+#include "coconet_test_algorithms.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace coconet::rt;
+using algorithm::Collective;
+using algorithm::Table;
+
+namespace {
+
+using coconet_test::Bytes;
+
+int failures = 0;
+int worldRank = 0;
+
+void fail(const std::string &what) {
+  if (++failures <= 20)
+    std::fprintf(stderr, "rank %d: FAILED: %s\n", worldRank, what.c_str());
+}
+
+void runCase(const Table &t, int64_t elements, DType dtype) {
+  const ReduceOp op = ReduceOp::Sum;
+  const std::string what = std::string(t.name) + " (" + dtypeName(dtype) +
+                           ", " + std::to_string(elements) +
+                           " elements a chunk)";
+  const uint32_t me = static_cast<uint32_t>(worldRank);
+  const size_t bytes = elements * dtypeSize(dtype);
+  const Bytes in = coconet_test::algorithmInput(t, me, elements, dtype);
+  Bytes out(algorithm::outputChunks(t) * bytes, 0xEE);
+  Status st = cpu::runAlgorithm(t, MPI_COMM_WORLD, in.data(), out.data(),
+                                elements, dtype, op);
+  if (!st.ok()) {
+    fail(what + ": " + st.toString());
+    return;
+  }
+  std::string error;
+  const std::vector<Bytes> expected =
+      coconet_test::interpretAlgorithm(t, elements, dtype, op, error);
+  if (!error.empty())
+    fail(what + ": " + error);
+  else if (out != expected[me])
+    fail(what + ": differs from the table's interpretation");
+  // Independent references.
+  const uint64_t k = t.chunksPerRank;
+  if (t.collective == Collective::AllGather) {
+    Bytes ref(out.size());
+    MPI_Allgather(in.data(), static_cast<int>(k * bytes), MPI_BYTE, ref.data(),
+                  static_cast<int>(k * bytes), MPI_BYTE, MPI_COMM_WORLD);
+    if (out != ref)
+      fail(what + ": differs from MPI_Allgather");
+  } else if (t.collective == Collective::AllToAll) {
+    Bytes ref(out.size());
+    MPI_Alltoall(in.data(), static_cast<int>(k * bytes), MPI_BYTE, ref.data(),
+                 static_cast<int>(k * bytes), MPI_BYTE, MPI_COMM_WORLD);
+    if (out != ref)
+      fail(what + ": differs from MPI_Alltoall");
+  } else if (dtype == DType::I64) {
+    const std::vector<int64_t> sum = coconet_test::integerSum(t, elements, me);
+    if (std::memcmp(out.data(), sum.data(), out.size()) != 0)
+      fail(what + ": differs from the sum of every rank's input");
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int ran = 0;
+  for (const Table *t : coconet_test::algorithms) {
+    if (static_cast<int>(t->ranks) != size)
+      continue;
+    ++ran;
+    for (DType dtype : {DType::F64, DType::F32, DType::F16, DType::I64})
+      for (int64_t elements : {1, 5, 1031})
+        runCase(*t, elements, dtype);
+    if (worldRank == 0)
+      std::printf("ok: %s on %d ranks: f64, f32, f16, i64; 1, 5 and 1031 "
+                  "elements a chunk\n",
+                  t->name, size);
+  }
+  // A table for other ranks is refused before any message.
+  for (const Table *t : coconet_test::algorithms) {
+    if (static_cast<int>(t->ranks) == size)
+      continue;
+    Bytes in(1 << 16), out(1 << 16);
+    Status st = cpu::runAlgorithm(*t, MPI_COMM_WORLD, in.data(), out.data(), 1,
+                                  DType::F32, ReduceOp::Sum);
+    if (st.ok() || st.message().find("ranks") == std::string::npos)
+      fail(std::string(t->name) + ": not refused on " + std::to_string(size) +
+           " ranks: " + st.toString());
+    break;
+  }
+  int all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (worldRank == 0 && ran == 0)
+    std::printf("FAILED: no algorithm for %d ranks\n", size);
+  MPI_Finalize();
+  return all == 0 && ran > 0 ? 0 : 1;
+}
