@@ -5,7 +5,8 @@
 
 runs coconetc --emit=python (NAME.h, NAME.cpp, NAME_python.cpp, NAME.py,
 NAME.pyi into DIR; NAME is P, or P_S under schedule S), then compiles
-NAME.cpp and NAME_python.cpp into DIR/_NAME.so with the flags generated code
+NAME.cpp and NAME_python.cpp, as one translation unit (NAME_module.cpp,
+which includes both), into DIR/_NAME.so with the flags generated code
 is tested with, linked with this coconet's static runtime. `import NAME`
 with DIR on sys.path then gives the step (NAME.Step).
 """
@@ -59,9 +60,27 @@ def _cpu_flags():
         return shlex.split(f.read())
 
 
+def _unity_source(out_dir, name):
+    """DIR/NAME_module.cpp: NAME.cpp and NAME_python.cpp as one translation
+    unit, so that the runtime's headers are compiled once (a third off a
+    module's build)."""
+    path = os.path.join(out_dir, name + "_module.cpp")
+    text = ("// The module's one translation unit, written by python3 -m "
+            "coconet build.\n#include \"%s.cpp\"\n#include \"%s_python.cpp\"\n"
+            % (name, name))
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return path
+    except OSError:
+        pass
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def _compile_cpu(out_dir, name):
-    sources = [os.path.join(out_dir, name + ".cpp"),
-               os.path.join(out_dir, name + "_python.cpp")]
+    sources = [_unity_source(out_dir, name)]
     libs = [os.path.join(_config.LIB_DIR, lib) for lib in _config.CPU_LIBS]
     return ([_config.CXX, "-std=c++17", "-O2"] + _cpu_flags()
             + ["-fPIC", "-shared", "-fvisibility=hidden"]
