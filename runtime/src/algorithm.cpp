@@ -47,4 +47,17 @@ Status check(const Table &t, int worldSize, const char *caller) {
   return Status::success();
 }
 
+Status checkRun(const Table &t, int64_t chunkElements, DType dtype, ReduceOp op,
+                const char *caller) {
+  if (chunkElements < 0)
+    return invalid(caller, "a negative chunk size");
+  if (reduces(t)) {
+    if (op == ReduceOp::Avg)
+      return invalid(caller, "avg is not offered (sum, then divide)");
+    if (dtype == DType::Bool && (op == ReduceOp::Sum || op == ReduceOp::Prod))
+      return invalid(caller, std::string("bool has no ") + reduceOpName(op));
+  }
+  return Status::success();
+}
+
 } // namespace coconet::rt::algorithm

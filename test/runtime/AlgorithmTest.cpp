@@ -112,6 +112,25 @@ int main(int argc, char **argv) {
                   "elements a chunk\n",
                   t->name, size);
   }
+  // What a run refuses before any message: avg in a reduction, a negative
+  // chunk size.
+  for (const Table *t : coconet_test::algorithms) {
+    if (static_cast<int>(t->ranks) != size || !algorithm::reduces(*t))
+      continue;
+    Bytes in(1 << 16), out(1 << 16);
+    Status avg = cpu::runAlgorithm(*t, MPI_COMM_WORLD, in.data(), out.data(), 1,
+                                   DType::F32, ReduceOp::Avg);
+    if (avg.ok() || avg.message().find("avg") == std::string::npos)
+      fail(std::string(t->name) + ": avg not refused: " + avg.toString());
+    Status negative =
+        cpu::runAlgorithm(*t, MPI_COMM_WORLD, in.data(), out.data(), -1,
+                          DType::F32, ReduceOp::Sum);
+    if (negative.ok() ||
+        negative.message().find("negative") == std::string::npos)
+      fail(std::string(t->name) +
+           ": a negative chunk size not refused: " + negative.toString());
+    break;
+  }
   // A table for other ranks is refused before any message.
   for (const Table *t : coconet_test::algorithms) {
     if (static_cast<int>(t->ranks) == size)

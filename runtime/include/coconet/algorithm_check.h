@@ -14,11 +14,20 @@
 
 #include "coconet/algorithm.h"
 #include "coconet/status.h"
+#include "coconet/types.h"
+
+#include <cstdint>
 
 namespace coconet::rt::algorithm {
 
 /// InvalidArgument naming `caller` and what is wrong, or success.
 Status check(const Table &table, int worldSize, const char *caller);
+
+/// The arguments of a run: a chunk size that is not negative and, for a
+/// reduction, an operator the runtimes offer (not avg: its division would
+/// need a step the algorithm does not have; bool has no sum or product).
+Status checkRun(const Table &table, int64_t chunkElements, DType dtype,
+                ReduceOp op, const char *caller);
 
 } // namespace coconet::rt::algorithm
 

@@ -134,14 +134,8 @@ Status runAlgorithm(const Table &t, MPI_Comm comm, const void *in, void *out,
   if (int rc = MPI_Comm_size(comm, &size); rc != MPI_SUCCESS)
     return mpiStatus(rc, "MPI_Comm_size", __FILE__, __LINE__);
   COCONET_RETURN_IF_ERROR(algorithm::check(t, size, "runAlgorithm"));
-  if (chunkElements < 0)
-    return invalid("a negative chunk size");
-  if (algorithm::reduces(t)) {
-    if (op == ReduceOp::Avg)
-      return invalid("avg is not offered (sum, then divide)");
-    if (dtype == DType::Bool && (op == ReduceOp::Sum || op == ReduceOp::Prod))
-      return invalid(std::string("bool has no ") + reduceOpName(op));
-  }
+  COCONET_RETURN_IF_ERROR(
+      algorithm::checkRun(t, chunkElements, dtype, op, "runAlgorithm"));
   if (chunkElements == 0)
     return Status::success();
   if (!in || !out)

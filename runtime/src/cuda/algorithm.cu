@@ -52,14 +52,8 @@ Status AlgorithmRunner::create(const Table &t, ncclComm_t comm,
   COCONET_NCCL_CHECK(ncclCommUserRank(comm, &rank));
   COCONET_NCCL_CHECK(ncclCommCount(comm, &size));
   COCONET_RETURN_IF_ERROR(algorithm::check(t, size, "AlgorithmRunner"));
-  if (chunkElements < 0)
-    return invalid("a negative chunk size");
-  if (algorithm::reduces(t)) {
-    if (op == ReduceOp::Avg)
-      return invalid("avg is not offered (sum, then divide)");
-    if (dtype == DType::Bool && (op == ReduceOp::Sum || op == ReduceOp::Prod))
-      return invalid(std::string("bool has no ") + reduceOpName(op));
-  }
+  COCONET_RETURN_IF_ERROR(
+      algorithm::checkRun(t, chunkElements, dtype, op, "AlgorithmRunner"));
   std::unique_ptr<AlgorithmRunner> r(new AlgorithmRunner());
   r->table_ = &t;
   r->comm_ = comm;

@@ -108,6 +108,17 @@ int main(int argc, char **argv) {
                     "and 1031 elements a chunk\n",
                     t->name, size);
     }
+    // create() refuses avg in a reduction.
+    for (const Table *t : coconet_test::algorithms) {
+      if (static_cast<int>(t->ranks) != size || !algorithm::reduces(*t))
+        continue;
+      std::unique_ptr<cuda::AlgorithmRunner> runner;
+      Status st = cuda::AlgorithmRunner::create(
+          *t, world->comm(), 1, DType::F32, ReduceOp::Avg, &runner);
+      if (st.ok() || st.message().find("avg") == std::string::npos)
+        fail(std::string(t->name) + ": avg not refused: " + st.toString());
+      break;
+    }
     // A table for other ranks is refused by create().
     for (const Table *t : coconet_test::algorithms) {
       if (static_cast<int>(t->ranks) == size)
