@@ -196,6 +196,21 @@ inline std::vector<Bytes> interpretAlgorithm(const alg::Table &t,
   return out;
 }
 
+/// What is wrong with rank `rank`'s output `out` of a run of `t` (the
+/// interpretation's error, or that the bits differ), or "" when it equals
+/// the interpretation bit for bit.
+inline std::string compareWithInterpretation(const alg::Table &t,
+                                             int64_t elements, DType dtype,
+                                             ReduceOp op, uint32_t rank,
+                                             const Bytes &out) {
+  std::string error;
+  const std::vector<Bytes> expected =
+      interpretAlgorithm(t, elements, dtype, op, error);
+  if (!error.empty())
+    return error;
+  return out == expected[rank] ? "" : "differs from the table's interpretation";
+}
+
 /// The exact wrapping sum of every rank's i64 input (ReduceScatter: rank
 /// r's own chunks; AllReduce: every chunk) for a reduction's check.
 inline std::vector<int64_t> integerSum(const alg::Table &t, int64_t elements,

@@ -71,13 +71,10 @@ void runCase(const cuda::Communicator &world, const Table &t, int64_t elements,
     fail(what + ": " + st.toString());
     return;
   }
-  std::string error;
-  const std::vector<Bytes> expected =
-      coconet_test::interpretAlgorithm(t, elements, dtype, op, error);
-  if (!error.empty())
-    fail(what + ": " + error);
-  else if (out != expected[me])
-    fail(what + ": differs from the table's interpretation");
+  const std::string wrong =
+      coconet_test::compareWithInterpretation(t, elements, dtype, op, me, out);
+  if (!wrong.empty())
+    fail(what + ": " + wrong);
 }
 
 } // namespace
