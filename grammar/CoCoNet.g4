@@ -142,8 +142,15 @@ directive
     | transform=IDENT LPAREN nameList? RPAREN (CHUNKS chunks=INT)? SEMI # transformDirective
     ;
 
+// Stages, then (algorithm only) a file: algorithm(ag, "ndv2.alg"). The
+// AST builder takes a file only last.
 nameList
-    : IDENT (COMMA IDENT)*
+    : nameArg (COMMA nameArg)*
+    ;
+
+nameArg
+    : IDENT
+    | STRING
     ;
 
 // ------------------------------------------------------------------- lexer
@@ -197,6 +204,11 @@ INT
 
 IDENT
     : [a-zA-Z_] [a-zA-Z_0-9]*
+    ;
+
+// A file name: no escapes, no line break.
+STRING
+    : '"' ~["\\\r\n]* '"'
     ;
 
 fragment DIGIT    : [0-9];

@@ -31,6 +31,7 @@
 #include "analysis/Report.h"
 
 #include "analysis/Polynomial.h"
+#include "ir/AlgorithmTable.h"
 #include "ir/Describe.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -39,6 +40,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <vector>
 
 #include <cmath>
 #include <string>
@@ -179,6 +183,21 @@ Polynomial CostModel::network(const Stage &stage) const {
   Monomial inverse;
   for (const auto &[name, exp] : axisSizes(stage.axis))
     inverse[name] = -exp;
+  // An algorithm file: the most chunks one rank sends over its steps, each
+  // n / (R k) (the axis's size is R, which the run checks).
+  if (stage.table) {
+    const ir::AlgorithmTable &t = *stage.table;
+    std::vector<int64_t> sent(t.ranks, 0);
+    for (const auto &step : t.steps)
+      for (const ir::AlgorithmTable::Transfer &x : step)
+        if (x.src < t.ranks)
+          ++sent[x.src];
+    const int64_t most =
+        sent.empty() ? 0 : *std::max_element(sent.begin(), sent.end());
+    return n *
+           Polynomial(Rational(
+               most, std::max<int64_t>(1, int64_t{t.ranks} * t.chunksPerRank)));
+  }
   // (P-1)/P * n = n - n/P.
   Polynomial ring = n - n * Polynomial::term(1, inverse);
   switch (stage.kind) {

@@ -141,6 +141,9 @@ struct Directive {
   Ident transform; ///< The transformation, or the schedule for Apply.
   llvm::SmallVector<Ident, 2> results;
   llvm::SmallVector<Ident, 4> args;
+  /// A string after the stages (`algorithm(s, "ndv2.alg")`): its text
+  /// between the quotes and the range of the whole literal.
+  std::optional<Ident> file;
   std::optional<int64_t> chunks;
   llvm::SMRange chunksRange;
   llvm::SMRange range;

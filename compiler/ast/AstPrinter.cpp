@@ -243,6 +243,9 @@ void printSchedule(const Schedule &schedule, llvm::raw_ostream &os) {
     }
     os << directive.transform.name << '(';
     printIdents(directive.args, os);
+    if (directive.file)
+      os << (directive.args.empty() ? "" : ", ") << '"' << directive.file->name
+         << '"';
     os << ')';
     if (directive.chunks)
       os << " chunks " << *directive.chunks;

@@ -322,6 +322,17 @@ bool hasMatMul(const lower::Plan &plan);
 /// The axes (-1: every axis) of the collectives whose schedule chose the
 /// one- or two-shot algorithm, ascending, each once.
 llvm::SmallVector<int, 2> teamAlgorithmAxes(const lower::Plan &plan);
+/// The collectives an algorithm file runs, with their steps, and what the
+/// generated code holds and does for them (AlgorithmCode.cpp): the tables
+/// (file scope), the State's runners, their checks and making in create().
+llvm::SmallVector<std::pair<const lower::Step *, const lower::CollectiveCall *>,
+                  2>
+algorithmCalls(const lower::Plan &plan);
+void emitAlgorithmTables(CodeWriter &w, const lower::Plan &plan);
+void emitAlgorithmState(CodeWriter &w, const lower::Plan &plan,
+                        const Target &t);
+void emitAlgorithmCreate(CodeWriter &w, const lower::Plan &plan,
+                         const Target &t);
 /// The targets (CpuTarget.cpp, CudaTarget.cpp).
 const Target &cpuTarget();
 const Target &cudaTarget();

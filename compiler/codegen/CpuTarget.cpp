@@ -46,6 +46,7 @@ TargetInfo cpuInfo() {
   i.packRows = true;
   i.overlapHeader = "coconet/cpu/progress.h";
   i.overlapState = "std::unique_ptr<coconet::rt::cpu::Progress> cc_progress;";
+  i.algorithmFileHeader = "coconet/algorithm_check.h";
   i.overlapCreate = "COCONET_RETURN_IF_ERROR(coconet::rt::cpu::Progress::"
                     "create(&state->cc_progress));";
   i.overlapPath = "(state->cc_progress->why().empty() ? std::string(\"a "
@@ -182,6 +183,13 @@ public:
     const std::string op = runtimeReduceOp(c.op);
     // A schedule's algorithm other than the library's: the mesh runs it on
     // a team of the axis's members (the library's where there is none).
+    if (c.table) {
+      // An algorithm file's table (codegen/AlgorithmCode.cpp).
+      w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->runAlgorithm(" + c.tableName +
+             ", " + in + ", " + out + ", " + count + ", " + dtype + ", " + op +
+             ", " + axis + "));");
+      return;
+    }
     std::string algorithm;
     if (c.algorithm == ir::CollectiveAlgorithm::OneShot)
       algorithm = ", coconet::rt::cpu::Mesh::Algorithm::OneShot";

@@ -133,6 +133,8 @@ TargetInfo cudaInfo() {
       "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.stream, cc_s.cc_done, 0));";
   i.teamHeader = "coconet/cuda/team.h";
   i.algorithmHeader = "coconet/cuda/team_collectives.h";
+  i.algorithmRunner = "coconet::rt::cuda::AlgorithmRunner";
+  i.algorithmFileHeader = "coconet/cuda/algorithm.h";
   i.teamRank = "cc_t.rank";
   i.teamSize = "cc_t.size";
   i.teamBarrier = "cc_team_sync(cc_t);";
@@ -510,6 +512,13 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
       "cc_s.mesh->axisComm(" + std::to_string(s.axis) + ")";
   const std::string bytes = "static_cast<size_t>(" + ops.outCount +
                             ") * sizeof(" + storageType(s.dtype) + ")";
+  // An algorithm file's table: its runner, made by create()
+  // (codegen/AlgorithmCode.cpp).
+  if (s.table) {
+    w.line("COCONET_RETURN_IF_ERROR(cc_s." + s.tableName + "_runner->run(" +
+           in + ", " + out + ", cc_stream));");
+    return;
+  }
   // A schedule's one- or two-shot algorithm: the team's kernels.
   if (s.algorithm == ir::CollectiveAlgorithm::OneShot ||
       s.algorithm == ir::CollectiveAlgorithm::TwoShot) {

@@ -281,6 +281,7 @@ void emitState(CodeWriter &w, const Plan &plan, const Target &t) {
   w.line(ns + "::Allocator *allocator = nullptr;");
   emitTeamState(w, plan, t);
   emitOverlapState(w, plan, t);
+  emitAlgorithmState(w, plan, t);
   t.emitStateMembers(w, plan);
   for (const Plan::Table &tb : plan.tables) {
     w.line("/// Segment table " + tb.name +
@@ -514,6 +515,7 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     w.line("state->arena = static_cast<char *>(cc_arena);");
   }
   emitTableCreate(w, plan, t);
+  emitAlgorithmCreate(w, plan, t);
   emitTeamCreate(w, plan, t);
   emitOverlapCreate(w, plan, t);
   t.emitCreateLibraries(w, plan);
@@ -657,6 +659,8 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
     w.line("#include \"" + t.info.teamHeader.str() + "\"");
   if (!t.info.algorithmHeader.empty() && !teamAlgorithmAxes(plan).empty())
     w.line("#include \"" + t.info.algorithmHeader.str() + "\"");
+  if (!algorithmCalls(plan).empty())
+    w.line("#include \"" + t.info.algorithmFileHeader.str() + "\"");
   if (!t.info.overlapHeader.empty() &&
       llvm::any_of(plan.overlaps,
                    [](const OverlapGroup &o) { return o.inChunks(); }))
@@ -673,6 +677,7 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   w.open("namespace");
   w.dedent();
   w.line();
+  emitAlgorithmTables(w, plan);
   emitGeometryTypes(w, plan);
   w.line();
   emitKernels(w, t, plan);

@@ -128,6 +128,11 @@ struct TargetInfo {
   /// The runtime's header the one- and two-shot collectives need ("":
   /// none beyond the mesh's).
   llvm::StringRef algorithmHeader;
+  /// Algorithm files (codegen/AlgorithmCode.cpp): the runtime's class that
+  /// runs a table, made once by create() ("": the mesh runs tables without
+  /// one), and the header it and the tables need.
+  llvm::StringRef algorithmRunner;
+  llvm::StringRef algorithmFileHeader;
 
   // --- Overlaps ---
   /// The runtime's header an overlap's code needs ("": none).

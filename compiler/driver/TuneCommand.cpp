@@ -845,8 +845,9 @@ std::vector<std::string> predictedTimes(const ir::Program &scheduled,
       parts.push_back("packing " + tune::formatSeconds(t.packSeconds));
     for (const tune::CollectiveTime &ct : t.collectives) {
       std::string c = ct.stage->name + ": " +
-                      tune::algorithmName(ct.algorithm).str() + " " +
-                      tune::formatSeconds(ct.seconds) + " over " +
+                      (ct.file.empty() ? tune::algorithmName(ct.algorithm).str()
+                                       : "'" + ct.file + "'") +
+                      " " + tune::formatSeconds(ct.seconds) + " over " +
                       std::to_string(ct.members) + " ranks (" +
                       tune::levelName(ct.level).str() + ")";
       if (!ct.alternatives.empty())

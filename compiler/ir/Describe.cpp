@@ -1,6 +1,7 @@
 //===- Describe.cpp - what a stage is, in words ---------------------------===//
 
 #include "ir/Describe.h"
+#include "ir/AlgorithmTable.h"
 
 namespace coconet::ir {
 
@@ -73,7 +74,9 @@ StageDescription describeStage(const Program &program, const Stage &stage) {
     overAxis();
     break;
   }
-  if (stage.algorithm != CollectiveAlgorithm::Auto)
+  if (stage.table)
+    d.keywords.push_back("algorithm=\"" + stage.table->file + "\"");
+  else if (stage.algorithm != CollectiveAlgorithm::Auto)
     d.keywords.push_back("algorithm=" +
                          collectiveAlgorithmName(stage.algorithm).str());
   return d;

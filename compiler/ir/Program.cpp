@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Program.h"
+#include "ir/AlgorithmTable.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -67,6 +68,9 @@ bool algorithmImplements(CollectiveAlgorithm algorithm, StageKind kind) {
            kind == StageKind::AllGather || kind == StageKind::AllToAll;
   case CollectiveAlgorithm::TwoShot:
     return kind == StageKind::AllReduce;
+  case CollectiveAlgorithm::Synthesized:
+    return kind == StageKind::AllReduce || kind == StageKind::ReduceScatter ||
+           kind == StageKind::AllGather || kind == StageKind::AllToAll;
   }
   return false;
 }
@@ -404,6 +408,43 @@ const Schedule *Module::findSchedule(llvm::StringRef scheduleName) const {
     if (s.name == scheduleName)
       return &s;
   return nullptr;
+}
+
+} // namespace coconet::ir
+
+namespace coconet::ir {
+
+StageKind stageKindOf(AlgorithmCollective collective) {
+  switch (collective) {
+  case AlgorithmCollective::AllGather:
+    return StageKind::AllGather;
+  case AlgorithmCollective::AllToAll:
+    return StageKind::AllToAll;
+  case AlgorithmCollective::ReduceScatter:
+    return StageKind::ReduceScatter;
+  case AlgorithmCollective::AllReduce:
+    return StageKind::AllReduce;
+  }
+  return StageKind::AllGather;
+}
+
+uint64_t AlgorithmTable::numChunks() const {
+  const uint64_t rk = uint64_t{ranks} * chunksPerRank;
+  return collective == AlgorithmCollective::AllToAll ? rk * ranks : rk;
+}
+uint64_t AlgorithmTable::inputChunks() const {
+  const uint64_t rk = uint64_t{ranks} * chunksPerRank;
+  return collective == AlgorithmCollective::AllGather ? chunksPerRank : rk;
+}
+uint64_t AlgorithmTable::outputChunks() const {
+  const uint64_t rk = uint64_t{ranks} * chunksPerRank;
+  return collective == AlgorithmCollective::ReduceScatter ? chunksPerRank : rk;
+}
+uint64_t AlgorithmTable::numTransfers() const {
+  uint64_t n = 0;
+  for (const auto &step : steps)
+    n += step.size();
+  return n;
 }
 
 } // namespace coconet::ir

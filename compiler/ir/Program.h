@@ -87,6 +87,11 @@ bool isCommunication(StageKind kind);
 /// allreduce.)
 bool algorithmImplements(CollectiveAlgorithm algorithm, StageKind kind);
 
+struct AlgorithmTable;
+enum class AlgorithmCollective : uint8_t;
+/// The stage kind of an algorithm's collective (ir/AlgorithmTable.h).
+StageKind stageKindOf(AlgorithmCollective collective);
+
 /// One SSA value of a program. Which attribute fields are meaningful
 /// depends on the kind (see the file comment).
 class Stage {
@@ -124,6 +129,8 @@ public:
   int64_t offset = 0; ///< SendRecv
   /// communication: how it moves its data (a schedule's `algorithm`).
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+  /// Synthesized: the algorithm file's table (ir/AlgorithmTable.h).
+  std::shared_ptr<const AlgorithmTable> table;
   /// The parameter this stage's value is written into, or null.
   Stage *updates = nullptr;
   /// Param: a schedule turned this replicated parameter into sliced storage
@@ -285,6 +292,9 @@ struct Schedule {
     /// The source range of each argument (for diagnostics).
     llvm::SmallVector<llvm::SMRange, 4> argLocs;
     int64_t chunks = 0;
+    /// Algorithm with a file: what the file says (read and checked by
+    /// sema).
+    std::shared_ptr<const AlgorithmTable> table;
     llvm::SMRange loc;
   };
   std::string name;

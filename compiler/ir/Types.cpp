@@ -281,6 +281,8 @@ llvm::StringRef collectiveAlgorithmName(CollectiveAlgorithm algorithm) {
     return "oneshot";
   case CollectiveAlgorithm::TwoShot:
     return "twoshot";
+  case CollectiveAlgorithm::Synthesized:
+    return "synthesized";
   }
   return "?";
 }

@@ -192,7 +192,9 @@ std::optional<ReduceOp> parseReduceOp(llvm::StringRef name);
 /// How a collective moves its data (`algorithm(s, NAME)` in a schedule).
 /// Every algorithm combines members in ascending order, so none changes a
 /// value. Auto: the target's default (the communication library's).
-enum class CollectiveAlgorithm { Auto, Library, OneShot, TwoShot };
+/// Synthesized: the algorithm in a file the schedule names
+/// (ir/AlgorithmTable.h); never parsed from a name.
+enum class CollectiveAlgorithm { Auto, Library, OneShot, TwoShot, Synthesized };
 llvm::StringRef collectiveAlgorithmName(CollectiveAlgorithm algorithm);
 std::optional<CollectiveAlgorithm>
 parseCollectiveAlgorithm(llvm::StringRef name);

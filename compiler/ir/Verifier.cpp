@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/AlgorithmTable.h"
 #include "ir/LayoutRules.h"
 #include "ir/Program.h"
 
@@ -305,6 +306,11 @@ std::string verifyProgram(const Program &program) {
       return fail("algorithm " +
                   collectiveAlgorithmName(stage.algorithm).str() +
                   " on a stage it cannot run (kind or kernel)");
+    if ((stage.algorithm == CollectiveAlgorithm::Synthesized) !=
+            (stage.table != nullptr) ||
+        (stage.table && stageKindOf(stage.table->collective) != stage.kind))
+      return fail("an algorithm file's table on a stage of another kind, or "
+                  "a synthesized algorithm without one");
     if (auto e = checkLayoutRule(program, stage); !e.empty())
       return fail(e);
     if (auto e = checkSegments(program, stage); !e.empty())

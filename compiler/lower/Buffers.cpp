@@ -80,7 +80,9 @@ gatheredInPlace(const Lowering &l,
     return nullptr;
   const Stage *ag = users[0];
   const Stage *p = ag->updates;
-  if (!p || ag->axis < 0 || s->type.isScalar())
+  // (An algorithm file's allgather reads its input while its output
+  // fills: never in place.)
+  if (!p || ag->axis < 0 || ag->table || s->type.isScalar())
     return nullptr;
   // Along the first dimension, which only the gathered axis slices.
   const ir::Layout &in = s->type.layout;

@@ -161,7 +161,11 @@ void groupCollectives(Plan &plan) {
       continue;
     bool dependent = llvm::any_of(
         b.reads, [&](unsigned r) { return llvm::is_contained(a.writes, r); });
-    a.groupWithNext = !dependent;
+    // An algorithm file's run is steps of its own, with kernels between
+    // them (cuda/algorithm.h): never inside another group.
+    const bool ownSteps = std::get<CollectiveCall>(a.body).table ||
+                          std::get<CollectiveCall>(b.body).table;
+    a.groupWithNext = !dependent && !ownSteps;
   }
 }
 

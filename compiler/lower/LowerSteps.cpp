@@ -93,6 +93,9 @@ void lowerCollective(Lowering &l, const Stage &s) {
   call.root = s.root;
   call.offset = s.offset;
   call.algorithm = s.algorithm;
+  call.table = s.table;
+  if (s.table)
+    call.tableName = "cc_algorithm_" + identifier(s.name);
   call.input = input;
   call.output = output;
   call.count = plan.buffers[input].shape;

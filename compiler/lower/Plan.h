@@ -59,6 +59,10 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <memory>
+
+namespace coconet::ir {
+struct AlgorithmTable;
+} // namespace coconet::ir
 #include <optional>
 #include <string>
 #include <variant>
@@ -319,6 +323,10 @@ struct CollectiveCall {
   /// How it moves its data (a schedule's `algorithm`; Auto: the target's
   /// default, the communication library's).
   ir::CollectiveAlgorithm algorithm = ir::CollectiveAlgorithm::Auto;
+  /// Synthesized: the algorithm file's table, and the name of the
+  /// generated code's copy of it (coconet/algorithm.h's Table).
+  std::shared_ptr<const ir::AlgorithmTable> table;
+  std::string tableName;
   unsigned input = 0, output = 0;
   /// Elements of the input block (allreduce, broadcast, reduce, sendrecv,
   /// alltoall: also of the output; reducescatter: P times the output's;

@@ -7,6 +7,8 @@
 
 #include "lower/Plan.h"
 
+#include "ir/AlgorithmTable.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 namespace coconet::lower {
@@ -211,7 +213,16 @@ void Printer::printStep(unsigned index, const Step &step) {
           os << " over " << axis(body.axis) << " " << name(body.input) << " "
              << count(body.count) << " -> " << name(body.output) << " "
              << count(body.outCount)
-             << (body.algorithm != ir::CollectiveAlgorithm::Auto
+             << (body.table ? ", the algorithm in '" + body.table->file +
+                                  "' (" + body.table->name + ": " +
+                                  std::to_string(body.table->steps.size()) +
+                                  (body.table->steps.size() == 1 ? " step, "
+                                                                 : " steps, ") +
+                                  std::to_string(body.table->chunksPerRank) +
+                                  (body.table->chunksPerRank == 1 ? " chunk"
+                                                                  : " chunks") +
+                                  " a rank)"
+                 : body.algorithm != ir::CollectiveAlgorithm::Auto
                      ? ", " +
                            ir::collectiveAlgorithmName(body.algorithm).str() +
                            " (the schedule's algorithm)"

@@ -522,9 +522,28 @@ ast::Directive AstBuilder::buildDirective(P::DirectiveContext &ctx) {
                                   : map.rangeOf(*transform->chunks);
     }
   }
-  if (names)
-    for (antlr4::tree::TerminalNode *name : names->IDENT())
-      directive.args.push_back(ident(symbol(name)));
+  if (names) {
+    for (P::NameArgContext *arg : names->nameArg()) {
+      if (!arg)
+        continue;
+      if (antlr4::tree::TerminalNode *name = arg->IDENT()) {
+        if (directive.file) {
+          diags.report(directive.file->range, DiagId::FileNotLast);
+          failed = true;
+        }
+        directive.args.push_back(ident(symbol(name)));
+      } else if (antlr4::tree::TerminalNode *path = arg->STRING()) {
+        ast::Ident file = ident(symbol(path));
+        // The lexer's rule keeps both quotes.
+        file.name = file.name.substr(1, file.name.size() - 2);
+        if (directive.file) {
+          diags.report(file.range, DiagId::FileNotLast);
+          failed = true;
+        }
+        directive.file = std::move(file);
+      }
+    }
+  }
   return directive;
 }
 

@@ -154,6 +154,8 @@ describeExpected(const antlr4::misc::IntervalSet &expected, size_t rule,
       words.push_back("an integer");
     else if (type == P::FLOAT)
       words.push_back("a number");
+    else if (type == P::STRING)
+      words.push_back("a file name in quotes");
     else if (type == P::BAD_CHAR)
       continue;
     else

@@ -37,6 +37,10 @@ std::string badCharMessage(const SourceMap &map, size_t offset) {
         static_cast<unsigned>(static_cast<unsigned char>(text[offset])));
     return buf;
   }
+  // A '"' the lexer could not close: a line break, a backslash or the
+  // file's end before the closing '"'.
+  if (cp == '"')
+    return "unterminated string (a string is one line, without '\\')";
   if (cp > 0x20 && cp < 0x7F)
     return std::string("invalid character '") + static_cast<char>(cp) + "'";
   std::snprintf(buf, sizeof(buf), "invalid character U+%04X",

@@ -96,6 +96,7 @@ private:
   llvm::SMRange agLoc;
   /// The allgather's algorithm, which the allgathers it makes inherit.
   ir::CollectiveAlgorithm agAlgorithm = ir::CollectiveAlgorithm::Auto;
+  std::shared_ptr<const ir::AlgorithmTable> agTable;
 };
 
 LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
@@ -117,6 +118,7 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
   rs = ag->operands[0];
   agLoc = ag->loc;
   agAlgorithm = ag->algorithm;
+  agTable = ag->table;
   const std::string &axisName = program.mesh.axes[axis].name;
 
   for (unsigned i = 1; i < directive.args.size(); ++i) {
@@ -349,6 +351,7 @@ void ReorderPass::gather(ir::Program &program, Stage *s,
   if (exchange)
     g->dim = exchangeDim;
   g->algorithm = agAlgorithm;
+  g->table = agTable;
   program.replaceUses(s, g, [&](const Stage &user) {
     return &user != g && !inList.contains(const_cast<Stage *>(&user));
   });

@@ -12,6 +12,8 @@
 
 #include "passes/Passes.h"
 
+#include "ir/AlgorithmTable.h"
+
 #include "ir/LayoutRules.h"
 
 namespace coconet::passes {
@@ -40,6 +42,10 @@ public:
     }
     if (program.kernelOf(s)) {
       refuse(diags, 0, DiagId::SplitFused, s->name);
+      return failure();
+    }
+    if (s->table) {
+      refuse(diags, 0, DiagId::SplitAlgorithmFile, s->name, s->table->file);
       return failure();
     }
     if (s->axis < 0 && program.mesh.size() > 1) {

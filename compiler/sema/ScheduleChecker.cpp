@@ -52,6 +52,7 @@ std::optional<Shape> lookupTransform(llvm::StringRef name) {
 bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
                     ir::Module &module, DiagnosticEngine &diags) {
   bool ok = true;
+  AlgorithmFiles algorithmFiles;
   llvm::StringSet<> astPrograms;
   for (const ast::Module *m : modules)
     for (const ast::Program &p : m->programs)
@@ -161,7 +162,12 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
         continue;
       }
       out.kind = shape->kind;
-      unsigned n = d.args.size();
+      if (d.file && shape->kind != Directive::Kind::Algorithm) {
+        diags.report(d.file->range, DiagId::FileNotAllowed);
+        scheduleOk = false;
+        continue;
+      }
+      unsigned n = d.args.size() + (d.file ? 1 : 0);
       if (n < shape->minArgs || (shape->maxArgs && n > shape->maxArgs)) {
         diags.report(d.range, DiagId::TransformArity, d.transform.name,
                      shape->argText, n);
@@ -199,7 +205,12 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
       }
       bool argsOk = true;
       llvm::ArrayRef<ast::Ident> stageArgs = d.args;
-      if (shape->kind == Directive::Kind::Algorithm) {
+      if (shape->kind == Directive::Kind::Algorithm && d.file) {
+        // Every name is a stage; the file is the algorithm.
+        out.table = algorithmFiles.load(*d.file, diags);
+        if (!out.table)
+          argsOk = false;
+      } else if (shape->kind == Directive::Kind::Algorithm) {
         // The last argument names the algorithm, not a stage.
         const ast::Ident &name = d.args.back();
         std::optional<ir::CollectiveAlgorithm> a =
@@ -243,7 +254,10 @@ bool checkSchedules(llvm::ArrayRef<const ast::Module *> modules,
         scheduleOk = false;
         continue;
       }
-      if (shape->kind == Directive::Kind::Algorithm) {
+      if (shape->kind == Directive::Kind::Algorithm && d.file) {
+        out.args.push_back('"' + d.file->name + '"');
+        out.argLocs.push_back(d.file->range);
+      } else if (shape->kind == Directive::Kind::Algorithm) {
         out.args.push_back(d.args.back().name);
         out.argLocs.push_back(d.args.back().range);
       }

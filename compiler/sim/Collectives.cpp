@@ -15,6 +15,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <optional>
 
 namespace coconet::sim::detail {
 
@@ -73,9 +74,28 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
   std::vector<Tensor> outs(numRanks);
   // A float sum allreduce's terms are its members' values: the sum of their
   // magnitudes bounds a reassociation of it (verify/Differential.h).
-  const bool magnitudes = termSums && stage.kind == StageKind::AllReduce &&
+  // So are a reducescatter's (an algorithm file reassociates it too).
+  const bool magnitudes = termSums &&
+                          (stage.kind == StageKind::AllReduce ||
+                           stage.kind == StageKind::ReduceScatter) &&
                           stage.reduceOp == ReduceOp::Sum &&
                           ir::isFloat(x.type.dtype);
+  // A collective an algorithm file runs (sim/Algorithms.cpp).
+  std::optional<AlgorithmRun> algorithm;
+  if (stage.table)
+    algorithm.emplace(*stage.table);
+  const bool isF = ir::isFloat(x.type.dtype);
+  const rt::ReduceOp rop = runtimeOp(stage.reduceOp);
+  auto combineTwo = [&](Scalar a, Scalar b) {
+    if (isF)
+      a.f = ir::roundTo(x.type.dtype, rt::combineFloat(rop, a.f, b.f));
+    else
+      a.i =
+          ir::wrapTo(x.type.dtype,
+                     rt::combineInt(rop, x.type.dtype == DType::U64, a.i, b.i));
+    return a;
+  };
+  llvm::SmallVector<Scalar, 8> contributions;
   if (magnitudes)
     result.termSums[stage.id].assign(static_cast<size_t>(numRanks), Tensor());
   for (int64_t r = 0; r < numRanks; ++r) {
@@ -91,11 +111,30 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
     for (const Tensor *b : blocks)
       if (b->shape() != mine.shape())
         return internalError(stage, "the members' blocks differ in shape");
+    if (algorithm)
+      if (llvm::Error e = algorithm->check(stage, axisName(program, stage.axis),
+                                           groupSize, mine.size()))
+        return e;
+    // The value of element `at` of every member's block combined by the
+    // algorithm into chunk `chunk` on this member.
+    auto byAlgorithm = [&](uint64_t chunk, int64_t at) {
+      contributions.clear();
+      for (const Tensor *b : blocks)
+        contributions.push_back(b->getScalar(at));
+      return algorithm->value(chunk, contributions, static_cast<unsigned>(pos),
+                              combineTwo);
+    };
+    const int64_t chunkElements =
+        algorithm
+            ? mine.size() / static_cast<int64_t>(stage.table->inputChunks())
+            : 0;
 
     switch (stage.kind) {
     case StageKind::AllReduce:
       for (int64_t i = 0; i < out.size(); ++i)
-        out.setScalar(i, combine(stage.reduceOp, x.type.dtype, blocks, i));
+        out.setScalar(
+            i, algorithm ? byAlgorithm(i / chunkElements, i)
+                         : combine(stage.reduceOp, x.type.dtype, blocks, i));
       if (magnitudes) {
         Tensor sums(DType::F64, po.localShape);
         for (int64_t i = 0; i < out.size(); ++i) {
@@ -108,7 +147,9 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
       }
       break;
     case StageKind::ReduceScatter: {
-      // The input block covers the same region on every member.
+      // The input block covers the same region on every member. Packed,
+      // member pos's block is chunks [pos k, (pos + 1) k) of the
+      // algorithm's, in the order of its own elements.
       const Placement &pi = result.placements[x.id][r];
       Coords c;
       for (int64_t i = 0; i < out.size(); ++i) {
@@ -118,7 +159,27 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
         int64_t j = operandIndex(pi, c);
         if (j < 0)
           return internalError(stage, "scattered block outside the input");
-        out.setScalar(i, combine(stage.reduceOp, x.type.dtype, blocks, j));
+        out.setScalar(
+            i, algorithm
+                   ? byAlgorithm(static_cast<uint64_t>(pos) *
+                                         stage.table->chunksPerRank +
+                                     static_cast<uint64_t>(i / chunkElements),
+                                 j)
+                   : combine(stage.reduceOp, x.type.dtype, blocks, j));
+      }
+      if (magnitudes) {
+        Tensor sums(DType::F64, po.localShape);
+        for (int64_t i = 0; i < out.size(); ++i) {
+          Tensor::coordsOf(i, po.localShape, c);
+          for (size_t d = 0; d < c.size(); ++d)
+            c[d] += po.offset[d];
+          const int64_t j = operandIndex(pi, c);
+          double m = 0;
+          for (const Tensor *b : blocks)
+            m += std::fabs(b->get(j));
+          sums.set(i, m);
+        }
+        result.termSums[stage.id][static_cast<size_t>(r)] = std::move(sums);
       }
       break;
     }

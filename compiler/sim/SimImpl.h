@@ -5,6 +5,10 @@
 
 #include "sim/Simulator.h"
 
+#include "ir/AlgorithmTable.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 namespace coconet::sim::detail {
 
 /// The index, in `operand`'s block, of the element that a result element
@@ -17,6 +21,33 @@ int64_t operandIndex(const Placement &operand, llvm::ArrayRef<int64_t> global);
 /// (SimResult::termSums).
 llvm::Error runCommunication(const ir::Program &program, const ir::Stage &stage,
                              SimResult &result, bool termSums = false);
+
+/// A collective run by an algorithm file (sim/Algorithms.cpp).
+class AlgorithmRun {
+public:
+  explicit AlgorithmRun(const ir::AlgorithmTable &table);
+  /// Whether the table runs on `members` ranks with `inputElements`
+  /// elements of each rank's input: the error says why not.
+  llvm::Error check(const ir::Stage &stage, llvm::StringRef axis,
+                    int64_t members, int64_t inputElements) const;
+  /// The value rank `rank` holds of one element of chunk `chunk` when the
+  /// algorithm ends, rank r contributing `contributions[r]` (a reduction:
+  /// every rank contributes to every chunk); `combine` combines two values
+  /// and rounds to the element type.
+  ir::Scalar
+  value(uint64_t chunk, llvm::ArrayRef<ir::Scalar> contributions, unsigned rank,
+        llvm::function_ref<ir::Scalar(ir::Scalar, ir::Scalar)> combine) const;
+
+private:
+  struct Step {
+    uint32_t step;
+    ir::AlgorithmTable::Transfer transfer;
+  };
+  const ir::AlgorithmTable &table;
+  /// The transfers of each chunk, in the steps' order.
+  std::vector<std::vector<Step>> perChunk;
+  mutable std::vector<ir::Scalar> held, sent;
+};
 
 /// An error for a broken invariant: a bug in the compiler, not the input.
 llvm::Error internalError(const ir::Stage &stage, const llvm::Twine &what);

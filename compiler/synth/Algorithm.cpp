@@ -114,12 +114,13 @@ unsigned Algorithm::owner(unsigned c) const {
   return c / (per * chunksPerRank);
 }
 
-std::optional<std::string> verifyAlgorithm(const Algorithm &alg,
-                                           const Topology &topology) {
+/// verifyAlgorithm, or with no topology verifyDataFlow.
+static std::optional<std::string> verify(const Algorithm &alg,
+                                         const Topology *topology) {
   const unsigned R = alg.ranks;
-  if (R != topology.ranks())
+  if (topology && R != topology->ranks())
     return "the algorithm is for " + std::to_string(R) +
-           " ranks; the topology has " + std::to_string(topology.ranks());
+           " ranks; the topology has " + std::to_string(topology->ranks());
   if (R == 0 || alg.chunksPerRank == 0)
     return std::string("an algorithm needs ranks and chunks");
   const unsigned C = alg.chunks();
@@ -147,7 +148,7 @@ std::optional<std::string> verifyAlgorithm(const Algorithm &alg,
                " ranks, " + std::to_string(C) + " chunks)";
       if (t.src == t.dst)
         return where(s, t) + ": a rank sends to itself";
-      if (!topology.link(t.src, t.dst))
+      if (topology && !topology->link(t.src, t.dst))
         return where(s, t) + ": the topology has no link from rank " +
                std::to_string(t.src) + " to rank " + std::to_string(t.dst);
       const llvm::BitVector &from = state.at(t.src, t.chunk);
@@ -184,14 +185,15 @@ std::optional<std::string> verifyAlgorithm(const Algorithm &alg,
         it->second = from;
       }
       unsigned &n = perLink[{t.src, t.dst}];
-      if (++n > step.rounds)
+      if (++n > step.rounds && topology)
         return where(s, t) + ": the link from rank " + std::to_string(t.src) +
                " to rank " + std::to_string(t.dst) + " carries " +
                std::to_string(n) + " chunks in a step of " +
                std::to_string(step.rounds) + " round" +
                (step.rounds == 1 ? "" : "s");
     }
-    for (const Switch &sw : topology.switches) {
+    for (const Switch &sw :
+         topology ? topology->switches : std::vector<Switch>()) {
       unsigned n = 0;
       for (const auto &[link, count] : perLink)
         if (llvm::is_contained(sw.srcs, link.first) &&
@@ -238,6 +240,15 @@ std::optional<std::string> verifyAlgorithm(const Algorithm &alg,
       }
     }
   return std::nullopt;
+}
+
+std::optional<std::string> verifyAlgorithm(const Algorithm &alg,
+                                           const Topology &topology) {
+  return verify(alg, &topology);
+}
+
+std::optional<std::string> verifyDataFlow(const Algorithm &alg) {
+  return verify(alg, nullptr);
 }
 
 } // namespace coconet::synth

@@ -81,6 +81,10 @@ struct Algorithm {
 /// promises.
 std::optional<std::string> verifyAlgorithm(const Algorithm &alg,
                                            const Topology &topology);
+/// The same checks without a topology (any rank may send to any other,
+/// links and switches carry any load): what running the algorithm on a
+/// communicator needs, for an algorithm a schedule names.
+std::optional<std::string> verifyDataFlow(const Algorithm &alg);
 
 } // namespace coconet::synth
 

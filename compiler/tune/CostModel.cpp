@@ -7,6 +7,8 @@
 
 #include "tune/CostModel.h"
 
+#include "ir/AlgorithmTable.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -109,6 +111,29 @@ double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape,
     perByte = h / cost.bandwidth + (1 - h) / cost.beyondCache;
   }
   return cost.latency * shape.steps + shape.volume * perByte;
+}
+
+AlgorithmShape tableShape(const ir::AlgorithmTable &table, double bytes) {
+  const double chunk =
+      bytes / static_cast<double>(uint64_t{table.ranks} * table.chunksPerRank);
+  AlgorithmShape shape{0, 0};
+  std::vector<uint32_t> sent(table.ranks), received(table.ranks);
+  for (const auto &step : table.steps) {
+    if (step.empty())
+      continue;
+    std::fill(sent.begin(), sent.end(), 0);
+    std::fill(received.begin(), received.end(), 0);
+    uint32_t most = 0;
+    for (const ir::AlgorithmTable::Transfer &t : step) {
+      if (t.src < table.ranks)
+        most = std::max(most, ++sent[t.src]);
+      if (t.dst < table.ranks)
+        most = std::max(most, ++received[t.dst]);
+    }
+    shape.steps += 1;
+    shape.volume += most * chunk;
+  }
+  return shape;
 }
 
 namespace {
@@ -220,6 +245,8 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
     struct Priced {
       Algorithm algorithm;
       double seconds, fixed;
+      /// The schedule's algorithm file, priced on the ring's line.
+      bool table = false;
     };
     llvm::SmallVector<Priced, 6> priced;
     for (Algorithm a : allAlgorithms()) {
@@ -243,6 +270,13 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
         seconds += 2 * input / machine.memoryBandwidth;
       }
       priced.push_back({a, seconds, cost->latency * shape->steps});
+      // An algorithm file's steps are point-to-point transfers, as a
+      // ring's are: priced with the ring's latency and bandwidth.
+      if (stage.table && !fused && a == Algorithm::Ring) {
+        const AlgorithmShape own = tableShape(*stage.table, bytes);
+        priced.push_back({a, algorithmSeconds(*cost, own, hits),
+                          cost->latency * own.steps, true});
+      }
     }
     // The cheapest first; the first listed on a tie.
     llvm::stable_sort(priced, [](const Priced &x, const Priced &y) {
@@ -260,9 +294,14 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
                      levelName(t.level) + " latency ... bandwidth ...'");
     // What runs: a fused kernel's own transfers; the schedule's algorithm;
     // else the library's (NCCL picks among its ring and tree itself).
-    auto runs = [&](Algorithm a) {
+    auto runs = [&](const Priced &p) {
+      const Algorithm a = p.algorithm;
       if (fused)
         return true;
+      if (stage.table)
+        return p.table;
+      if (p.table)
+        return false;
       switch (stage.algorithm) {
       case ir::CollectiveAlgorithm::OneShot:
         return a == Algorithm::OneShot;
@@ -272,11 +311,13 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
       case ir::CollectiveAlgorithm::Library:
         return a == Algorithm::Library || a == Algorithm::Ring ||
                a == Algorithm::Tree;
+      case ir::CollectiveAlgorithm::Synthesized:
+        return false;
       }
       return false;
     };
-    auto chosen = llvm::find_if(
-        priced, [&](const Priced &p) { return runs(p.algorithm); });
+    auto chosen =
+        llvm::find_if(priced, [&](const Priced &p) { return runs(p); });
     if (chosen == priced.end())
       return problem(
           "machine '" + machine.shownName() + "' (" + machine.shownPath() +
@@ -285,16 +326,20 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
                    stage.algorithm == ir::CollectiveAlgorithm::TwoShot
                ? "the " + ir::collectiveAlgorithmName(stage.algorithm).str() +
                      " algorithm the schedule chose"
-               : std::string("the library's algorithm")) +
+           : stage.table ? "a ring, on whose line the algorithm file '" +
+                               stage.table->file + "' is priced,"
+                         : std::string("the library's algorithm")) +
           " for " + collectiveName(*kind) + " '" + stage.name + "' on the " +
           levelName(t.level) + " level");
     t.algorithm = chosen->algorithm;
+    if (chosen->table)
+      t.file = stage.table->file;
     t.seconds = chosen->seconds;
     t.cheapest = priced.front().algorithm;
     t.cheapestSeconds = priced.front().seconds;
     llvm::SmallVector<std::string, 4> others;
     for (const Priced &o : priced)
-      if (&o != &*chosen)
+      if (&o != &*chosen && !o.table)
         others.push_back(algorithmName(o.algorithm).str() + " " +
                          formatSeconds(o.seconds));
     t.alternatives = llvm::join(others, ", ");

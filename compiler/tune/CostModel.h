@@ -72,6 +72,10 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
 /// kernels') at `bandwidth` and the rest at `beyondCache`.
 double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape,
                         double cacheHits = 1);
+/// The shape of an algorithm file's run (ir/AlgorithmTable.h) moving
+/// `bytes` (the n of algorithmShape): one latency per step, and per step
+/// the most chunks one rank sends or receives in it, each n / (R k) bytes.
+AlgorithmShape tableShape(const ir::AlgorithmTable &table, double bytes);
 
 /// The level the ranks of mesh axis `axis` are on: a node when the axis's
 /// ranks (numbered row-major, the last axis fastest) lie within
@@ -88,6 +92,9 @@ struct CollectiveTime {
   const ir::Stage *stage = nullptr;
   Collective collective = Collective::AllReduce;
   Algorithm algorithm = Algorithm::Library;
+  /// The schedule's algorithm file, priced on `algorithm`'s (the ring's)
+  /// line; empty for the others.
+  std::string file;
   Level level = Level::Node;
   unsigned axis = 0;
   int64_t members = 1;

@@ -115,7 +115,9 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
     for (const LaunchTime &t : r.time.launches)
       for (const CollectiveTime &ct : t.collectives)
         algorithms.push_back(ct.stage->name + " " +
-                             algorithmName(ct.algorithm).str());
+                             (ct.file.empty()
+                                  ? algorithmName(ct.algorithm).str()
+                                  : "'" + ct.file + "'"));
     r.algorithms = llvm::join(algorithms, ", ");
     r.candidate = std::move(c);
     result.ranked.push_back(std::move(r));

@@ -79,17 +79,20 @@ double reassociationBound(ir::ReductionKind kind, int64_t terms,
 }
 
 double collectiveReassociationBound(int64_t terms, double magnitude,
-                                    ir::DType dtype, double a, double b) {
+                                    ir::DType dtype, double a, double b,
+                                    int64_t roundings) {
   const double u = std::ldexp(1.0, -53);
   const double n = static_cast<double>(std::max<int64_t>(terms, 1));
   const double g = n * u / (1 - n * u);
   // Adding the terms in another order, and rounding the partial sums of
   // the first axis once to the type: each moves by at most u_T times its
   // magnitude, together at most u_T times the terms' (or by a subnormal).
+  const double uT = roundingUnit(dtype);
+  const double k = static_cast<double>(std::max<int64_t>(roundings, 1));
+  const double rounded = roundings > 1 ? k * uT / (1 - k * uT) : uT;
   return reassociationBound(ir::ReductionKind::Sum, terms, magnitude, dtype, a,
                             b) +
-         roundingUnit(dtype) * magnitude * (1 + g) +
-         n * smallestSubnormal(dtype);
+         rounded * magnitude * (1 + g) + n * smallestSubnormal(dtype);
 }
 
 static bool sameBits(double a, double b) {
@@ -236,9 +239,12 @@ static const ir::Stage *reassociatedOf(const ir::Program &reference,
   const bool reduction = r->kind == ir::StageKind::Reduction &&
                          (r->reduction == ir::ReductionKind::Sum ||
                           r->reduction == ir::ReductionKind::Norm);
-  // A float sum allreduce that a hierarchical schedule adds axis by axis.
+  // A float sum allreduce that a hierarchical schedule adds axis by axis,
+  // or an allreduce or reducescatter an algorithm file adds in its order.
   const bool collective =
-      r->kind == ir::StageKind::AllReduce && r->reduceOp == ir::ReduceOp::Sum &&
+      (r->kind == ir::StageKind::AllReduce ||
+       r->kind == ir::StageKind::ReduceScatter) &&
+      r->reduceOp == ir::ReduceOp::Sum &&
       llvm::is_contained(candidate.reassociatedCollectives, r->name);
   if (!reduction && !collective)
     return nullptr;
@@ -278,7 +284,8 @@ static void substitute(const sim::SimResult &ref, const ir::Stage &r,
   out.name = stage.name == r.name
                  ? stage.name
                  : llvm::formatv("{0}' as '{1}", r.name, stage.name).str();
-  const bool collective = r.kind == ir::StageKind::AllReduce;
+  const bool collective = r.kind == ir::StageKind::AllReduce ||
+                          r.kind == ir::StageKind::ReduceScatter;
   out.kind = collective ? ir::ReductionKind::Sum : r.reduction;
   const ir::Stage &x = *r.operands[0];
   for (int64_t rank = 0; rank < ref.numRanks(); ++rank) {
@@ -304,10 +311,11 @@ static void substitute(const sim::SimResult &ref, const ir::Stage &r,
         continue;
       ++out.differing;
       const double bound =
-          collective ? collectiveReassociationBound(terms, sums.get(i),
-                                                    r.type.dtype, a, b)
-                     : reassociationBound(r.reduction, terms, sums.get(i),
-                                          r.type.dtype, a, b);
+          collective
+              ? collectiveReassociationBound(terms, sums.get(i), r.type.dtype,
+                                             a, b, stage.table ? terms - 1 : 1)
+              : reassociationBound(r.reduction, terms, sums.get(i),
+                                   r.type.dtype, a, b);
       const bool within =
           collective ? std::isfinite(a) && std::isfinite(b) &&
                            std::fabs(a - b) <= bound

@@ -64,9 +64,15 @@ double reassociationBound(ir::ReductionKind kind, int64_t terms,
 /// The same for a float sum allreduce over two axes done axis by axis
 /// (`hierarchical`): `terms` members' values added in another order, the
 /// partial sums of the first axis rounded once to `dtype`: Sum's bound plus
-/// u_T (1 + g) M and `terms` smallest subnormals of dtype.
+/// u_T (1 + g) M and `terms` smallest subnormals of dtype. With `roundings`
+/// k > 1 (a collective run by an algorithm file, which rounds at each of
+/// its terms - 1 combines): gamma_k(u_T) (1 + g) M in place of u_T (1 + g) M
+/// (each partial sum rounded to the type is at most M in magnitude, and k
+/// roundings of them move the result by at most gamma_k of M, Higham's
+/// bound for recursive summation).
 double collectiveReassociationBound(int64_t terms, double magnitude,
-                                    ir::DType dtype, double a, double b);
+                                    ir::DType dtype, double a, double b,
+                                    int64_t roundings = 1);
 
 /// Whether `b` is an acceptable reassociated value for `a`: the same bits
 /// (NaN matches NaN), or both finite and within reassociationBound().

@@ -2,6 +2,7 @@
 
 #include "coconet/algorithm_check.h"
 
+#include <climits>
 #include <string>
 
 namespace coconet::rt::algorithm {
@@ -57,6 +58,26 @@ Status checkRun(const Table &t, int64_t chunkElements, DType dtype, ReduceOp op,
     if (dtype == DType::Bool && (op == ReduceOp::Sum || op == ReduceOp::Prod))
       return invalid(caller, std::string("bool has no ") + reduceOpName(op));
   }
+  return Status::success();
+}
+
+Status checkCall(const Table &t, int64_t members, int64_t count, DType dtype,
+                 ReduceOp op, const char *caller, int64_t *chunkElements) {
+  if (members > INT32_MAX)
+    members = 0; // no table has that many ranks
+  COCONET_RETURN_IF_ERROR(check(t, static_cast<int>(members), caller));
+  const uint64_t chunks = inputChunks(t);
+  if (count < 0 || static_cast<uint64_t>(count) % chunks != 0)
+    return invalid(
+        caller, "algorithm '" + std::string(t.name ? t.name : "(unnamed)") +
+                    "' cuts each rank's input into " + std::to_string(chunks) +
+                    " chunks, and " + std::to_string(count) +
+                    " elements are not a multiple of " +
+                    std::to_string(chunks));
+  const int64_t each = count / static_cast<int64_t>(chunks);
+  COCONET_RETURN_IF_ERROR(checkRun(t, each, dtype, op, caller));
+  if (chunkElements)
+    *chunkElements = each;
   return Status::success();
 }
 

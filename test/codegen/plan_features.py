@@ -143,6 +143,8 @@ VOCABULARY = [
     ("collective:grouped", "target", "collectives issued in one group"),
     ("collective:algorithm", "target",
      "a collective whose algorithm the schedule chose (algorithm(s, NAME))"),
+    ("collective:algorithm-file", "target",
+     "a collective run by an algorithm file (algorithm(s, \"f.alg\"))"),
     ("pack", "target", "a pack before a reducescatter along dimension > 0"),
     ("unpack", "target", "an unpack after an allgather along dimension > 0"),
     ("copy", "target", "a copy of a result computed elsewhere"),
@@ -185,7 +187,9 @@ PRINTER_WORDS = {
     "transpose": ["transpose ", ": batch ", " rows ", " cols "],
     "matmul*": ["matmul ", " x ", " M ", " N ", " K ", " batched B"],
     "collective:*": [" over ", " root ", " offset ", " (grouped with next)",
-                     "all axes", " (the schedule's algorithm)"],
+                     "all axes", " (the schedule's algorithm)",
+                     ", the algorithm in '", " step, ", " steps, ", " chunk",
+                     " chunks", " a rank)"],
     "pack, unpack": ["pack ", "unpack ", " blocks ", " chunk "],
     "copy, store": ["copy ", "store "],
     "check:*": ["  check: ", " divisible by "],
@@ -194,7 +198,8 @@ PRINTER_WORDS = {
 STRUCTURE = ["plan ", ": program ", ", schedule ", "\\n  mesh", "\\n  sizes",
              "\\n  buffers (", " scratch slots)\\n", "  steps\\n",
              "  results\\n", " in ", ")\\n",
-             "lower/Plan.h", "llvm/Support/raw_ostream.h"]
+             "lower/Plan.h", "ir/AlgorithmTable.h",
+             "llvm/Support/raw_ostream.h"]
 
 
 def printer_literals(source):
@@ -252,7 +257,8 @@ OVERLAP = re.compile(r"^  overlap: step (\d+) with step (\d+), (\d+) chunks "
 COLLECTIVE = re.compile(r"^(" + "|".join(COLLECTIVES) + r")(?:\((\w+)\))?"
                         r"(?: root -?\d+)?(?: offset -?\d+)? over (all axes|\w+) (\w+) "
                         r"(.+) -> (\w+) (.+?)(, \w+ \(the schedule's "
-                        r"algorithm\))?( \(grouped with next\))?$")
+                        r"algorithm\)|, the algorithm in '[^']*' \([^)]*\))?"
+                        r"( \(grouped with next\))?$")
 
 
 def parse(text):
@@ -345,6 +351,8 @@ def parse(text):
                                 axis=c.group(3), input=c.group(4),
                                 output=c.group(6),
                                 algorithm=bool(c.group(8)),
+                                algorithm_file=bool(c.group(8)) and
+                                c.group(8).startswith(", the algorithm in"),
                                 grouped=bool(c.group(9)))
                 elif kind == "elementwise":
                     step.update(kind="elementwise",
@@ -554,6 +562,8 @@ def features(text):
                 out.add("collective:grouped")
             if s["algorithm"]:
                 out.add("collective:algorithm")
+            if s.get("algorithm_file"):
+                out.add("collective:algorithm-file")
         elif kind in ("transpose", "pack", "unpack", "copy", "store"):
             out.add(kind)
     if any(re.search(r" \* \d+ \(", c) or re.search(r" by \d+ \(", c)

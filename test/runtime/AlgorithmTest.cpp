@@ -30,6 +30,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,41 @@ int main(int argc, char **argv) {
       fail(std::string(t->name) + ": not refused on " + std::to_string(size) +
            " ranks: " + st.toString());
     break;
+  }
+  // What a generated program calls: Mesh::runAlgorithm over the world's
+  // axis, in place (the input copied first: an AllToAll sends its input's
+  // chunks while others land in its output), and checkCall's refusal of a
+  // count the chunks do not divide.
+  std::unique_ptr<cpu::Mesh> mesh;
+  if (Status st =
+          cpu::Mesh::create(cpu::Communicator(MPI_COMM_WORLD), {size}, &mesh);
+      !st.ok())
+    fail("Mesh::create: " + st.toString());
+  for (const Table *t : coconet_test::algorithms) {
+    if (!mesh || static_cast<int>(t->ranks) != size ||
+        (t->collective != Collective::AllReduce &&
+         t->collective != Collective::AllToAll))
+      continue;
+    const int64_t elements = 5;
+    Bytes buffer = coconet_test::algorithmInput(
+        *t, static_cast<uint32_t>(worldRank), elements, DType::F32);
+    const int64_t count = static_cast<int64_t>(buffer.size() / 4);
+    Status st = mesh->runAlgorithm(*t, buffer.data(), buffer.data(), count,
+                                   DType::F32, ReduceOp::Sum, 0);
+    if (!st.ok())
+      fail(std::string(t->name) + " in place: " + st.toString());
+    else if (std::string why = coconet_test::compareWithInterpretation(
+                 *t, elements, DType::F32, ReduceOp::Sum,
+                 static_cast<uint32_t>(worldRank), buffer);
+             !why.empty())
+      fail(std::string(t->name) + " in place: " + why);
+    Status odd = mesh->runAlgorithm(*t, buffer.data(), buffer.data(), count + 1,
+                                    DType::F32, ReduceOp::Sum, 0);
+    if (odd.ok() || odd.message().find("not a multiple") == std::string::npos)
+      fail(std::string(t->name) +
+           ": a count the chunks do not divide was "
+           "not refused: " +
+           odd.toString());
   }
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

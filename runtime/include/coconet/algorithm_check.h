@@ -28,6 +28,13 @@ Status check(const Table &table, int worldSize, const char *caller);
 /// need a step the algorithm does not have; bool has no sum or product).
 Status checkRun(const Table &table, int64_t chunkElements, DType dtype,
                 ReduceOp op, const char *caller);
+/// What a generated program checks when it is created, for a collective
+/// it runs with `table` among `members` ranks, `count` elements of this
+/// rank's input: check() and checkRun(), and that the input cuts into
+/// inputChunks(table) chunks; `*chunkElements` their size.
+Status checkCall(const Table &table, int64_t members, int64_t count,
+                 DType dtype, ReduceOp op, const char *caller,
+                 int64_t *chunkElements);
 
 } // namespace coconet::rt::algorithm
 

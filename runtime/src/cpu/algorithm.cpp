@@ -210,4 +210,30 @@ Status runAlgorithm(const Table &t, MPI_Comm comm, const void *in, void *out,
   return Status::success();
 }
 
+Status Mesh::runAlgorithm(const Table &t, const void *in, void *out,
+                          int64_t count, DType dtype, ReduceOp op, int axis) {
+  MPI_Comm comm = axisComm(axis);
+  int size = 0;
+  if (int rc = MPI_Comm_size(comm, &size); rc != MPI_SUCCESS)
+    return mpiStatus(rc, "MPI_Comm_size", __FILE__, __LINE__);
+  int64_t chunkElements = 0;
+  COCONET_RETURN_IF_ERROR(algorithm::checkCall(
+      t, size, count, dtype, op, "Mesh::runAlgorithm", &chunkElements));
+  if (chunkElements == 0)
+    return Status::success();
+  // runAlgorithm reads its input while the output fills: an input the
+  // output overlaps is copied first.
+  const size_t element = dtypeSize(dtype);
+  const size_t inBytes = algorithm::inputChunks(t) * chunkElements * element;
+  const size_t outBytes = algorithm::outputChunks(t) * chunkElements * element;
+  const char *i = static_cast<const char *>(in);
+  const char *o = static_cast<const char *>(out);
+  if (i < o + outBytes && o < i + inBytes) {
+    uint8_t *copy = scratch(0, inBytes);
+    std::memcpy(copy, in, inBytes);
+    in = copy;
+  }
+  return cpu::runAlgorithm(t, comm, in, out, chunkElements, dtype, op);
+}
+
 } // namespace coconet::rt::cpu

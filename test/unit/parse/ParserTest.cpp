@@ -618,7 +618,8 @@ TEST_CASE("schedule syntax errors", "[parse][schedule]") {
                     "expected an identifier, found '('");
   // Directive arguments are names, not expressions.
   expectSyntaxError("schedule s for p { split(x, 1); }", "1:29",
-                    "expected an identifier, found '1'");
+                    "expected an identifier or a file name in quotes, found "
+                    "'1'");
   expectSyntaxError("schedule s for p { () = split(x); }", "1:21",
                     "expected an identifier before ')'");
   expectSyntaxError("schedule s for p { 3; }", "1:20",

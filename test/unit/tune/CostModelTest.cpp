@@ -10,6 +10,7 @@
 #include "../analysis/AnalysisTestUtil.h"
 
 #include "analysis/Report.h"
+#include "ir/AlgorithmTable.h"
 #include "tune/CostModel.h"
 #include "tune/Machine.h"
 #include "tune/Tuner.h"
@@ -211,6 +212,40 @@ TEST_CASE("a bad or missing machine value is refused with its line", "[tune]") {
             .contains("m.machine:1:1: error: the machine file does not give "
                       "'ranks-per-node'"));
   CHECK(llvm::StringRef(p.diagnostics).contains("'overlap'"));
+}
+
+TEST_CASE("an algorithm file's steps and volume, by hand", "[tune]") {
+  // 4 ranks, 2 chunks a rank: a chunk is 1000 / 8 = 125 bytes. Step 0:
+  // rank 0 sends 3 chunks (the most of any rank, sent or received); an
+  // empty step costs nothing; step 2: rank 3 receives 2 chunks, from two
+  // ranks that send one each.
+  coconet::ir::AlgorithmTable t;
+  t.collective = coconet::ir::AlgorithmCollective::AllGather;
+  t.ranks = 4;
+  t.chunksPerRank = 2;
+  t.steps = {
+      {{0, 0, 1, false}, {1, 0, 2, false}, {0, 0, 3, false}, {2, 1, 2, false}},
+      {},
+      {{4, 2, 3, false}, {6, 1, 3, false}}};
+  AlgorithmShape s = tableShape(t, 1000);
+  CHECK(s.steps == 2);
+  CHECK(s.volume == (3 + 2) * 125);
+  // A ring allreduce as a table costs what the ring formula says: 2 (P-1)
+  // steps, each member sending one block of n / P.
+  coconet::ir::AlgorithmTable ring;
+  ring.collective = coconet::ir::AlgorithmCollective::AllReduce;
+  ring.ranks = 4;
+  for (unsigned step = 0; step < 6; ++step) {
+    auto &transfers = ring.steps.emplace_back();
+    for (unsigned r = 0; r < 4; ++r)
+      transfers.push_back({(r + 4 - step % 3) % 4, r, (r + 1) % 4, step < 3});
+  }
+  AlgorithmShape r = tableShape(ring, 1000);
+  auto formula =
+      algorithmShape(Collective::AllReduce, Algorithm::Ring, 4, 1000);
+  REQUIRE(formula);
+  CHECK(r.steps == formula->steps);
+  CHECK(r.volume == formula->volume);
 }
 
 TEST_CASE("algorithm steps and volumes, by hand", "[tune]") {

@@ -30,6 +30,8 @@
 #endif
 #include <mpi.h>
 
+#include "coconet/algorithm.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -132,6 +134,16 @@ public:
   /// OneShot: the blocks through the team's window (TwoShot is OneShot).
   Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
                   int axis, Algorithm algorithm);
+
+  /// Runs `table` (a schedule's algorithm file; coconet/algorithm.h) over
+  /// `axis` with cpu::runAlgorithm (cpu/algorithm.h): `count` elements of
+  /// this member's input, cut into algorithm::inputChunks(table) chunks,
+  /// and room for algorithm::outputChunks(table) in `out`; reductions in
+  /// the algorithm's order. `in` and `out` may overlap (the input is
+  /// copied first). Refused (InvalidArgument) as algorithm::checkCall
+  /// refuses, before any message.
+  Status runAlgorithm(const algorithm::Table &table, const void *in, void *out,
+                      int64_t count, DType dtype, ReduceOp op, int axis);
 
   /// The MPI communicator of `axis` (-1: the world), for what builds on
   /// the mesh (cpu/team.h).
