@@ -18,6 +18,7 @@
 #include "lower/Lower.h"
 #include "lower/Plan.h"
 #include "passes/PassManager.h"
+#include "sema/Sema.h"
 #include "support/Files.h"
 #include "tune/CostModel.h"
 #include "tune/Tuner.h"
@@ -76,6 +77,14 @@ static cl::list<std::string> shardable(
              "Default: none"),
     cl::value_desc("name,name|all"), cl::CommaSeparated,
     cl::cat(tuneCategory()));
+
+static cl::list<std::string> algorithmFileOption(
+    "algorithms",
+    cl::desc("Algorithm files (coconetc synth's output) the tuner may name "
+             "for collectives of their kind and ranks, where one makes the "
+             "step faster; written into the schedule as given (a path "
+             "relative to the schedule's file, or absolute)"),
+    cl::value_desc("file,file"), cl::CommaSeparated, cl::cat(tuneCategory()));
 
 static cl::opt<bool, false, SafeParser<bool>> staging(
     "staging",
@@ -256,6 +265,21 @@ static bool checkShardable(const ir::Program &program) {
     return false;
   }
   return true;
+}
+
+/// The tables of --algorithms, or nullopt after reporting why not.
+static std::optional<std::vector<std::shared_ptr<const ir::AlgorithmTable>>>
+loadAlgorithmFiles(Compilation &c) {
+  std::vector<std::shared_ptr<const ir::AlgorithmTable>> tables;
+  sema::AlgorithmFiles files;
+  for (const std::string &path : algorithmFileOption) {
+    auto table = files.loadPath(path, *c.diags);
+    if (!table)
+      return std::nullopt;
+    if (!llvm::is_contained(tables, table))
+      tables.push_back(std::move(table));
+  }
+  return tables;
 }
 
 static tune::SpaceOptions spaceOptions(const ir::Schedule *base,
@@ -489,11 +513,15 @@ int runTune(const std::string &path, const std::string &programName) {
   std::optional<tune::Machine> machine = loadMachine(*c);
   if (!machine)
     return c->diags->hadError() ? 1 : 2;
+  auto tables = loadAlgorithmFiles(*c);
+  if (!tables)
+    return 1;
 
   llvm::errs() << "coconetc tune: enumerating the schedules of '"
                << program->name << "'...\n";
-  auto result = tune::tuneProgram(*c->module, *program,
-                                  spaceOptions(base, sizes), *machine);
+  tune::SpaceOptions space = spaceOptions(base, sizes);
+  space.algorithmFiles = std::move(*tables);
+  auto result = tune::tuneProgram(*c->module, *program, space, *machine);
   if (!result) {
     reportToolError(llvm::toString(result.takeError()));
     return 1;
@@ -784,8 +812,12 @@ std::optional<ir::Schedule> autoSchedule(Compilation &c,
   std::optional<tune::Machine> machine = loadMachine(c);
   if (!machine)
     return std::nullopt;
-  auto result = tune::tuneProgram(*c.module, program,
-                                  spaceOptions(nullptr, sizes), *machine);
+  auto tables = loadAlgorithmFiles(c);
+  if (!tables)
+    return std::nullopt;
+  tune::SpaceOptions space = spaceOptions(nullptr, sizes);
+  space.algorithmFiles = std::move(*tables);
+  auto result = tune::tuneProgram(*c.module, program, space, *machine);
   if (!result) {
     reportToolError(llvm::toString(result.takeError()));
     return std::nullopt;

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sema/ProgramChecker.h"
+#include "sema/Sema.h"
 
 #include "ir/AlgorithmTable.h"
 #include "support/Files.h"
@@ -41,6 +41,55 @@ ir::AlgorithmCollective collectiveOf(synth::Collective c) {
 
 } // namespace
 
+namespace {
+
+/// Reads, parses and checks `path` (shown as `shown`, reported at `at`).
+std::shared_ptr<const ir::AlgorithmTable> readTable(llvm::StringRef shown,
+                                                    const std::string &path,
+                                                    llvm::SMRange at,
+                                                    DiagnosticEngine &diags) {
+  if (shown.empty()) {
+    diags.report(at, DiagId::AlgorithmFileUnreadable,
+                 "an empty string names no algorithm file");
+    return nullptr;
+  }
+  support::ReadFile read =
+      support::readUserFile(path, support::FileKind::Algorithm);
+  if (!read.buffer) {
+    diags.report(at, DiagId::AlgorithmFileUnreadable, read.message);
+    return nullptr;
+  }
+  std::optional<synth::Algorithm> alg = synth::parseAlgorithmFile(
+      std::move(read.buffer), diags.getSourceMgr(), diags);
+  if (!alg) {
+    if (at.isValid())
+      diags.report(at, DiagId::AlgorithmFileNamedHere, shown);
+    return nullptr;
+  }
+  if (std::optional<std::string> why = synth::verifyDataFlow(*alg)) {
+    diags.report(at, DiagId::AlgorithmFileRefused, shown, *why);
+    return nullptr;
+  }
+  auto table = std::make_shared<ir::AlgorithmTable>();
+  table->file = shown.str();
+  table->path = path;
+  table->name = alg->name.empty()
+                    ? synth::collectiveName(alg->collective).str() + "-" +
+                          llvm::sys::path::stem(shown).str()
+                    : alg->name;
+  table->collective = collectiveOf(alg->collective);
+  table->ranks = alg->ranks;
+  table->chunksPerRank = alg->chunksPerRank;
+  for (const synth::Step &step : alg->steps) {
+    auto &out = table->steps.emplace_back();
+    for (const synth::Transfer &t : step.transfers)
+      out.push_back({t.chunk, t.src, t.dst, t.reduce});
+  }
+  return table;
+}
+
+} // namespace
+
 std::shared_ptr<const ir::AlgorithmTable>
 AlgorithmFiles::load(const ast::Ident &file, DiagnosticEngine &diags) {
   llvm::SourceMgr &sourceMgr = diags.getSourceMgr();
@@ -57,46 +106,15 @@ AlgorithmFiles::load(const ast::Ident &file, DiagnosticEngine &diags) {
   auto it = loaded.find(path);
   if (it != loaded.end())
     return it->second;
+  return loaded[path] = readTable(file.name, path, file.range, diags);
+}
 
-  std::shared_ptr<const ir::AlgorithmTable> &slot = loaded[path];
-  if (file.name.empty()) {
-    diags.report(file.range, DiagId::AlgorithmFileUnreadable,
-                 "an empty string names no algorithm file");
-    return nullptr;
-  }
-  support::ReadFile read =
-      support::readUserFile(path, support::FileKind::Algorithm);
-  if (!read.buffer) {
-    diags.report(file.range, DiagId::AlgorithmFileUnreadable, read.message);
-    return nullptr;
-  }
-  std::optional<synth::Algorithm> alg =
-      synth::parseAlgorithmFile(std::move(read.buffer), sourceMgr, diags);
-  if (!alg) {
-    diags.report(file.range, DiagId::AlgorithmFileNamedHere, file.name);
-    return nullptr;
-  }
-  if (std::optional<std::string> why = synth::verifyDataFlow(*alg)) {
-    diags.report(file.range, DiagId::AlgorithmFileRefused, file.name, *why);
-    return nullptr;
-  }
-  auto table = std::make_shared<ir::AlgorithmTable>();
-  table->file = file.name;
-  table->path = path;
-  table->name = alg->name.empty()
-                    ? synth::collectiveName(alg->collective).str() + "-" +
-                          llvm::sys::path::stem(file.name).str()
-                    : alg->name;
-  table->collective = collectiveOf(alg->collective);
-  table->ranks = alg->ranks;
-  table->chunksPerRank = alg->chunksPerRank;
-  for (const synth::Step &step : alg->steps) {
-    auto &out = table->steps.emplace_back();
-    for (const synth::Transfer &t : step.transfers)
-      out.push_back({t.chunk, t.src, t.dst, t.reduce});
-  }
-  slot = std::move(table);
-  return slot;
+std::shared_ptr<const ir::AlgorithmTable>
+AlgorithmFiles::loadPath(llvm::StringRef path, DiagnosticEngine &diags) {
+  auto it = loaded.find(path);
+  if (it != loaded.end())
+    return it->second;
+  return loaded[path] = readTable(path, path.str(), llvm::SMRange(), diags);
 }
 
 } // namespace coconet::sema

@@ -129,19 +129,6 @@ private:
   bool checkUpdate(const ast::Stmt &stmt, const ast::Expr &call);
 };
 
-/// The algorithm files a compilation's schedules name
-/// (sema/AlgorithmFiles.cpp), each read and checked once.
-class AlgorithmFiles {
-public:
-  /// The table of `file` (a string of a directive, its text without the
-  /// quotes), or null after reporting why not.
-  std::shared_ptr<const ir::AlgorithmTable> load(const ast::Ident &file,
-                                                 DiagnosticEngine &diags);
-
-private:
-  llvm::StringMap<std::shared_ptr<const ir::AlgorithmTable>> loaded;
-};
-
 } // namespace coconet::sema
 
 #endif // COCONET_SEMA_PROGRAMCHECKER_H

@@ -15,6 +15,7 @@
 #include "ir/Program.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
@@ -57,6 +58,23 @@ std::unique_ptr<ir::Module> compileFile(llvm::SourceMgr &sourceMgr,
 /// Checks one parsed module with no imports (for tests).
 std::unique_ptr<ir::Module> checkModule(const ast::Module &module,
                                         DiagnosticEngine &diags);
+
+/// The algorithm files a compilation's schedules name
+/// (sema/AlgorithmFiles.cpp), each read and checked once.
+class AlgorithmFiles {
+public:
+  /// The table of `file` (a string of a directive, its text without the
+  /// quotes), or null after reporting why not.
+  std::shared_ptr<const ir::AlgorithmTable> load(const ast::Ident &file,
+                                                 DiagnosticEngine &diags);
+  /// The same for a file named outside a source (`coconetc tune --algorithms`):
+  /// `path` as given, errors not located in a source.
+  std::shared_ptr<const ir::AlgorithmTable> loadPath(llvm::StringRef path,
+                                                     DiagnosticEngine &diags);
+
+private:
+  llvm::StringMap<std::shared_ptr<const ir::AlgorithmTable>> loaded;
+};
 
 } // namespace coconet::sema
 

@@ -68,6 +68,9 @@ struct SpaceOptions {
   bool staging = false;
   /// Stop after this many programs tried (a guard for large programs).
   size_t limit = 20000;
+  /// Algorithm files the tuner may name for collectives of their kind and
+  /// ranks (`coconetc tune --algorithms`; chooseAlgorithmFiles).
+  std::vector<std::shared_ptr<const ir::AlgorithmTable>> algorithmFiles;
 };
 
 struct SpaceStats {

@@ -3,6 +3,7 @@
 #include "tune/Tuner.h"
 
 #include "diag/Diagnostic.h"
+#include "ir/AlgorithmTable.h"
 #include "passes/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -71,6 +72,66 @@ bool chooseAlgorithms(Candidate &c, const StepTime &time,
   return changed;
 }
 
+bool chooseAlgorithmFiles(Candidate &c, const StepTime &time,
+                          const Machine &machine, const SpaceOptions &options) {
+  if (options.algorithmFiles.empty())
+    return false;
+  llvm::SourceMgr sm;
+  llvm::raw_null_ostream silent;
+  DiagnosticEngine quiet(sm, silent);
+  double step = time.seconds;
+  bool changed = false;
+  for (const LaunchTime &t : time.launches)
+    for (const CollectiveTime &ct : t.collectives) {
+      const ir::Stage &s = *ct.stage;
+      const bool nameable = llvm::all_of(
+          s.name, [](char ch) { return llvm::isAlnum(ch) || ch == '_'; });
+      if (!nameable || s.algorithm != ir::CollectiveAlgorithm::Auto)
+        continue;
+      // The fastest step among the files that fit, if it beats the margin.
+      std::unique_ptr<ir::Program> best;
+      ir::Schedule::Directive bestDirective;
+      double bestSeconds = step - kAlgorithmMargin * ct.seconds;
+      for (const auto &table : options.algorithmFiles) {
+        if (ir::stageKindOf(table->collective) != s.kind ||
+            static_cast<int64_t>(table->ranks) != ct.members)
+          continue;
+        ir::Schedule::Directive d;
+        d.kind = ir::Schedule::Directive::Kind::Algorithm;
+        d.args = {s.name, "\"" + table->file + "\""};
+        d.argLocs.resize(d.args.size());
+        d.table = table;
+        std::unique_ptr<ir::Program> next = c.program->clone();
+        if (failed(passes::createAlgorithmPass(d, {})->run(*next, quiet)))
+          continue;
+        auto launches = analysis::analyzeLaunches(*next);
+        auto priced = predictStep(*next, launches, machine, options.sizes,
+                                  options.staging);
+        if (!priced) {
+          llvm::consumeError(priced.takeError());
+          continue;
+        }
+        if (priced->seconds < bestSeconds) {
+          bestSeconds = priced->seconds;
+          best = std::move(next);
+          bestDirective = std::move(d);
+        }
+      }
+      if (!best)
+        continue;
+      // Later collectives are priced against this step.
+      step = bestSeconds;
+      c.program = std::move(best);
+      c.summary += (c.summary.front() == '(' ? "" : " ") +
+                   ("algorithm(" + llvm::join(bestDirective.args, ", ") + ")");
+      if (c.summary.front() == '(')
+        c.summary = c.summary.substr(c.summary.find(')') + 1);
+      c.directives.push_back(std::move(bestDirective));
+      changed = true;
+    }
+  return changed;
+}
+
 llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
                                        const ir::Program &program,
                                        const SpaceOptions &options,
@@ -89,6 +150,12 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
     // Collectives another algorithm would move faster, where the target
     // runs it and a schedule can name the stage: say so in the schedule.
     if (time && chooseAlgorithms(c, *time, machine)) {
+      r.launches = analysis::analyzeLaunches(*c.program);
+      time = predictStep(*c.program, r.launches, machine, options.sizes,
+                         options.staging);
+    }
+    // Algorithm files the caller offers, where one makes the step faster.
+    if (time && chooseAlgorithmFiles(c, *time, machine, options)) {
       r.launches = analysis::analyzeLaunches(*c.program);
       time = predictStep(*c.program, r.launches, machine, options.sizes,
                          options.staging);

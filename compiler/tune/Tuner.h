@@ -63,6 +63,14 @@ inline constexpr double kAlgorithmMargin = 0.02;
 bool chooseAlgorithms(Candidate &c, const StepTime &time,
                       const Machine &machine);
 
+/// Adds to `c` an `algorithm(s, "FILE")` directive for each collective
+/// (whose algorithm no directive chose, and that a schedule can name) that
+/// one of `options.algorithmFiles` of its kind and ranks makes the step at
+/// least `kAlgorithmMargin` of the collective's time faster, the fastest
+/// file first; true if it did. `time` is `c`'s step as priced now.
+bool chooseAlgorithmFiles(Candidate &c, const StepTime &time,
+                          const Machine &machine, const SpaceOptions &options);
+
 /// A schedule named `name` for `program` with `directives` (after `apply
 /// base` when a base is given), for the pass manager.
 ir::Schedule makeSchedule(llvm::StringRef name, const ir::Program &program,
