@@ -34,7 +34,8 @@ multiple of 3) in place of --unit.
 Every size name that is not a mesh axis gets --unit (default 32): a multiple
 of every rank count times every overlap's chunk count in the samples;
 --size NAME=V,... gives some names other values (e.g. B=16,H=48, so that a
-mix-up of two dimensions cannot go unnoticed).
+mix-up of two dimensions cannot go unnoticed); a mesh axis's size name
+there keeps only the factorisations that give the axis that size.
 --fused keeps only the (program, schedule) cases whose plan has a fused
 collective or an overlap, and runs each of them in every --modes mode:
 `team` (the fused kernels on the team's symmetric memory, the tensors they
@@ -596,8 +597,13 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
               [(r, "wide", args.wide_unit) for r in args.wide_ranks])
     for r, inputs, unit in counts:
         drawn = [] if inputs == "uniform" else ["--inputs", inputs]
+        # A mesh axis whose size --size gives keeps it (e.g. the ranks of
+        # an algorithm file over that axis).
+        shapes = [shape for shape in factorisations(r, len(axes))
+                  if all(args.fixed.get(size, v) == v
+                         for (_, size), v in zip(axes, shape))]
         for shape, (mode, extra, mode_env, says, mode_name) in \
-                itertools.product(factorisations(r, len(axes)), runs):
+                itertools.product(shapes, runs):
             binding = {size: v for (_, size), v in zip(axes, shape)}
             for s in sizes:
                 binding.setdefault(s, args.fixed.get(s, unit))
