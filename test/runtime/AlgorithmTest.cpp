@@ -24,6 +24,7 @@
 
 #include "coconet/cpu/algorithm.h"
 #include "coconet/cpu/runtime.h"
+#include "coconet/cpu/team.h"
 
 #include "AlgorithmInterpreter.h"
 #include "coconet_test_algorithms.h"
@@ -50,17 +51,30 @@ void fail(const std::string &what) {
     std::fprintf(stderr, "rank %d: FAILED: %s\n", worldRank, what.c_str());
 }
 
-void runCase(const Table &t, int64_t elements, DType dtype) {
+/// One run of `t` over MPI point-to-point, or (`team`) through the team's
+/// window (cpu::runAlgorithmOnTeam), checked.
+void runCase(const Table &t, int64_t elements, DType dtype,
+             cpu::Team *team = nullptr) {
   const ReduceOp op = ReduceOp::Sum;
   const std::string what = std::string(t.name) + " (" + dtypeName(dtype) +
                            ", " + std::to_string(elements) +
-                           " elements a chunk)";
+                           " elements a chunk" + (team ? ", team" : "") + ")";
   const uint32_t me = static_cast<uint32_t>(worldRank);
   const size_t bytes = elements * dtypeSize(dtype);
   const Bytes in = coconet_test::algorithmInput(t, me, elements, dtype);
   Bytes out(algorithm::outputChunks(t) * bytes, 0xEE);
-  Status st = cpu::runAlgorithm(t, MPI_COMM_WORLD, in.data(), out.data(),
-                                elements, dtype, op);
+  Status st;
+  if (team) {
+    const int64_t piece =
+        cpu::algorithmTeamPieceElements(t, *team, elements, dtype);
+    Bytes staging(
+        cpu::algorithmTeamStagingBytes(t, team->rank(), piece, dtype) + 1);
+    st = cpu::runAlgorithmOnTeam(t, *team, in.data(), out.data(), elements,
+                                 dtype, op, staging.data());
+  } else {
+    st = cpu::runAlgorithm(t, MPI_COMM_WORLD, in.data(), out.data(), elements,
+                           dtype, op);
+  }
   if (!st.ok()) {
     fail(what + ": " + st.toString());
     return;
@@ -108,6 +122,32 @@ int main(int argc, char **argv) {
     if (worldRank == 0)
       std::printf("ok: %s on %d ranks: f64, f32, f16, i64; 1, 5 and 1031 "
                   "elements a chunk\n",
+                  t->name, size);
+  }
+  // The same through a team's window (cpu::runAlgorithmOnTeam), a window
+  // with room for 2 f64 elements of every chunk: chunks of 5 and 1031
+  // elements run in pieces (2 and 1 elements of f64, 4 and 1 of f32).
+  std::unique_ptr<cpu::Mesh> world;
+  if (Status st =
+          cpu::Mesh::create(cpu::Communicator(MPI_COMM_WORLD), {size}, &world);
+      !st.ok())
+    fail("Mesh::create: " + st.toString());
+  for (const Table *t : coconet_test::algorithms) {
+    if (!world || static_cast<int>(t->ranks) != size)
+      continue;
+    std::unique_ptr<cpu::Team> team;
+    std::string why;
+    if (Status st = cpu::Team::create(
+            *world, -1, algorithm::numChunks(*t) * 8 * 2, &team, &why);
+        !st.ok() || !team) {
+      fail(std::string(t->name) + ": no team: " + st.toString() + " " + why);
+      continue;
+    }
+    for (DType dtype : {DType::F64, DType::F32, DType::F16, DType::I64})
+      for (int64_t elements : {1, 5, 1031})
+        runCase(*t, elements, dtype, team.get());
+    if (worldRank == 0)
+      std::printf("ok: %s on %d ranks through a team's window, in pieces\n",
                   t->name, size);
   }
   // What a run refuses before any message: avg in a reduction, a negative

@@ -5,8 +5,10 @@
 // from `coconetc synth --emit=cpp`) whose ranks are the world size, and
 // every size from --min to --max bytes of output a rank (powers of 4), the
 // median over iterations of the slowest rank's time of
-// coconet::rt::cpu::runAlgorithm on f32 sums, beside MPI's own collective
-// on the same buffers (MPI_Allgather, MPI_Alltoall,
+// coconet::rt::cpu::runAlgorithm (MPI point-to-point) and of
+// runAlgorithmOnTeam (the team's shared window, what a generated program's
+// Mesh::runAlgorithm takes on one node) on f32 sums, beside MPI's own
+// collective on the same buffers (MPI_Allgather, MPI_Alltoall,
 // MPI_Reduce_scatter_block, MPI_Allreduce: not exact, any order) in the
 // same run. One line a table and size.
 //
@@ -15,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "coconet/cpu/algorithm.h"
+#include "coconet/cpu/team.h"
+#include "coconet/sizes.h"
 
 #include "bench_algorithms.h"
 
@@ -22,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -97,9 +102,19 @@ int main(int argc, char **argv) {
     else
       maxIterations = static_cast<int>(std::min<long long>(v, 1000000));
   }
+  // The team a generated program's mesh makes (its default window).
+  std::unique_ptr<cpu::Mesh> mesh;
+  std::unique_ptr<cpu::Team> team;
+  std::string why;
+  if (!cpu::Mesh::create(cpu::Communicator(MPI_COMM_WORLD), {size}, &mesh)
+           .ok() ||
+      !cpu::Team::create(*mesh, -1, teamAlgorithmWindowBytes(), &team, &why)
+           .ok())
+    team.reset();
   if (rank == 0)
-    std::printf("%-40s %5s %10s %12s %12s %7s  %s\n", "algorithm", "ranks",
-                "out bytes", "algorithm us", "MPI us", "ratio", "MPI's");
+    std::printf("%-40s %5s %10s %10s %10s %10s %8s %8s  %s\n", "algorithm",
+                "ranks", "out bytes", "p2p us", "team us", "MPI us", "p2p/MPI",
+                "team/MPI", "MPI's");
   for (const Table *t : coconet_bench::algorithms) {
     if (static_cast<int>(t->ranks) != size)
       continue;
@@ -123,6 +138,23 @@ int main(int argc, char **argv) {
             failed = failed || !st.ok();
           },
           iterations, warmup);
+      double onTeam = 0;
+      if (team && cpu::algorithmTeamPieceElements(*t, *team, chunkElements,
+                                                  DType::F32) > 0) {
+        std::vector<char> staging(cpu::algorithmTeamStagingBytes(
+            *t, team->rank(),
+            cpu::algorithmTeamPieceElements(*t, *team, chunkElements,
+                                            DType::F32),
+            DType::F32));
+        onTeam = timeIt(
+            [&] {
+              Status st = cpu::runAlgorithmOnTeam(
+                  *t, *team, in.data(), out.data(), chunkElements, DType::F32,
+                  ReduceOp::Sum, staging.data());
+              failed = failed || !st.ok();
+            },
+            iterations, warmup);
+      }
       const int count = static_cast<int>(chunkElements * t->chunksPerRank);
       const double mpi = timeIt(
           [&] {
@@ -149,11 +181,14 @@ int main(int argc, char **argv) {
       if (failed && rank == 0)
         std::printf("FAILED: %s\n", t->name);
       if (rank == 0)
-        std::printf("%-40s %5d %10lld %12.1f %12.1f %7.2f  %s\n", t->name, size,
-                    static_cast<long long>(outElems * 4), ours * 1e6, mpi * 1e6,
-                    ours / mpi, mpiName(t->collective));
+        std::printf("%-40s %5d %10lld %10.1f %10.1f %10.1f %8.2f %8.2f  %s\n",
+                    t->name, size, static_cast<long long>(outElems * 4),
+                    ours * 1e6, onTeam * 1e6, mpi * 1e6, ours / mpi,
+                    onTeam / mpi, mpiName(t->collective));
     }
   }
+  team.reset();
+  mesh.reset();
   MPI_Finalize();
   return 0;
 }

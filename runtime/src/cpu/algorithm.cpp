@@ -1,6 +1,7 @@
 //===- algorithm.cpp - running a collective algorithm over MPI ------------===//
 
 #include "coconet/cpu/algorithm.h"
+#include "coconet/cpu/team.h"
 
 #include <algorithm>
 #include <cstring>
@@ -232,6 +233,19 @@ Status Mesh::runAlgorithm(const Table &t, const void *in, void *out,
     uint8_t *copy = scratch(0, inBytes);
     std::memcpy(copy, in, inBytes);
     in = copy;
+  }
+  // On one node, through the team's window (the same bits); else, or where
+  // the window has not room for every chunk's element, over MPI.
+  Team *members = nullptr;
+  COCONET_RETURN_IF_ERROR(team(axis, &members));
+  if (members && members->size() == size) {
+    const int64_t piece =
+        algorithmTeamPieceElements(t, *members, chunkElements, dtype);
+    if (piece > 0)
+      return runAlgorithmOnTeam(
+          t, *members, in, out, chunkElements, dtype, op,
+          scratch(1,
+                  algorithmTeamStagingBytes(t, members->rank(), piece, dtype)));
   }
   return cpu::runAlgorithm(t, comm, in, out, chunkElements, dtype, op);
 }

@@ -44,6 +44,24 @@ Status runAlgorithm(const algorithm::Table &table, MPI_Comm comm,
                     const void *in, void *out, int64_t chunkElements,
                     DType dtype, ReduceOp op);
 
+/// The same among the members of `team` (one node, cpu/team.h) through
+/// its shared window instead of messages: per step, every member copies
+/// what it receives from the senders' parts into `staging`, a barrier, then
+/// lands it in the step's order, a barrier. The same bits as runAlgorithm.
+/// Chunks run in pieces of algorithmTeamPieceElements elements (the
+/// window holds every chunk's piece); `staging` holds at least
+/// algorithmTeamStagingBytes. Refused where the window has not room for
+/// one element of every chunk (algorithmTeamPieceElements is 0).
+class Team;
+Status runAlgorithmOnTeam(const algorithm::Table &table, Team &team,
+                          const void *in, void *out, int64_t chunkElements,
+                          DType dtype, ReduceOp op, void *staging);
+int64_t algorithmTeamPieceElements(const algorithm::Table &table,
+                                   const Team &team, int64_t chunkElements,
+                                   DType dtype);
+size_t algorithmTeamStagingBytes(const algorithm::Table &table, int rank,
+                                 int64_t pieceElements, DType dtype);
+
 } // namespace coconet::rt::cpu
 
 #endif // COCONET_RUNTIME_CPU_ALGORITHM_H

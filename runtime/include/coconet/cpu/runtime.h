@@ -136,12 +136,14 @@ public:
                   int axis, Algorithm algorithm);
 
   /// Runs `table` (a schedule's algorithm file; coconet/algorithm.h) over
-  /// `axis` with cpu::runAlgorithm (cpu/algorithm.h): `count` elements of
-  /// this member's input, cut into algorithm::inputChunks(table) chunks,
-  /// and room for algorithm::outputChunks(table) in `out`; reductions in
-  /// the algorithm's order. `in` and `out` may overlap (the input is
-  /// copied first). Refused (InvalidArgument) as algorithm::checkCall
-  /// refuses, before any message.
+  /// `axis`: `count` elements of this member's input, cut into
+  /// algorithm::inputChunks(table) chunks, and room for
+  /// algorithm::outputChunks(table) in `out`; reductions in the
+  /// algorithm's order. On the axis's team (one node: its shared window,
+  /// cpu::runAlgorithmOnTeam, made at the axis's first team call), else
+  /// over MPI point-to-point (cpu::runAlgorithm): the same bits. `in` and `out`
+  /// may overlap (the input is copied first). Refused (InvalidArgument) as
+  /// algorithm::checkCall refuses, before any message.
   Status runAlgorithm(const algorithm::Table &table, const void *in, void *out,
                       int64_t count, DType dtype, ReduceOp op, int axis);
 
