@@ -136,6 +136,52 @@ AlgorithmShape tableShape(const ir::AlgorithmTable &table, double bytes) {
   return shape;
 }
 
+double tableSeconds(const ir::AlgorithmTable &table, double bytes,
+                    int64_t stride, int64_t ranksPerNode, const LinkCost &node,
+                    const LinkCost &network, double cacheHits) {
+  const double chunk =
+      bytes / static_cast<double>(uint64_t{table.ranks} * table.chunksPerRank);
+  auto nodeOf = [&](uint32_t r) {
+    return static_cast<int64_t>(r) * stride /
+           std::max<int64_t>(1, ranksPerNode);
+  };
+  double seconds = 0;
+  const size_t R = table.ranks;
+  // Chunks each rank sends and receives in a step, within its node and
+  // across (links are full duplex: the larger of the two counts).
+  std::vector<uint32_t> nodeOut(R), nodeIn(R), netOut(R), netIn(R);
+  for (const auto &step : table.steps) {
+    if (step.empty())
+      continue;
+    for (auto *v : {&nodeOut, &nodeIn, &netOut, &netIn})
+      std::fill(v->begin(), v->end(), 0);
+    for (const ir::AlgorithmTable::Transfer &t : step) {
+      if (t.src >= R || t.dst >= R)
+        continue;
+      const bool local = nodeOf(t.src) == nodeOf(t.dst);
+      ++(local ? nodeOut : netOut)[t.src];
+      ++(local ? nodeIn : netIn)[t.dst];
+    }
+    // The step ends when its slowest rank's transfers on each level do
+    // (the two levels' links work at once).
+    double slowest = 0;
+    for (size_t r = 0; r < R; ++r) {
+      const uint32_t local = std::max(nodeOut[r], nodeIn[r]);
+      const uint32_t remote = std::max(netOut[r], netIn[r]);
+      double t = 0;
+      if (local)
+        t = algorithmSeconds(node, AlgorithmShape{1, local * chunk}, cacheHits);
+      if (remote)
+        t = std::max(t, algorithmSeconds(network,
+                                         AlgorithmShape{1, remote * chunk},
+                                         cacheHits));
+      slowest = std::max(slowest, t);
+    }
+    seconds += slowest;
+  }
+  return seconds;
+}
+
 namespace {
 
 int64_t axisSize(const ir::Program &program, unsigned axis,
@@ -271,11 +317,21 @@ llvm::Error Predictor::collective(const ir::Stage &stage, double bytes,
       }
       priced.push_back({a, seconds, cost->latency * shape->steps});
       // An algorithm file's steps are point-to-point transfers, as a
-      // ring's are: priced with the ring's latency and bandwidth.
+      // ring's are: priced with the ring's latency and bandwidth, over
+      // several nodes each transfer on its own level's.
       if (stage.table && !fused && a == Algorithm::Ring) {
         const AlgorithmShape own = tableShape(*stage.table, bytes);
-        priced.push_back({a, algorithmSeconds(*cost, own, hits),
-                          cost->latency * own.steps, true});
+        double seconds = algorithmSeconds(*cost, own, hits);
+        const LinkCost *node =
+            machine.find(*kind, a, Level::Node, stage.type.dtype);
+        if (t.level == Level::Network && node) {
+          int64_t stride = 1;
+          for (unsigned b = axis + 1; b < program.mesh.size(); ++b)
+            stride *= axisSize(program, b, sizes);
+          seconds = tableSeconds(*stage.table, bytes, stride,
+                                 machine.ranksPerNode, *node, *cost, hits);
+        }
+        priced.push_back({a, seconds, cost->latency * own.steps, true});
       }
     }
     // The cheapest first; the first listed on a tie.

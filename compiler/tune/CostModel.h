@@ -76,6 +76,14 @@ double algorithmSeconds(const LinkCost &cost, const AlgorithmShape &shape,
 /// `bytes` (the n of algorithmShape): one latency per step, and per step
 /// the most chunks one rank sends or receives in it, each n / (R k) bytes.
 AlgorithmShape tableShape(const ir::AlgorithmTable &table, double bytes);
+/// The same over two levels: member r of the table is on node r x stride
+/// / ranksPerNode (stride: the world ranks between an axis's members), a
+/// transfer between members of one node priced on `node`'s line, others
+/// on `network`'s; a step lasts as long as its slowest rank's transfers on
+/// the slower of its two levels (the levels' links work at once).
+double tableSeconds(const ir::AlgorithmTable &table, double bytes,
+                    int64_t stride, int64_t ranksPerNode, const LinkCost &node,
+                    const LinkCost &network, double cacheHits);
 
 /// The level the ranks of mesh axis `axis` are on: a node when the axis's
 /// ranks (numbered row-major, the last axis fastest) lie within

@@ -248,6 +248,36 @@ TEST_CASE("an algorithm file's steps and volume, by hand", "[tune]") {
   CHECK(r.volume == formula->volume);
 }
 
+TEST_CASE("an algorithm file over two nodes, by hand", "[tune]") {
+  // A ring over 4 ranks, 2 a node: 0 -> 1 and 2 -> 3 within a node, 1 -> 2
+  // and 3 -> 0 across. Each rank sends one chunk and receives one, one of
+  // them across: a step is the network's 10 us + 250 B / 100 MB/s =
+  // 12.5 us (the node's 1 us + 0.25 us at the same time).
+  coconet::ir::AlgorithmTable ring;
+  ring.collective = coconet::ir::AlgorithmCollective::AllGather;
+  ring.ranks = 4;
+  for (unsigned step = 0; step < 3; ++step) {
+    auto &transfers = ring.steps.emplace_back();
+    for (unsigned r = 0; r < 4; ++r)
+      transfers.push_back({(r + 4 - step) % 4, r, (r + 1) % 4, false});
+  }
+  LinkCost node, network;
+  node.latency = 1e-6;
+  node.bandwidth = 1e9;
+  network.latency = 10e-6;
+  network.bandwidth = 1e8;
+  CHECK(tableSeconds(ring, 1000, 1, 2, node, network, 1) ==
+        Approx(3 * 12.5e-6));
+  // 4 ranks a node: one node, every step the node's 1.25 us.
+  CHECK(tableSeconds(ring, 1000, 1, 4, node, network, 1) ==
+        Approx(3 * 1.25e-6));
+  // Members 2 world ranks apart (an axis whose next axis has 2 ranks), 2
+  // ranks a node: every member on a node of its own, a step the network's
+  // 12.5 us.
+  CHECK(tableSeconds(ring, 1000, 2, 2, node, network, 1) ==
+        Approx(3 * 12.5e-6));
+}
+
 TEST_CASE("algorithm steps and volumes, by hand", "[tune]") {
   // P = 4 members of 1000 bytes each.
   auto shape = [](Collective c, Algorithm a) {
