@@ -27,6 +27,7 @@
 #include "coconet/cpu/team.h"
 
 #include "AlgorithmInterpreter.h"
+#include "RelayTable.h"
 #include "coconet_test_algorithms.h"
 
 #include <cstdio>
@@ -124,6 +125,17 @@ int main(int argc, char **argv) {
                   "elements a chunk\n",
                   t->name, size);
   }
+  // A hand-written table that relays a copy the same step changes: over
+  // MPI and through the team, every type.
+  if (size == 3) {
+    ++ran;
+    for (DType dtype : {DType::F64, DType::F32, DType::F16, DType::I64})
+      for (int64_t elements : {1, 5, 1031})
+        runCase(coconet_test::relayTable(), elements, dtype);
+    if (worldRank == 0)
+      std::printf("ok: %s on 3 ranks over MPI\n",
+                  coconet_test::relayTable().name);
+  }
   // The same through a team's window (cpu::runAlgorithmOnTeam), a window
   // with room for 2 f64 elements of every chunk: chunks of 5 and 1031
   // elements run in pieces (2 and 1 elements of f64, 4 and 1 of f32).
@@ -132,7 +144,10 @@ int main(int argc, char **argv) {
           cpu::Mesh::create(cpu::Communicator(MPI_COMM_WORLD), {size}, &world);
       !st.ok())
     fail("Mesh::create: " + st.toString());
-  for (const Table *t : coconet_test::algorithms) {
+  std::vector<const Table *> tables(std::begin(coconet_test::algorithms),
+                                    std::end(coconet_test::algorithms));
+  tables.push_back(&coconet_test::relayTable());
+  for (const Table *t : tables) {
     if (!world || static_cast<int>(t->ranks) != size)
       continue;
     std::unique_ptr<cpu::Team> team;

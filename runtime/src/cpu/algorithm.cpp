@@ -235,9 +235,14 @@ Status Mesh::runAlgorithm(const Table &t, const void *in, void *out,
     in = copy;
   }
   // On one node, through the team's window (the same bits); else, or where
-  // the window has not room for every chunk's element, over MPI.
+  // the window has not room for every chunk's element, over MPI. An
+  // AllToAll goes over MPI: through the window it copies its whole input
+  // in and its output out besides what it moves, 1.5-5x MPI_Alltoall on
+  // this development machine where MPI point-to-point is 0.6-2.7x
+  // (docs/bench/synth.md).
   Team *members = nullptr;
-  COCONET_RETURN_IF_ERROR(team(axis, &members));
+  if (t.collective != algorithm::Collective::AllToAll)
+    COCONET_RETURN_IF_ERROR(team(axis, &members));
   if (members && members->size() == size) {
     const int64_t piece =
         algorithmTeamPieceElements(t, *members, chunkElements, dtype);

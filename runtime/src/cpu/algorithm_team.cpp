@@ -14,6 +14,12 @@
 //      the arrival (coconet/combine.h, two members, rounded at once);
 //   4. a barrier.
 //
+// A transfer whose source copy no transfer of the step writes, into a copy
+// no transfer of the step reads, lands at once in step 1 (a copy straight
+// from the source's part, a reduction combining the source's part into
+// this member's): nothing else touches either copy in the step. A step
+// whose transfers all land at once needs no second barrier.
+//
 // The same reads, the same combines in the same order as runAlgorithm over
 // MPI: the same bits. Chunks larger than the window allows run in pieces:
 // a table acts on each element of a chunk alone, so the same sub-range of
@@ -26,6 +32,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace coconet::rt::cpu {
 
@@ -54,6 +62,30 @@ size_t algorithmTeamStagingBytes(const Table &t, int rank,
   return most * static_cast<size_t>(pieceElements) * dtypeSize(dtype);
 }
 
+void algorithmTeamDirect(const Table &t, uint32_t step,
+                         std::vector<uint8_t> &direct,
+                         std::vector<std::pair<uint32_t, uint32_t>> &scratch) {
+  const Transfer *first = t.transfers + t.stepBegin[step];
+  const Transfer *last = t.transfers + t.stepBegin[step + 1];
+  const size_t n = static_cast<size_t>(last - first);
+  // scratch[0, n): the copies the step writes; [n, 2n): those it reads.
+  scratch.clear();
+  for (const Transfer *x = first; x != last; ++x)
+    scratch.push_back({x->dst, x->chunk});
+  for (const Transfer *x = first; x != last; ++x)
+    scratch.push_back({x->src, x->chunk});
+  std::sort(scratch.begin(), scratch.begin() + n);
+  std::sort(scratch.begin() + n, scratch.end());
+  direct.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Transfer &x = first[i];
+    direct[i] = !std::binary_search(scratch.begin(), scratch.begin() + n,
+                                    std::make_pair(x.src, x.chunk)) &&
+                !std::binary_search(scratch.begin() + n, scratch.end(),
+                                    std::make_pair(x.dst, x.chunk));
+  }
+}
+
 Status runAlgorithmOnTeam(const Table &t, Team &team, const void *in, void *out,
                           int64_t chunkElements, DType dtype, ReduceOp op,
                           void *staging) {
@@ -76,6 +108,8 @@ Status runAlgorithmOnTeam(const Table &t, Team &team, const void *in, void *out,
   const char *src = static_cast<const char *>(in);
   char *dst = static_cast<char *>(out);
   char *arrived = static_cast<char *>(staging);
+  std::vector<uint8_t> direct;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
 
   for (int64_t at = 0; at < chunkElements; at += piece) {
     const int64_t n = std::min(piece, chunkElements - at);
@@ -107,25 +141,43 @@ Status runAlgorithmOnTeam(const Table &t, Team &team, const void *in, void *out,
     for (uint32_t s = 0; s < t.numSteps; ++s) {
       const Transfer *first = t.transfers + t.stepBegin[s];
       const Transfer *last = t.transfers + t.stepBegin[s + 1];
-      size_t j = 0;
-      for (const Transfer *x = first; x != last; ++x)
-        if (x->dst == me)
-          std::memcpy(arrived + (j++) * bytes,
-                      slot(static_cast<int>(x->src), x->chunk), bytes);
       if (first == last)
         continue; // an empty step moves nothing
-      team.barrier();
-      j = 0;
+      // Which transfers land at once (every member works this out alike,
+      // so all take the same barriers).
+      algorithmTeamDirect(t, s, direct, pairs);
+      bool staged = false;
+      size_t j = 0;
       for (const Transfer *x = first; x != last; ++x) {
+        const bool now = direct[static_cast<size_t>(x - first)] != 0;
+        staged = staged || !now;
         if (x->dst != me)
           continue;
+        const char *from = slot(static_cast<int>(x->src), x->chunk);
         char *mine = slot(me, x->chunk);
-        const char *value = arrived + (j++) * bytes;
-        if (x->reduce) {
-          const void *members[2] = {mine, value};
+        if (!now) {
+          std::memcpy(arrived + (j++) * bytes, from, bytes);
+        } else if (x->reduce) {
+          const void *members[2] = {mine, from};
           combineMembers(members, 2, mine, n, dtype, op);
         } else {
-          std::memcpy(mine, value, bytes);
+          std::memcpy(mine, from, bytes);
+        }
+      }
+      if (staged) {
+        team.barrier();
+        j = 0;
+        for (const Transfer *x = first; x != last; ++x) {
+          if (x->dst != me || direct[static_cast<size_t>(x - first)])
+            continue;
+          char *mine = slot(me, x->chunk);
+          const char *value = arrived + (j++) * bytes;
+          if (x->reduce) {
+            const void *members[2] = {mine, value};
+            combineMembers(members, 2, mine, n, dtype, op);
+          } else {
+            std::memcpy(mine, value, bytes);
+          }
         }
       }
       team.barrier();

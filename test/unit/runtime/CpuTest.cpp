@@ -16,7 +16,10 @@
 
 #include "../sim/SimTestUtil.h"
 
+#include "coconet/cpu/algorithm.h"
 #include "coconet/cpu/runtime.h"
+
+#include "../../runtime/RelayTable.h"
 
 #include <catch2/catch.hpp>
 
@@ -334,6 +337,20 @@ TEST_CASE("matmul of integers wraps, sums of nothing are +0",
     CHECK(cd == 0.0);
     CHECK_FALSE(std::signbit(cd));
   }
+}
+
+TEST_CASE("the team path lands at once only what no transfer of the step "
+          "disturbs",
+          "[runtime][cpu]") {
+  // Step 0: rank 1's chunk 2 is written (0 -> 1) and read (1 -> 2): both
+  // go through staging; the others land at once. Step 1: all at once.
+  const coconet::rt::algorithm::Table &t = coconet_test::relayTable();
+  std::vector<uint8_t> direct;
+  std::vector<std::pair<uint32_t, uint32_t>> scratch;
+  coconet::rt::cpu::algorithmTeamDirect(t, 0, direct, scratch);
+  CHECK(direct == std::vector<uint8_t>{0, 0, 1, 1});
+  coconet::rt::cpu::algorithmTeamDirect(t, 1, direct, scratch);
+  CHECK(direct == std::vector<uint8_t>{1, 1, 1});
 }
 
 TEST_CASE("the default host allocator aligns to 64 bytes", "[runtime][cpu]") {

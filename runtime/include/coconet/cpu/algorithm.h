@@ -33,6 +33,8 @@
 #include "coconet/types.h"
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace coconet::rt::cpu {
 
@@ -47,9 +49,10 @@ Status runAlgorithm(const algorithm::Table &table, MPI_Comm comm,
 /// The same among the members of `team` (one node, cpu/team.h) through
 /// its shared window instead of messages: per step, every member copies
 /// what it receives from the senders' parts into `staging`, a barrier, then
-/// lands it in the step's order, a barrier. The same bits as runAlgorithm.
-/// Chunks run in pieces of algorithmTeamPieceElements elements (the
-/// window holds every chunk's piece); `staging` holds at least
+/// lands it in the step's order, a barrier (a transfer no other transfer
+/// of the step can disturb lands at once: algorithmTeamDirect). The same bits
+/// as runAlgorithm. Chunks run in pieces of algorithmTeamPieceElements elements
+/// (the window holds every chunk's piece); `staging` holds at least
 /// algorithmTeamStagingBytes. Refused where the window has not room for
 /// one element of every chunk (algorithmTeamPieceElements is 0).
 class Team;
@@ -61,6 +64,14 @@ int64_t algorithmTeamPieceElements(const algorithm::Table &table,
                                    DType dtype);
 size_t algorithmTeamStagingBytes(const algorithm::Table &table, int rank,
                                  int64_t pieceElements, DType dtype);
+/// Which transfers of step `step` runAlgorithmOnTeam lands at once, while
+/// members read (direct[i] for the step's transfer i): those whose source
+/// copy no transfer of the step writes and whose destination copy none
+/// reads; the others go through staging and a second barrier. `scratch`
+/// is working room (reused between calls).
+void algorithmTeamDirect(const algorithm::Table &table, uint32_t step,
+                         std::vector<uint8_t> &direct,
+                         std::vector<std::pair<uint32_t, uint32_t>> &scratch);
 
 } // namespace coconet::rt::cpu
 

@@ -141,9 +141,10 @@ public:
   /// algorithm::outputChunks(table) in `out`; reductions in the
   /// algorithm's order. On the axis's team (one node: its shared window,
   /// cpu::runAlgorithmOnTeam, made at the axis's first team call), else
-  /// over MPI point-to-point (cpu::runAlgorithm): the same bits. `in` and `out`
-  /// may overlap (the input is copied first). Refused (InvalidArgument) as
-  /// algorithm::checkCall refuses, before any message.
+  /// over MPI point-to-point (cpu::runAlgorithm): the same bits. An
+  /// AllToAll always over MPI (faster here: docs/bench/synth.md). `in` and
+  /// `out` may overlap (the input is copied first). Refused (InvalidArgument)
+  /// as algorithm::checkCall refuses, before any message.
   Status runAlgorithm(const algorithm::Table &table, const void *in, void *out,
                       int64_t count, DType dtype, ReduceOp op, int axis);
 
