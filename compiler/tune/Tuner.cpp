@@ -30,6 +30,19 @@ static bool targetRuns(llvm::StringRef target, Algorithm a) {
          (a == Algorithm::OneShot || a == Algorithm::TwoShot);
 }
 
+/// Gives `c` the program `next` that directive `d` (an algorithm) made
+/// of it, and says so in its directives and summary.
+static void addAlgorithmDirective(Candidate &c,
+                                  std::unique_ptr<ir::Program> next,
+                                  ir::Schedule::Directive d) {
+  c.program = std::move(next);
+  c.summary += (c.summary.front() == '(' ? "" : " ") +
+               ("algorithm(" + llvm::join(d.args, ", ") + ")");
+  if (c.summary.front() == '(')
+    c.summary = c.summary.substr(c.summary.find(')') + 1);
+  c.directives.push_back(std::move(d));
+}
+
 bool chooseAlgorithms(Candidate &c, const StepTime &time,
                       const Machine &machine) {
   std::map<Algorithm, llvm::SmallVector<std::string, 2>> chosen;
@@ -61,12 +74,7 @@ bool chooseAlgorithms(Candidate &c, const StepTime &time,
     std::unique_ptr<ir::Program> next = c.program->clone();
     if (failed(passes::createAlgorithmPass(d, {})->run(*next, quiet)))
       continue;
-    c.program = std::move(next);
-    c.summary += (c.summary.front() == '(' ? "" : " ") +
-                 ("algorithm(" + llvm::join(d.args, ", ") + ")");
-    if (c.summary.front() == '(')
-      c.summary = c.summary.substr(c.summary.find(')') + 1);
-    c.directives.push_back(std::move(d));
+    addAlgorithmDirective(c, std::move(next), std::move(d));
     changed = true;
   }
   return changed;
@@ -121,12 +129,7 @@ bool chooseAlgorithmFiles(Candidate &c, const StepTime &time,
         continue;
       // Later collectives are priced against this step.
       step = bestSeconds;
-      c.program = std::move(best);
-      c.summary += (c.summary.front() == '(' ? "" : " ") +
-                   ("algorithm(" + llvm::join(bestDirective.args, ", ") + ")");
-      if (c.summary.front() == '(')
-        c.summary = c.summary.substr(c.summary.find(')') + 1);
-      c.directives.push_back(std::move(bestDirective));
+      addAlgorithmDirective(c, std::move(best), std::move(bestDirective));
       changed = true;
     }
   return changed;
