@@ -52,8 +52,7 @@ llvm::cl::OptionCategory &synthCategory();
 bool synthOptionTakesValue(llvm::StringRef arg);
 bool synthOptionGiven(std::string &which);
 int runSynth(llvm::StringRef kind, llvm::StringRef collective,
-             const std::optional<std::string> &emit, llvm::SourceMgr &sourceMgr,
-             DiagnosticEngine &diags);
+             const std::optional<std::string> &emit, Compilation &c);
 bool simOptionGiven(std::string &which,
                     llvm::ArrayRef<llvm::StringRef> allowed = {});
 bool tuneOptionGiven(std::string &which,
@@ -659,15 +658,16 @@ int runDriver(int argc, char **argv) {
                         "--sketch-file S");
       return 2;
     }
-    if (simOptionGiven(which) || tuneOptionGiven(which)) {
+    // (--machine: a tuner's machine file as the topology.)
+    static const llvm::StringRef kMachine[] = {"machine"};
+    if (simOptionGiven(which) || tuneOptionGiven(which, kMachine)) {
       reportDriverError("--" + which +
                         " is not an option of 'coconetc "
                         "synth'");
       return 2;
     }
     std::unique_ptr<Compilation> c = newCompilation();
-    return runSynth(synthWords[0], synthWords[1], synthEmit, c->sourceMgr,
-                    *c->diags);
+    return runSynth(synthWords[0], synthWords[1], synthEmit, *c);
   }
   if (synthOptionGiven(which)) {
     reportDriverError("--" + which + " is an option of 'coconetc synth'");

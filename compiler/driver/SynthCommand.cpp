@@ -5,10 +5,12 @@
 // files, synthesises the collective's algorithm for the topology they
 // describe, verifies it and writes it (an algorithm file). With
 // --algorithm-file A it checks A instead (the same verifier) and writes it
-// back; --print-topology prints the topology and stops.
+// back; --print-topology prints the topology and stops. --machine M takes
+// the topology from a tuner's machine file instead (profileOfMachine).
 //
 //===----------------------------------------------------------------------===//
 
+#include "driver/DriverOptions.h"
 #include "driver/RangedOption.h"
 #include "support/Files.h"
 #include "synth/Algorithm.h"
@@ -18,6 +20,7 @@
 #include "synth/Msccl.h"
 #include "synth/Synthesize.h"
 #include "synth/Topology.h"
+#include "tune/Machine.h"
 
 #include "diag/Diagnostic.h"
 
@@ -74,11 +77,77 @@ static cl::opt<bool> printTopology(
     cl::desc("coconetc synth: print the topology the files describe and stop"),
     cl::cat(synthCategory()));
 
+static NumberOption<int64_t> profileBytes(
+    "profile-bytes",
+    "coconetc synth --machine: the bytes of a rank's buffer the topology's "
+    "costs are for (a TACCL profile is for one size); default 1048576",
+    1, int64_t(1) << 40, int64_t(1) << 20, synthCategory());
+
+/// TACCL's node profile of a tuner's machine file (docs/synth.md, "The
+/// topology from a machine file"): a node of `ranks-per-node` GPUs, each
+/// pair linked at the machine's node level, the nodes linked at its network
+/// level, one NIC a GPU; a link's alpha its level's latency and its beta
+/// the time --profile-bytes take at its bandwidth (the allgather ring line,
+/// else the library's). Null after reporting what the machine lacks.
+static std::optional<synth::NodeProfile>
+profileOfMachine(const tune::Machine &m, synth::NodeKind kind) {
+  if (m.ranksPerNode < 1 ||
+      m.ranksPerNode > static_cast<int64_t>(synth::kMaxGpusPerNode)) {
+    reportToolError("coconetc synth: machine '" + m.name + "' has " +
+                    std::to_string(m.ranksPerNode) +
+                    " ranks a node; a topology has 1 to " +
+                    std::to_string(synth::kMaxGpusPerNode) + " GPUs a node");
+    return std::nullopt;
+  }
+  auto line = [&](tune::Level level) {
+    const tune::LinkCost *c =
+        m.find(tune::Collective::AllGather, tune::Algorithm::Ring, level,
+               ir::DType::F32);
+    return c ? c
+             : m.find(tune::Collective::AllGather, tune::Algorithm::Library,
+                      level, ir::DType::F32);
+  };
+  if (kind == synth::NodeKind::NDv2 && m.ranksPerNode != 8) {
+    reportToolError("coconetc synth: an NDv2 node has 8 GPUs (its hybrid "
+                    "cube-mesh); machine '" +
+                    m.name + "' has " + std::to_string(m.ranksPerNode) +
+                    " ranks a node");
+    return std::nullopt;
+  }
+  const tune::LinkCost *node = line(tune::Level::Node);
+  if (!node || node->bandwidth <= 0) {
+    reportToolError("coconetc synth: machine '" + m.name +
+                    "' prices no allgather ring (or library) on the node "
+                    "level: nothing to give its links");
+    return std::nullopt;
+  }
+  synth::NodeProfile p;
+  p.name = m.name;
+  p.gpusPerNode = static_cast<unsigned>(m.ranksPerNode);
+  p.nicsPerNode = p.gpusPerNode;
+  const double bytes = static_cast<double>(*profileBytes);
+  p.alpha = node->latency * 1e6;
+  const double beta = bytes / node->bandwidth * 1e6;
+  // (NDv2 lists its two link types; the machine has one.)
+  p.betas = {beta, beta};
+  p.invbws = {p.alpha + beta, p.alpha + beta};
+  if (const tune::LinkCost *net = line(tune::Level::Network);
+      net && net->bandwidth > 0) {
+    p.hasRemote = true;
+    p.remoteAlpha = net->latency * 1e6;
+    p.remoteBeta = bytes / net->bandwidth * 1e6;
+    p.remoteInvbw = p.remoteAlpha + p.remoteBeta;
+  }
+  if (kind != synth::NodeKind::NDv2)
+    p.betas.resize(1), p.invbws.resize(1);
+  return p;
+}
+
 /// The options that take their value as the next word (for the driver's
 /// search of synth's two words).
 bool synthOptionTakesValue(llvm::StringRef arg) {
   for (llvm::StringRef name : {"topology-file", "sketch-file", "algorithm-file",
-                               "time-limit", "baseline"})
+                               "time-limit", "baseline", "profile-bytes"})
     if (arg == ("--" + name).str() || arg == ("-" + name).str())
       return true;
   return false;
@@ -93,7 +162,8 @@ bool synthOptionGiven(std::string &which) {
       {"time-limit", timeLimit.given()},
       {"solver-log", solverLog.getNumOccurrences() > 0},
       {"print-topology", printTopology.getNumOccurrences() > 0},
-      {"baseline", baseline.getNumOccurrences() > 0}};
+      {"baseline", baseline.getNumOccurrences() > 0},
+      {"profile-bytes", profileBytes.given()}};
   for (const auto &[name, on] : given)
     if (on) {
       which = name;
@@ -181,8 +251,9 @@ static bool writeOut(SynthEmit emit, const synth::Algorithm &alg,
 }
 
 int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
-             const std::optional<std::string> &emitName,
-             llvm::SourceMgr &sourceMgr, DiagnosticEngine &diags) {
+             const std::optional<std::string> &emitName, Compilation &c) {
+  llvm::SourceMgr &sourceMgr = c.sourceMgr;
+  DiagnosticEngine &diags = *c.diags;
   SynthEmit emit = SynthEmit::Algorithm;
   if (emitName) {
     if (*emitName == "algorithm")
@@ -214,17 +285,40 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
                     "Allreduce");
     return 2;
   }
-  if (topologyFile.empty() || sketchFile.empty()) {
+  const bool fromMachine = machineGiven();
+  if ((topologyFile.empty() && !fromMachine) || sketchFile.empty()) {
     reportToolError(std::string("coconetc synth needs --") +
-                    (topologyFile.empty() ? "topology-file" : "sketch-file") +
-                    " FILE");
+                    (sketchFile.empty() ? "sketch-file FILE"
+                                        : "topology-file FILE (or --machine)"));
     return 2;
   }
-  support::ReadFile topo =
-      support::readUserFile(topologyFile, support::FileKind::Topology);
-  if (!topo.buffer) {
-    reportToolError(topo.message);
-    return 1;
+  if (fromMachine && !topologyFile.empty()) {
+    reportToolError("coconetc synth: --topology-file and --machine both "
+                    "give the topology; give one");
+    return 2;
+  }
+  if (fromMachine && *kind == synth::NodeKind::Custom) {
+    reportToolError("coconetc synth: a machine file gives no link matrix; "
+                    "the 'custom' node kind needs --topology-file");
+    return 2;
+  }
+  // The topology first (its file, or the machine), then the sketch.
+  std::optional<synth::NodeProfile> profile;
+  if (fromMachine) {
+    std::optional<tune::Machine> machine = loadMachine(c);
+    if (!machine)
+      return diags.hadError() ? 1 : 2;
+    profile = profileOfMachine(*machine, *kind);
+    if (!profile)
+      return 1;
+  }
+  support::ReadFile topo;
+  if (!fromMachine) {
+    topo = support::readUserFile(topologyFile, support::FileKind::Topology);
+    if (!topo.buffer) {
+      reportToolError(topo.message);
+      return 1;
+    }
   }
   support::ReadFile sketch =
       support::readUserFile(sketchFile, support::FileKind::Sketch);
@@ -232,8 +326,9 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
     reportToolError(sketch.message);
     return 1;
   }
-  std::optional<synth::NodeProfile> profile =
-      synth::parseTopologyFile(*kind, std::move(topo.buffer), sourceMgr, diags);
+  if (!fromMachine)
+    profile = synth::parseTopologyFile(*kind, std::move(topo.buffer), sourceMgr,
+                                       diags);
   if (!profile)
     return 1;
   std::optional<synth::Sketch> sk = synth::parseSketchFile(
