@@ -66,6 +66,14 @@ std::shared_ptr<const ir::AlgorithmTable> readTable(llvm::StringRef shown,
       diags.report(at, DiagId::AlgorithmFileNamedHere, shown);
     return nullptr;
   }
+  // (A collective over one rank moves nothing, and its output may be its
+  // input: the runtimes' runs take distinct buffers.)
+  if (alg->ranks < 2) {
+    diags.report(at, DiagId::AlgorithmFileRefused, shown,
+                 "it is for one rank, which moves nothing; run the "
+                 "collective without an algorithm");
+    return nullptr;
+  }
   if (std::optional<std::string> why = synth::verifyDataFlow(*alg)) {
     diags.report(at, DiagId::AlgorithmFileRefused, shown, *why);
     return nullptr;
