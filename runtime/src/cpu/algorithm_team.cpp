@@ -108,8 +108,10 @@ Status runAlgorithmOnTeam(const Table &t, Team &team, const void *in, void *out,
   const char *src = static_cast<const char *>(in);
   char *dst = static_cast<char *>(out);
   char *arrived = static_cast<char *>(staging);
-  std::vector<uint8_t> direct;
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  // Working room kept between calls (a step's collective allocates only at
+  // its first run).
+  static thread_local std::vector<uint8_t> direct;
+  static thread_local std::vector<std::pair<uint32_t, uint32_t>> pairs;
 
   for (int64_t at = 0; at < chunkElements; at += piece) {
     const int64_t n = std::min(piece, chunkElements - at);
