@@ -83,14 +83,8 @@ static NumberOption<int64_t> profileBytes(
     "costs are for (a TACCL profile is for one size); default 1048576",
     1, int64_t(1) << 40, int64_t(1) << 20, synthCategory());
 
-/// TACCL's node profile of a tuner's machine file (docs/synth.md, "The
-/// topology from a machine file"): a node of `ranks-per-node` GPUs, each
-/// pair linked at the machine's node level, the nodes linked at its network
-/// level, one NIC a GPU; a link's alpha its level's latency and its beta
-/// the time --profile-bytes take at its bandwidth (the allgather ring line,
-/// else the library's). Null after reporting what the machine lacks.
-static std::optional<synth::NodeProfile>
-profileOfMachine(const tune::Machine &m, synth::NodeKind kind) {
+std::optional<synth::NodeProfile>
+profileOfMachine(const tune::Machine &m, synth::NodeKind kind, double bytes) {
   if (m.ranksPerNode < 1 ||
       m.ranksPerNode > static_cast<int64_t>(synth::kMaxGpusPerNode)) {
     reportToolError("coconetc synth: machine '" + m.name + "' has " +
@@ -125,7 +119,6 @@ profileOfMachine(const tune::Machine &m, synth::NodeKind kind) {
   p.name = m.name;
   p.gpusPerNode = static_cast<unsigned>(m.ranksPerNode);
   p.nicsPerNode = p.gpusPerNode;
-  const double bytes = static_cast<double>(*profileBytes);
   p.alpha = node->latency * 1e6;
   const double beta = bytes / node->bandwidth * 1e6;
   // (NDv2 lists its two link types; the machine has one.)
@@ -308,7 +301,8 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
     std::optional<tune::Machine> machine = loadMachine(c);
     if (!machine)
       return diags.hadError() ? 1 : 2;
-    profile = profileOfMachine(*machine, *kind);
+    profile =
+        profileOfMachine(*machine, *kind, static_cast<double>(*profileBytes));
     if (!profile)
       return 1;
   }

@@ -20,6 +20,8 @@
 #include "passes/PassManager.h"
 #include "sema/Sema.h"
 #include "support/Files.h"
+#include "synth/AlgorithmFile.h"
+#include "synth/Synthesize.h"
 #include "tune/CostModel.h"
 #include "tune/Tuner.h"
 
@@ -37,6 +39,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <set>
 
 #ifndef COCONET_MACHINES_DIR
 #define COCONET_MACHINES_DIR ""
@@ -85,6 +88,16 @@ static cl::list<std::string> algorithmFileOption(
              "step faster; written into the schedule as given (a path "
              "relative to the schedule's file, or absolute)"),
     cl::value_desc("file,file"), cl::CommaSeparated, cl::cat(tuneCategory()));
+
+static cl::opt<std::string> synthesizeDir(
+    "synthesize",
+    cl::desc("Synthesise an algorithm (coconetc synth, docs/synth.md) for "
+             "each collective of the program on the machine's topology "
+             "(HubAndSpoke nodes of its ranks-per-node, chunks spread in a "
+             "node through a switch and sent between nodes GPU to GPU), "
+             "write each into this directory and offer it as --algorithms "
+             "does"),
+    cl::value_desc("dir"), cl::cat(tuneCategory()));
 
 static cl::opt<bool, false, SafeParser<bool>> staging(
     "staging",
@@ -280,6 +293,124 @@ loadAlgorithmFiles(Compilation &c) {
       tables.push_back(std::move(table));
   }
   return tables;
+}
+
+/// --synthesize DIR: an algorithm for each collective of `program` (its
+/// kind and its axis's ranks at `sizes`, each once; for an allreduce also
+/// the reducescatter and allgather of its split) on the machine's
+/// topology, written into DIR and appended to `tables`; false after
+/// reporting why not.
+static bool synthesizeForMachine(
+    Compilation &c, const ir::Program &program, const ir::DimEnv &sizes,
+    const tune::Machine &machine,
+    std::vector<std::shared_ptr<const ir::AlgorithmTable>> &tables) {
+  const std::string dir = synthesizeDir;
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    reportToolError("--synthesize: cannot make the directory '" + dir +
+                    "': " + ec.message());
+    return false;
+  }
+  auto axisRanks = [&](int axis) {
+    int64_t n = 1;
+    for (unsigned a = 0; a < program.mesh.size(); ++a)
+      if (axis < 0 || static_cast<unsigned>(axis) == a) {
+        auto it = sizes.find(program.mesh.axes[a].size);
+        n *= it == sizes.end() ? 1 : it->second;
+      }
+    return n;
+  };
+  // Each collective of the program, and for an allreduce the
+  // reducescatter and allgather a split makes of it.
+  std::vector<std::pair<synth::Collective, int64_t>> wanted;
+  for (const auto &stage : program.getStages()) {
+    if (stage->axis < 0 && program.mesh.size() > 1)
+      continue;
+    const int64_t ranks = axisRanks(stage->axis);
+    // (Not a switch: every other stage kind synthesises nothing.)
+    const ir::StageKind k = stage->kind;
+    if (k == ir::StageKind::AllGather)
+      wanted.push_back({synth::Collective::AllGather, ranks});
+    else if (k == ir::StageKind::AllToAll)
+      wanted.push_back({synth::Collective::AllToAll, ranks});
+    else if (k == ir::StageKind::ReduceScatter)
+      wanted.push_back({synth::Collective::ReduceScatter, ranks});
+    else if (k == ir::StageKind::AllReduce)
+      for (synth::Collective c :
+           {synth::Collective::AllReduce, synth::Collective::ReduceScatter,
+            synth::Collective::AllGather})
+        wanted.push_back({c, ranks});
+  }
+  std::set<std::pair<synth::Collective, int64_t>> done;
+  sema::AlgorithmFiles files;
+  for (const auto &[kind, ranks] : wanted) {
+    const std::optional<synth::Collective> collective = kind;
+    const int64_t perNode = std::min(ranks, machine.ranksPerNode);
+    if (ranks < 2 || ranks > synth::kMaxRanks || perNode < 1 ||
+        perNode > synth::kMaxGpusPerNode || ranks % perNode != 0 ||
+        ranks / perNode > synth::kMaxNodes ||
+        !done.insert({*collective, ranks}).second)
+      continue;
+    std::optional<synth::NodeProfile> profile = profileOfMachine(
+        machine, synth::NodeKind::HubAndSpoke, double(1 << 20));
+    if (!profile)
+      return false;
+    profile->gpusPerNode = profile->nicsPerNode =
+        static_cast<unsigned>(perNode);
+    synth::Sketch sketch;
+    sketch.nodes = static_cast<unsigned>(ranks / perNode);
+    sketch.intra = synth::Sketch::Intra::Switch;
+    synth::Sketch::SwitchGroup group;
+    for (unsigned g = 0; g < perNode; ++g)
+      group.gpus.push_back(g);
+    sketch.switches.push_back(group);
+    if (sketch.nodes > 1) {
+      if (!profile->hasRemote)
+        continue; // no network line: nothing to give the links between nodes
+      for (unsigned g = 0; g < perNode; ++g)
+        sketch.internodeConn[g] = {g};
+      sketch.symmetryOffsets.push_back(
+          {static_cast<unsigned>(perNode), static_cast<unsigned>(ranks)});
+    }
+    synth::Topology topology =
+        synth::buildTopology(synth::NodeKind::HubAndSpoke, *profile, sketch);
+    synth::SynthOptions options;
+    options.seconds = 20;
+    auto result = synth::synthesize(*collective, topology, sketch, options);
+    if (!result) {
+      llvm::errs() << "coconetc tune: no " << synth::collectiveName(*collective)
+                   << " synthesised for " << ranks
+                   << " ranks: " << llvm::toString(result.takeError()) << "\n";
+      continue;
+    }
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, synth::collectiveName(*collective).str() +
+                                      "-" + std::to_string(ranks) + ".alg");
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+      if (ec) {
+        reportToolError("--synthesize: cannot write '" + std::string(path) +
+                        "': " + ec.message());
+        return false;
+      }
+      synth::writeAlgorithm(result->algorithm, topology.name, result->time, os);
+    }
+    llvm::errs() << "coconetc tune: synthesised "
+                 << synth::collectiveName(*collective) << " for " << ranks
+                 << " ranks (" << sketch.nodes << " node"
+                 << (sketch.nodes == 1 ? "" : "s") << " of " << perNode
+                 << ") into " << path << ": " << result->algorithm.steps.size()
+                 << (result->algorithm.steps.size() == 1 ? " step, "
+                                                         : " steps, ")
+                 << "" << llvm::format("%.4g", result->time)
+                 << " us on the machine's links at 1 MiB\n";
+    auto table = files.loadPath(path, *c.diags);
+    if (!table)
+      return false;
+    if (!llvm::is_contained(tables, table))
+      tables.push_back(std::move(table));
+  }
+  return true;
 }
 
 static tune::SpaceOptions spaceOptions(const ir::Schedule *base,
@@ -515,6 +646,9 @@ int runTune(const std::string &path, const std::string &programName) {
     return c->diags->hadError() ? 1 : 2;
   auto tables = loadAlgorithmFiles(*c);
   if (!tables)
+    return 1;
+  if (!synthesizeDir.empty() &&
+      !synthesizeForMachine(*c, *program, sizes, *machine, *tables))
     return 1;
 
   llvm::errs() << "coconetc tune: enumerating the schedules of '"
@@ -814,6 +948,9 @@ std::optional<ir::Schedule> autoSchedule(Compilation &c,
     return std::nullopt;
   auto tables = loadAlgorithmFiles(c);
   if (!tables)
+    return std::nullopt;
+  if (!synthesizeDir.empty() &&
+      !synthesizeForMachine(c, program, sizes, *machine, *tables))
     return std::nullopt;
   tune::SpaceOptions space = spaceOptions(nullptr, sizes);
   space.algorithmFiles = std::move(*tables);

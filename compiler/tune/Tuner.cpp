@@ -89,6 +89,7 @@ bool chooseAlgorithmFiles(Candidate &c, const StepTime &time,
   DiagnosticEngine quiet(sm, silent);
   double step = time.seconds;
   bool changed = false;
+  std::vector<std::unique_ptr<ir::Program>> replaced;
   for (const LaunchTime &t : time.launches)
     for (const CollectiveTime &ct : t.collectives) {
       const ir::Stage &s = *ct.stage;
@@ -127,8 +128,10 @@ bool chooseAlgorithmFiles(Candidate &c, const StepTime &time,
       }
       if (!best)
         continue;
-      // Later collectives are priced against this step.
+      // Later collectives are priced against this step. `time`'s stages
+      // are the program's being replaced: it lives until the loop ends.
       step = bestSeconds;
+      replaced.push_back(std::move(c.program));
       addAlgorithmDirective(c, std::move(best), std::move(bestDirective));
       changed = true;
     }
