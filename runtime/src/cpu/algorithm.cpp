@@ -127,6 +127,16 @@ Status postPieces(bool send, char *data, size_t bytes, int peer, MPI_Comm comm,
 
 } // namespace
 
+void landTransfer(bool reduce, void *to, const void *value, int64_t elements,
+                  DType dtype, ReduceOp op) {
+  if (reduce) {
+    const void *members[2] = {to, value};
+    combineMembers(members, 2, to, elements, dtype, op);
+  } else {
+    std::memcpy(to, value, static_cast<size_t>(elements) * dtypeSize(dtype));
+  }
+}
+
 Status runAlgorithm(const Table &t, MPI_Comm comm, const void *in, void *out,
                     int64_t chunkElements, DType dtype, ReduceOp op) {
   int rank = 0, size = 0;
@@ -197,14 +207,8 @@ Status runAlgorithm(const Table &t, MPI_Comm comm, const void *in, void *out,
     for (const auto &[x, at] : receives) {
       if (at == kInSlot)
         continue;
-      char *slot = slots.slot(x->chunk);
-      const char *value = arrived.data() + at * bytes;
-      if (x->reduce) {
-        const void *members[2] = {slot, value};
-        combineMembers(members, 2, slot, chunkElements, dtype, op);
-      } else {
-        std::memcpy(slot, value, bytes);
-      }
+      landTransfer(x->reduce, slots.slot(x->chunk), arrived.data() + at * bytes,
+                   chunkElements, dtype, op);
     }
   }
   slots.finish();

@@ -157,14 +157,10 @@ Status runAlgorithmOnTeam(const Table &t, Team &team, const void *in, void *out,
           continue;
         const char *from = slot(static_cast<int>(x->src), x->chunk);
         char *mine = slot(me, x->chunk);
-        if (!now) {
+        if (now)
+          landTransfer(x->reduce, mine, from, n, dtype, op);
+        else
           std::memcpy(arrived + (j++) * bytes, from, bytes);
-        } else if (x->reduce) {
-          const void *members[2] = {mine, from};
-          combineMembers(members, 2, mine, n, dtype, op);
-        } else {
-          std::memcpy(mine, from, bytes);
-        }
       }
       if (staged) {
         team.barrier();
@@ -172,14 +168,8 @@ Status runAlgorithmOnTeam(const Table &t, Team &team, const void *in, void *out,
         for (const Transfer *x = first; x != last; ++x) {
           if (x->dst != me || direct[static_cast<size_t>(x - first)])
             continue;
-          char *mine = slot(me, x->chunk);
-          const char *value = arrived + (j++) * bytes;
-          if (x->reduce) {
-            const void *members[2] = {mine, value};
-            combineMembers(members, 2, mine, n, dtype, op);
-          } else {
-            std::memcpy(mine, value, bytes);
-          }
+          landTransfer(x->reduce, slot(me, x->chunk), arrived + (j++) * bytes,
+                       n, dtype, op);
         }
       }
       team.barrier();

@@ -46,6 +46,12 @@ Status runAlgorithm(const algorithm::Table &table, MPI_Comm comm,
                     const void *in, void *out, int64_t chunkElements,
                     DType dtype, ReduceOp op);
 
+/// How a transfer lands (both runners): a reduction combines the arrival
+/// into `to` (the receiver's value first, coconet/combine.h, rounded at
+/// once), a copy stores it over `to`; `elements` of `dtype`.
+void landTransfer(bool reduce, void *to, const void *value, int64_t elements,
+                  DType dtype, ReduceOp op);
+
 /// The same among the members of `team` (one node, cpu/team.h) through
 /// its shared window instead of messages: per step, every member copies
 /// what it receives from the senders' parts into `staging`, a barrier, then
