@@ -31,8 +31,8 @@ enum class AlgorithmCollective : uint8_t {
 
 /// Plain data (no IR types): what the plan carries to the code generators.
 struct AlgorithmTable {
-  /// The file as the schedule names it, and the path it was read from.
-  std::string file, path;
+  /// The file as the schedule names it.
+  std::string file;
   /// The algorithm's own name (the file's "name").
   std::string name;
   AlgorithmCollective collective = AlgorithmCollective::AllGather;
@@ -45,9 +45,8 @@ struct AlgorithmTable {
 
   /// R x k, or R x R x k for an AllToAll.
   uint64_t numChunks() const;
-  /// Chunks of one rank's input and of its output.
+  /// Chunks of one rank's input.
   uint64_t inputChunks() const;
-  uint64_t outputChunks() const;
   uint64_t numTransfers() const;
 };
 

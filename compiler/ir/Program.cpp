@@ -436,10 +436,6 @@ uint64_t AlgorithmTable::inputChunks() const {
   const uint64_t rk = uint64_t{ranks} * chunksPerRank;
   return collective == AlgorithmCollective::AllGather ? chunksPerRank : rk;
 }
-uint64_t AlgorithmTable::outputChunks() const {
-  const uint64_t rk = uint64_t{ranks} * chunksPerRank;
-  return collective == AlgorithmCollective::ReduceScatter ? chunksPerRank : rk;
-}
 uint64_t AlgorithmTable::numTransfers() const {
   uint64_t n = 0;
   for (const auto &step : steps)

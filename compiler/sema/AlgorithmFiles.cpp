@@ -80,7 +80,6 @@ std::shared_ptr<const ir::AlgorithmTable> readTable(llvm::StringRef shown,
   }
   auto table = std::make_shared<ir::AlgorithmTable>();
   table->file = shown.str();
-  table->path = path;
   table->name = alg->name.empty()
                     ? synth::collectiveName(alg->collective).str() + "-" +
                           llvm::sys::path::stem(shown).str()
