@@ -13,7 +13,10 @@
 //     NVSwitch port, a NIC): the costs of what it carries add up to at
 //     most T; a rank sending c to several peers through one port sends
 //     them one after another after c arrives;
-//   - the sketch's symmetry: x and a equal at (c, e) and at their images.
+//   - the sketch's symmetry: x and a equal at (c, e) and at their images;
+//   - the sketch's secondary aim, weighted 0.01 against T as TACCL weighs
+//     it: minmax/maxmin (the most or least any link carries; a switch's
+//     uc-min/uc-max is a constant here, see secondaryAims).
 //
 // Each chunk may only use links on a fewest-hops path from its first
 // rank to a rank that must receive it (TACCL's shortest-path sets, as
@@ -105,6 +108,57 @@ std::vector<unsigned> hops(const Topology &t,
     }
   }
   return dist;
+}
+
+/// TACCL's weight of a sketch's secondary aim against the makespan (in
+/// microseconds).
+constexpr double kSecondaryWeight = 0.01;
+
+/// The sketch's secondary aim, added to the objective T with TACCL's
+/// weight: "minmax" (+) the most any link or switch port carries,
+/// "maxmin" (-) the least any link or port a chunk may use carries. `load` and
+/// `portLoad` hold what each link and port carries (negative costs). Returns
+/// what CBC's bound on the objective is divided by to bound the least makespan.
+double secondaryAims(Milp &milp, const Sketch &sketch,
+                     const std::vector<std::vector<Milp::Term>> &load,
+                     const std::vector<std::vector<Milp::Term>> &portLoad) {
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (sketch.intra) {
+  case Sketch::Intra::None:
+  case Sketch::Intra::Switch:
+    // uc-min/uc-max would count the group's links in use, but every link
+    // u -> v inside a node carries u's own chunk (AllGather) or the chunk
+    // u sends v (AllToAll): v must receive it, and the direct link is its
+    // only fewest-hops way. The count is a constant here (TACCL's routes
+    // range over ranks, not links, and can go around).
+    return 1;
+  case Sketch::Intra::MinMax:
+  case Sketch::Intra::MaxMin: {
+    bool most = sketch.intra == Sketch::Intra::MinMax;
+    // The most any link carries is at most T, so a routing of makespan T
+    // has an objective of at most T (1 + w) with "minmax", at most T with
+    // "maxmin": CBC's bound over (1 + w), or itself, bounds the least T.
+    unsigned var =
+        milp.addVar(0, inf, most ? kSecondaryWeight : -kSecondaryWeight, false);
+    auto bind = [&](const std::vector<Milp::Term> &terms) {
+      if (terms.empty())
+        return;
+      std::vector<Milp::Term> row = terms;
+      row.push_back({var, 1});
+      // most: var >= load; least: var <= load.
+      if (most)
+        milp.addRow(row, 0, inf);
+      else
+        milp.addRow(row, -inf, 0);
+    };
+    for (const auto &terms : load)
+      bind(terms);
+    for (const auto &terms : portLoad)
+      bind(terms);
+    return most ? 1 + kSecondaryWeight : 1;
+  }
+  }
+  return 1;
 }
 
 } // namespace
@@ -246,11 +300,14 @@ routeChunks(Collective collective, const Topology &topology,
   for (unsigned c = 0; c < C; ++c)
     for (unsigned k = 0; k < cand[c].size(); ++k)
       load[cand[c][k]].push_back({x[c][k], -topology.links[cand[c][k]].cost});
-  for (auto &terms : load)
+  for (const auto &terms : load)
     if (!terms.empty()) {
-      terms.push_back({T, 1});
-      milp.addRow(terms, 0, inf);
+      std::vector<Milp::Term> row = terms;
+      row.push_back({T, 1});
+      milp.addRow(row, 0, inf);
     }
+  // What each switch port carries (negative costs, as `load`).
+  std::vector<std::vector<Milp::Term>> portLoad;
   for (const Switch &sw : topology.switches) {
     std::vector<Milp::Term> terms{{T, 1}};
     for (unsigned c = 0; c < C; ++c) {
@@ -276,9 +333,13 @@ routeChunks(Collective collective, const Topology &topology,
         milp.addRow(fromOne, 0, inf);
       }
     }
-    if (terms.size() > 1)
+    if (terms.size() > 1) {
       milp.addRow(terms, 0, inf);
+      portLoad.push_back(
+          std::vector<Milp::Term>(terms.begin() + 1, terms.end()));
+    }
   }
+  double boundScale = secondaryAims(milp, sketch, load, portLoad);
   // The symmetry.
   for (const std::vector<unsigned> &perm : perms)
     for (unsigned c = 0; c < C; ++c) {
@@ -326,7 +387,7 @@ routeChunks(Collective collective, const Topology &topology,
   }
   report.optimal = res.status == Milp::Result::Optimal;
   report.makespan = res.values[T];
-  report.bound = res.bound;
+  report.bound = res.bound / boundScale;
   if (options.progress)
     *options.progress << "coconetc synth: routed in "
                       << llvm::format("%.2f", res.seconds) << " s: makespan "

@@ -6,6 +6,9 @@
 // switch port it passes is busy for the link's cost. Of the hops that can
 // go, the one that can start first goes first; ties go to the hop with the
 // longest way still ahead of its chunk, then to the MILP's arrival order.
+// With the sketch's enforce_ordering, a hop that relays a chunk over a link
+// between nodes waits until its source's own chunks have all gone over
+// that link (TACCL imposes the same order in its routing MILP).
 //
 // Steps (stage 3): the hops in the order they start, cut wherever a hop
 // sends a chunk its source receives in the step being built; a step's
@@ -68,7 +71,7 @@ unsigned roundsOf(const Step &step, const Topology &t) {
 
 Algorithm scheduleRoutes(Collective collective, const Topology &topology,
                          unsigned chunkup, const std::vector<Route> &routes,
-                         double &makespan) {
+                         bool ownFirst, double &makespan) {
   const unsigned R = topology.ranks();
   Algorithm alg;
   alg.collective = collective;
@@ -120,6 +123,19 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
   std::vector<char> ready(hopList.size(), 0);
   for (size_t i = 0; i < hopList.size(); ++i)
     ready[i] = hopList[i].parent < 0;
+  // enforce_ordering: per link between nodes, its source's own chunks not
+  // yet placed on it.
+  auto own = [&](const Hop &h) {
+    unsigned first = collective == Collective::AllToAll
+                         ? h.chunk / (R * chunkup)
+                         : h.chunk / chunkup;
+    return first == topology.links[h.link].src;
+  };
+  std::vector<unsigned> ownPending(topology.links.size(), 0);
+  if (ownFirst)
+    for (const Hop &h : hopList)
+      if (topology.links[h.link].remote && own(h))
+        ++ownPending[h.link];
   makespan = 0;
   for (size_t placed = 0; placed < hopList.size(); ++placed) {
     int best = -1;
@@ -128,6 +144,8 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
       if (!ready[i] || hopList[i].done)
         continue;
       const Hop &h = hopList[i];
+      if (ownPending[h.link] > 0 && !own(h))
+        continue; // relayed: after the source's own chunks
       double s = std::max(h.ready, linkFree[h.link]);
       for (unsigned p : ports[h.link])
         s = std::max(s, portFree[p]);
@@ -142,6 +160,8 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
     }
     Hop &h = hopList[best];
     h.done = true;
+    if (ownPending[h.link] > 0 && own(h))
+      --ownPending[h.link];
     h.start = bestStart;
     h.finish = bestStart + topology.links[h.link].cost;
     makespan = std::max(makespan, h.finish);
@@ -264,7 +284,9 @@ llvm::Expected<Synthesis> synthesize(Collective collective,
     if (!routes)
       return routes.takeError();
     out.routings.push_back(report);
-    return scheduleRoutes(c, t, k, *routes, makespan);
+    // The order is a gather's; a reduce-scatter runs it backwards.
+    return scheduleRoutes(c, t, k, *routes, sketch.enforceOrdering && !reversed,
+                          makespan);
   };
 
   switch (collective) {

@@ -94,10 +94,12 @@ routeChunks(Collective collective, const Topology &topology,
             const SynthOptions &options, RoutingReport &report);
 
 /// Stages 2 and 3: the algorithm that sends every route's chunk, and its
-/// makespan.
+/// makespan. `ownFirst` (the sketch's enforce_ordering): on every link
+/// between nodes, the chunks its source started with go before any chunk
+/// it relays.
 Algorithm scheduleRoutes(Collective collective, const Topology &topology,
                          unsigned chunkup, const std::vector<Route> &routes,
-                         double &makespan);
+                         bool ownFirst, double &makespan);
 
 /// The time `alg` takes on the topology's costs (microseconds): its
 /// transfers in step order, each starting when its chunk is complete at

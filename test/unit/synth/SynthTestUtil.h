@@ -1,7 +1,8 @@
 //===- SynthTestUtil.h - topologies and algorithms the synth tests share --===//
 //
-// Small topologies whose algorithms can be worked out by hand, and the
-// ring AllGather written out, for test/unit/synth/.
+// Small topologies whose algorithms can be worked out by hand, the ring
+// AllGather written out, and TACCL's example files read, for
+// test/unit/synth/.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,9 +10,19 @@
 #define COCONET_TEST_UNIT_SYNTH_SYNTHTESTUTIL_H
 
 #include "synth/Algorithm.h"
+#include "synth/Topology.h"
+
+#include "diag/Diagnostic.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
 #include <tuple>
 
 namespace coconet::synth::test {
@@ -59,6 +70,52 @@ inline Algorithm ringAllGather() {
     a.steps.push_back(s);
   }
   return a;
+}
+
+/// A file of test/synth/taccl/ (TACCL's examples, unchanged).
+inline std::string exampleText(llvm::StringRef rel) {
+  std::string path =
+      std::string(COCONET_SOURCE_DIR) + "/test/synth/taccl/" + rel.str();
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  REQUIRE(buf);
+  return (*buf)->getBuffer().str();
+}
+
+/// What reading a topology or sketch file gave, and what it reported.
+struct Read {
+  std::optional<NodeProfile> profile;
+  std::optional<Sketch> sketch;
+  std::string diagnostics;
+};
+
+inline Read topology(NodeKind kind, llvm::StringRef text) {
+  Read r;
+  llvm::SourceMgr sm;
+  llvm::raw_string_ostream os(r.diagnostics);
+  DiagnosticEngine diags(sm, os);
+  r.profile = parseTopologyFile(
+      kind, llvm::MemoryBuffer::getMemBufferCopy(text, "t.json"), sm, diags);
+  return r;
+}
+
+inline Read sketch(unsigned gpus, llvm::StringRef text) {
+  Read r;
+  llvm::SourceMgr sm;
+  llvm::raw_string_ostream os(r.diagnostics);
+  DiagnosticEngine diags(sm, os);
+  r.sketch = parseSketchFile(
+      gpus, llvm::MemoryBuffer::getMemBufferCopy(text, "s.json"), sm, diags);
+  return r;
+}
+
+inline Topology build(NodeKind kind, llvm::StringRef topo, llvm::StringRef sk) {
+  Read t = topology(kind, exampleText(topo));
+  INFO(t.diagnostics);
+  REQUIRE(t.profile);
+  Read s = sketch(t.profile->gpusPerNode, exampleText(sk));
+  INFO(s.diagnostics);
+  REQUIRE(s.sketch);
+  return buildTopology(kind, *t.profile, *s.sketch);
 }
 
 } // namespace coconet::synth::test

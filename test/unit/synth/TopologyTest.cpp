@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "synth/Topology.h"
+
+#include "SynthTestUtil.h"
 #include "synth/Json.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -20,52 +22,9 @@
 
 using namespace coconet;
 using namespace coconet::synth;
+using namespace coconet::synth::test;
 
 namespace {
-
-std::string exampleText(llvm::StringRef rel) {
-  std::string path =
-      std::string(COCONET_SOURCE_DIR) + "/test/synth/taccl/" + rel.str();
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  REQUIRE(buf);
-  return (*buf)->getBuffer().str();
-}
-
-struct Read {
-  std::optional<NodeProfile> profile;
-  std::optional<Sketch> sketch;
-  std::string diagnostics;
-};
-
-Read topology(NodeKind kind, llvm::StringRef text) {
-  Read r;
-  llvm::SourceMgr sm;
-  llvm::raw_string_ostream os(r.diagnostics);
-  DiagnosticEngine diags(sm, os);
-  r.profile = parseTopologyFile(
-      kind, llvm::MemoryBuffer::getMemBufferCopy(text, "t.json"), sm, diags);
-  return r;
-}
-
-Read sketch(unsigned gpus, llvm::StringRef text) {
-  Read r;
-  llvm::SourceMgr sm;
-  llvm::raw_string_ostream os(r.diagnostics);
-  DiagnosticEngine diags(sm, os);
-  r.sketch = parseSketchFile(
-      gpus, llvm::MemoryBuffer::getMemBufferCopy(text, "s.json"), sm, diags);
-  return r;
-}
-
-Topology build(NodeKind kind, llvm::StringRef topo, llvm::StringRef sk) {
-  Read t = topology(kind, exampleText(topo));
-  INFO(t.diagnostics);
-  REQUIRE(t.profile);
-  Read s = sketch(t.profile->gpusPerNode, exampleText(sk));
-  INFO(s.diagnostics);
-  REQUIRE(s.sketch);
-  return buildTopology(kind, *t.profile, *s.sketch);
-}
 
 /// Whether `diagnostics` say `what`; if not, they are shown with the
 /// failure.
