@@ -68,10 +68,11 @@ static cl::opt<bool> solverLog(
     cl::cat(synthCategory()));
 static cl::opt<std::string> baseline(
     "baseline",
-    cl::desc("coconetc synth: write the ring algorithm NCCL runs on a ring "
-             "of the topology's links instead of synthesising (ring; "
-             "docs/bench/synth.md)"),
-    cl::value_desc("ring"), cl::cat(synthCategory()));
+    cl::desc("coconetc synth: write the algorithm NCCL runs instead of "
+             "synthesising: ring (on a cycle of the topology's links) or "
+             "tree (AllReduce: a chain in each node, a double binary tree "
+             "between nodes; docs/bench/synth.md)"),
+    cl::value_desc("ring|tree"), cl::cat(synthCategory()));
 static cl::opt<bool> printTopology(
     "print-topology",
     cl::desc("coconetc synth: print the topology the files describe and stop"),
@@ -375,34 +376,61 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
   }
 
   if (baseline.getNumOccurrences()) {
-    if (baseline != "ring") {
+    if (baseline != "ring" && baseline != "tree") {
       reportToolError("coconetc synth: --baseline='" + baseline +
-                      "'; expected ring");
+                      "'; expected ring or tree");
       return 2;
     }
-    std::optional<synth::Algorithm> ring =
-        synth::ringAlgorithm(*collective, t, sk->inputChunkup);
-    if (!ring) {
-      reportToolError("coconetc synth: no ring " +
-                      synth::collectiveName(*collective).str() +
-                      (*collective == synth::Collective::AllToAll
-                           ? " (an AllToAll has no ring algorithm)"
-                           : " on " + t.name +
-                                 ": its links have no cycle through every "
-                                 "rank"));
+    std::optional<synth::Algorithm> base;
+    synth::Topology on = t;
+    if (baseline == "ring") {
+      base = synth::ringAlgorithm(*collective, t, sk->inputChunkup);
+      if (!base) {
+        reportToolError("coconetc synth: no ring " +
+                        synth::collectiveName(*collective).str() +
+                        (*collective == synth::Collective::AllToAll
+                             ? " (an AllToAll has no ring algorithm)"
+                             : " on " + t.name +
+                                   ": its links have no cycle through every "
+                                   "rank"));
+        return 1;
+      }
+    } else {
+      if (*collective != synth::Collective::AllReduce) {
+        reportToolError("coconetc synth: --baseline=tree: NCCL runs its tree "
+                        "for an AllReduce only, not an " +
+                        synth::collectiveName(*collective).str());
+        return 1;
+      }
+      // NCCL's tree does not follow the sketch between nodes: GPU 0 of
+      // every node is linked both ways to GPU 0 of every other.
+      synth::Sketch direct = *sk;
+      direct.internodeConn.clear();
+      if (direct.nodes > 1)
+        direct.internodeConn[0] = {0};
+      direct.senderFor.clear();
+      direct.enforceOrdering = false;
+      on = synth::buildTopology(*kind, *profile, direct);
+      base = synth::treeAllReduce(on, sk->inputChunkup);
+      if (!base) {
+        reportToolError("coconetc synth: no tree on " + t.name +
+                        ": a node's links have no path through its GPUs "
+                        "from GPU 0 with every link present both ways");
+        return 1;
+      }
+    }
+    if (std::optional<std::string> why = synth::verifyAlgorithm(*base, on)) {
+      reportToolError("internal error: the " + baseline +
+                      " fails its check: " + *why);
       return 1;
     }
-    if (std::optional<std::string> why = synth::verifyAlgorithm(*ring, t)) {
-      reportToolError("internal error: the ring fails its check: " + *why);
-      return 1;
-    }
-    double time = synth::algorithmTime(*ring, t);
-    llvm::errs() << "coconetc synth: " << ring->name << ": "
-                 << ring->steps.size()
-                 << (ring->steps.size() == 1 ? " step, " : " steps, ")
+    double time = synth::algorithmTime(*base, on);
+    llvm::errs() << "coconetc synth: " << base->name << ": "
+                 << base->steps.size()
+                 << (base->steps.size() == 1 ? " step, " : " steps, ")
                  << llvm::format("%.6g", time)
                  << " us on the topology's costs\n";
-    return writeOut(emit, *ring, t.name, time) ? 0 : 1;
+    return writeOut(emit, *base, on.name, time) ? 0 : 1;
   }
 
   synth::SynthOptions options;

@@ -48,8 +48,9 @@ std::vector<std::vector<unsigned>> portsOfLinks(const Topology &t) {
   return ports;
 }
 
-/// The most chunks one link or switch port carries in `step`.
-unsigned roundsOf(const Step &step, const Topology &t) {
+} // namespace
+
+unsigned stepRounds(const Step &step, const Topology &t) {
   std::map<std::pair<unsigned, unsigned>, unsigned> perLink;
   for (const Transfer &x : step.transfers)
     ++perLink[{x.src, x.dst}];
@@ -66,8 +67,6 @@ unsigned roundsOf(const Step &step, const Topology &t) {
   }
   return rounds;
 }
-
-} // namespace
 
 Algorithm scheduleRoutes(Collective collective, const Topology &topology,
                          unsigned chunkup, const std::vector<Route> &routes,
@@ -190,7 +189,7 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
     const Hop &h = hopList[i];
     const Link &l = topology.links[h.link];
     if (arrivesInStep.count({h.chunk, l.src})) {
-      step.rounds = roundsOf(step, topology);
+      step.rounds = stepRounds(step, topology);
       alg.steps.push_back(std::move(step));
       step = Step();
       arrivesInStep.clear();
@@ -199,7 +198,7 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
     arrivesInStep.insert({h.chunk, l.dst});
   }
   if (!step.transfers.empty()) {
-    step.rounds = roundsOf(step, topology);
+    step.rounds = stepRounds(step, topology);
     alg.steps.push_back(std::move(step));
   }
   return alg;
@@ -263,7 +262,7 @@ Algorithm reverseToReduceScatter(const Algorithm &allGather,
       parts[k].transfers.push_back({t.chunk, t.dst, t.src, true});
     }
     for (Step &s : parts) {
-      s.rounds = roundsOf(s, topology);
+      s.rounds = stepRounds(s, topology);
       rs.steps.push_back(std::move(s));
     }
   }

@@ -101,6 +101,10 @@ Algorithm scheduleRoutes(Collective collective, const Topology &topology,
                          unsigned chunkup, const std::vector<Route> &routes,
                          bool ownFirst, double &makespan);
 
+/// The most chunks one link or switch port carries in `step` (its
+/// rounds).
+unsigned stepRounds(const Step &step, const Topology &topology);
+
 /// The time `alg` takes on the topology's costs (microseconds): its
 /// transfers in step order, each starting when its chunk is complete at
 /// its source and its link and switch ports are free, busy for the link's
@@ -113,6 +117,16 @@ double algorithmTime(const Algorithm &alg, const Topology &topology);
 /// docs/bench/synth.md.
 std::optional<Algorithm> ringAlgorithm(Collective collective,
                                        const Topology &topology,
+                                       unsigned chunkup);
+
+/// The tree NCCL runs an AllReduce on: in each node a chain of its GPUs
+/// (a path over links present both ways, from GPU 0), between nodes two
+/// binary trees of the nodes' GPU 0 (NCCL's double binary tree: the
+/// second mirrors the first for an even number of nodes, shifts it by one
+/// for an odd), each reducing half the chunks up and sending the sums
+/// down, pipelined chunk by chunk. nullopt where the links have no such
+/// chain or tree.
+std::optional<Algorithm> treeAllReduce(const Topology &topology,
                                        unsigned chunkup);
 
 /// The topology with every link and switch port turned around.

@@ -203,3 +203,61 @@ TEST_CASE("the ring baseline runs on a cycle of the links, or is refused",
   CHECK_FALSE(ringAlgorithm(Collective::AllGather, star, 1));
   CHECK_FALSE(ringAlgorithm(Collective::AllToAll, t, 1));
 }
+
+TEST_CASE("the tree baseline chains a node and runs two trees between nodes",
+          "[synth]") {
+  // One node, a ring of 4 (1 a chunk): the chain 0-1-2-3. Four chunks go
+  // up it one behind another (the last at rank 0 at 6) and back down (at
+  // rank 3 at 9).
+  Topology one = ring(4);
+  std::optional<Algorithm> chain = treeAllReduce(one, 1);
+  REQUIRE(chain);
+  CHECK_FALSE(verifyAlgorithm(*chain, one).has_value());
+  CHECK(algorithmTime(*chain, one) == Approx(9));
+
+  // N nodes of 2 GPUs, GPU 0 of each linked both ways to GPU 0 of every
+  // other: each tree reduces into its root, which sends nothing up; tree
+  // 1's root is another node than tree 0's.
+  for (unsigned N = 1; N <= 5; ++N) {
+    Topology t;
+    t.name = "nodes";
+    t.gpusPerNode = 2;
+    t.nodes = N;
+    for (unsigned n = 0; n < N; ++n) {
+      t.links.push_back({2 * n, 2 * n + 1, 0, 1, 1, false});
+      t.links.push_back({2 * n + 1, 2 * n, 0, 1, 1, false});
+      for (unsigned m = 0; m < N; ++m)
+        if (m != n)
+          t.links.push_back({2 * n, 2 * m, 0, 3, 3, true});
+    }
+    llvm::sort(t.links, [](const Link &a, const Link &b) {
+      return std::tie(a.src, a.dst) < std::tie(b.src, b.dst);
+    });
+    INFO("nodes: " << N);
+    std::optional<Algorithm> tree = treeAllReduce(t, 1);
+    REQUIRE(tree);
+    CHECK_FALSE(verifyAlgorithm(*tree, t).has_value());
+    auto rootOf = [&](unsigned chunk) {
+      std::set<unsigned> senders;
+      for (const Step &s : tree->steps)
+        for (const Transfer &x : s.transfers)
+          if (x.chunk == chunk && x.reduce)
+            senders.insert(x.src);
+      std::vector<unsigned> roots;
+      for (unsigned r = 0; r < t.ranks(); ++r)
+        if (!senders.count(r))
+          roots.push_back(r);
+      REQUIRE(roots.size() == 1);
+      return roots[0];
+    };
+    unsigned first = rootOf(0), second = rootOf(2 * N - 1);
+    CHECK(first == 0);
+    if (N > 1)
+      CHECK(second != first);
+  }
+  // Without links between the nodes' GPU 0 there is no tree.
+  Topology apart = ring(4);
+  apart.gpusPerNode = 2;
+  apart.nodes = 2;
+  CHECK_FALSE(treeAllReduce(apart, 1));
+}
