@@ -41,26 +41,6 @@ std::string tableCollective(ir::AlgorithmCollective c) {
   return ns + "AllGather";
 }
 
-/// A C++ string literal of `text` (printable ASCII kept, the rest escaped).
-std::string quoted(llvm::StringRef text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c >= 0x20 && c < 0x7F) {
-      out += static_cast<char>(c);
-    } else {
-      static const char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-      out += "\" \""; // end the escape: the next character is not a digit
-    }
-  }
-  return out + "\"";
-}
-
 } // namespace
 
 llvm::SmallVector<std::pair<const Step *, const CollectiveCall *>, 2>

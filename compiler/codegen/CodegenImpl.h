@@ -139,11 +139,14 @@ std::string emitDriver(const lower::Plan &plan, const EmitOptions &options);
 /// the driver's and the Python entry points' create() receive.
 void emitSizesFrom(CodeWriter &w, const lower::Plan &plan);
 void emitTablesFrom(CodeWriter &w, const lower::Plan &plan);
-/// `cc_rt::driver::TensorInfo{"g", 0, DType::F16, {cc_sizes.N}, {...}}`: a
-/// tensor as the runtime's driver helpers see it (its sizes read from a
-/// `Sizes` named cc_sizes).
-std::string tensorInfoInit(const std::string &name, unsigned paramIndex,
-                           const ir::TensorType &type, const ir::Mesh &mesh);
+/// A C, C++ or Python string literal of `text`: printable ASCII kept,
+/// '"' and '\\' escaped, any other byte as \xNN ending the literal there
+/// ("\x0a" "1": the next character is not read as a digit of the escape).
+std::string quoted(llvm::StringRef text);
+/// The program's description (coconet/description.h) as `const
+/// cc_description cc_program`, its arrays before it: what the driver and
+/// the Python entry points both print (DescriptionCode.cpp).
+void emitDescription(CodeWriter &w, const lower::Plan &plan);
 /// The Python entry points, module and stub (--emit=python): NAME_python.cpp
 /// / .cu, NAME.py, NAME.pyi.
 std::vector<File> emitPython(const lower::Plan &plan,

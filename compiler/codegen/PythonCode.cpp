@@ -1,9 +1,10 @@
 //===- PythonCode.cpp - a program's Python module (--emit=python) ---------===//
 //
 // Three files beside the program's own (docs/python.md):
-//   NAME_python.cpp / .cu  the C entry points (coconet/python_abi.h): a
-//                          table describing the parameters, sizes and tables,
-//                          and one-line functions over the program class;
+//   NAME_python.cpp / .cu  the C entry points (coconet/python_abi.h): the
+//                          program's description (coconet/description.h,
+//                          as the driver prints it), Python's names, and
+//                          one-line functions over the program class;
 //                          built with NAME.cpp / NAME.cu into _NAME.so
 //   NAME.py                the module: class Step, whose __call__ has the
 //                          program's parameters by name and hands them to
@@ -158,17 +159,6 @@ const char *numpyName(ir::DType dtype) {
   return "float32";
 }
 
-/// A C or Python string literal of `s` (names and types: printable ASCII).
-std::string quoted(llvm::StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 /// "(N / P,)" or "(B, H)": this rank's block shape, as the docs print it.
 std::string blockShape(const Plan &plan, const Buffer &b) {
   std::string out = "(";
@@ -193,21 +183,12 @@ std::string describe(const Plan &plan, const Entry &e) {
   return out;
 }
 
-/// The name of the result `e` holds after a step, or "".
-std::string resultOf(const Plan &plan, const Entry &e) {
-  for (const Plan::Result &r : plan.results)
-    if (r.buffer == e.buffer)
-      return r.name;
-  return "";
-}
-
 std::string emitShim(const Plan &plan, const EmitOptions &options,
                      llvm::ArrayRef<Entry> all) {
   const Target &t = Target::get(options.target);
   // The CUDA target's program is an Instance (coconet/cuda/python.h): the
   // program, its device and this rank's block bytes.
   const bool cuda = options.target == TargetKind::Cuda;
-  const std::vector<std::string> sizes = plan.allSizeNames();
   std::string text;
   llvm::raw_string_ostream os(text);
   CodeWriter w(os);
@@ -232,68 +213,12 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
   if (cuda)
     w.line("using cc_Instance = cc_target::Instance<cc_Program>;");
   w.line();
-  std::string sizeList;
-  for (const std::string &s : sizes)
-    sizeList += (sizeList.empty() ? "" : ", ") + quoted(s);
-  w.line("const char *const cc_sizeNames[] = {" + sizeList + "};");
-  // Each tensor's dims (the index of the size that is its extent, or -1)
-  // and layout.
-  for (unsigned i = 0; i < all.size(); ++i) {
-    const Entry &e = all[i];
-    if (e.scalar)
-      continue;
-    std::string dims, layout;
-    for (const ir::Dim &d : e.type.shape) {
-      int index = -1;
-      if (d.coefficient() == 1 && d.symbols().size() == 1)
-        for (unsigned s = 0; s < sizes.size(); ++s)
-          if (sizes[s] == d.symbols()[0])
-            index = static_cast<int>(s);
-      dims += (dims.empty() ? "" : ", ") + std::to_string(index);
-    }
-    for (unsigned a = 0; a < e.type.layout.size(); ++a) {
-      const ir::AxisLayout &l = e.type.layout[a];
-      layout += a ? ", " : "";
-      layout += l.state == ir::AxisState::Sliced  ? std::to_string(l.dim)
-                : l.state == ir::AxisState::Local ? "CC_PY_LOCAL"
-                                                  : "CC_PY_REPLICATED";
-    }
-    // A scalar output has no dims: C has no empty arrays.
-    if (!dims.empty())
-      w.line("const int cc_dims" + std::to_string(i) + "[] = {" + dims + "};");
-    w.line("const int cc_layout" + std::to_string(i) + "[] = {" + layout +
-           "};");
-  }
-  w.open("const cc_py_param cc_params[] =");
-  for (unsigned i = 0; i < all.size(); ++i) {
-    const Entry &e = all[i];
-    const Buffer &b = plan.buffers[e.buffer];
-    const std::string n = std::to_string(i);
-    const char *kind = e.scalar   ? "CC_PY_SCALAR"
-                       : e.output ? "CC_PY_OUTPUT"
-                                  : "CC_PY_TENSOR";
-    std::string dims =
-        e.scalar || e.type.shape.empty() ? "nullptr" : "cc_dims" + n;
-    std::string layout = e.scalar ? "nullptr" : "cc_layout" + n;
-    w.line("{" + quoted(e.name) + ", " + kind + ", " + "static_cast<int>(" +
-           runtimeDType(e.type.dtype) + "), " + std::to_string(e.type.rank()) +
-           ", " + (b.written || e.output ? "1" : "0") + ", " + dims + ", " +
-           layout + ", " + quoted(e.type.str(plan.mesh)) + ", " +
-           quoted(e.type.segments) + ", " + quoted(resultOf(plan, e)) + "},");
-  }
-  w.close(";");
-  if (!plan.tables.empty()) {
-    w.open("const cc_py_table cc_tables[] =");
-    for (const Plan::Table &tb : plan.tables) {
-      unsigned count = 0;
-      for (unsigned s = 0; s < sizes.size(); ++s)
-        if (sizes[s] == tb.count)
-          count = s;
-      w.line("{" + quoted(tb.name) + ", " + std::to_string(count) + ", " +
-             quoted(tb.length.str()) + "},");
-    }
-    w.close(";");
-  }
+  emitDescription(w, plan);
+  std::string names;
+  for (const Entry &e : all)
+    names += (names.empty() ? "" : ", ") + quoted(e.name);
+  if (!all.empty())
+    w.line("const char *const cc_names[] = {" + names + "};");
   w.line();
   w.open("cc_Program::Sizes cc_sizesOf(const int64_t *cc_s)");
   emitSizesFrom(w, plan);
@@ -302,18 +227,10 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
 
   w.open("int cc_place(const int64_t *cc_s, int cc_rank, int64_t *cc_shape, "
          "int64_t *cc_offset,\n             char *cc_err, size_t cc_cap)");
-  w.line("const cc_Program::Sizes cc_sizes = cc_sizesOf(cc_s);");
-  w.line("const std::vector<cc_rt::driver::TensorInfo> cc_tensors = {");
-  for (const Entry &e : all)
-    if (!e.scalar)
-      w.line("    " + tensorInfoInit(e.name, 0, e.type, plan.mesh) + ",");
-  w.line("};");
-  std::string axisSizes;
-  for (const auto &a : plan.mesh.axes)
-    axisSizes += (axisSizes.empty() ? "" : ", ") + driverSize(a.size);
-  w.line("return cc_rt::python::place(cc_tensors, {" + axisSizes +
-         "}, cc_rank, cc_shape, cc_offset,");
-  w.line("                            cc_err, cc_cap);");
+  w.line(std::string("return cc_rt::python::place(cc_program, ") +
+         (all.empty() ? "nullptr" : "cc_names") +
+         ", cc_s, cc_rank, cc_shape, cc_offset, cc_err,");
+  w.line("                            cc_cap);");
   w.close().line();
 
   w.open("int cc_create(int64_t cc_comm, const int64_t *cc_s, const int64_t "
@@ -329,20 +246,20 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
          "&cc_world), cc_err, cc_cap))");
   w.line("  return cc_rc;");
   emitTablesFrom(w, plan);
-  w.line("std::unique_ptr<cc_Program> cc_program;");
+  w.line("std::unique_ptr<cc_Program> cc_object;");
   w.line("if (int cc_rc = cc_rt::python::report(");
   w.line("        cc_Program::create(*cc_world, cc_sizesOf(cc_s)" +
          std::string(plan.tables.empty() ? "" : ", cc_tables") +
-         t.info.pythonStreamArg.str() + ", &cc_program),");
+         t.info.pythonStreamArg.str() + ", &cc_object),");
   w.line("        cc_err, cc_cap))");
   w.line("  return cc_rc;");
   if (cuda) {
-    w.line("return cc_target::instance(std::move(cc_program), cc_comm, "
+    w.line("return cc_target::instance(std::move(cc_object), cc_comm, "
            "cc_world->rank(), cc_s, cc_place,");
-    w.line("                           cc_params, " +
-           std::to_string(all.size()) + ", cc_out, cc_err, cc_cap);");
+    w.line("                           cc_program, cc_out, cc_err, "
+           "cc_cap);");
   } else {
-    w.line("*cc_out = cc_program.release();");
+    w.line("*cc_out = cc_object.release();");
     w.line("return 0;");
   }
   w.close().line();
@@ -391,20 +308,14 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
              "*>(cc_p)->path(); }");
   }
   w.line();
-  w.open("const cc_py_program cc_description =");
+  w.open("const cc_py_program cc_python =");
   w.line("COCONET_PY_ABI,");
-  w.line(quoted(plan.name) + ",");
-  w.line(quoted(plan.programName) + ",");
-  w.line(quoted(plan.schedule) + ",");
+  w.line("&cc_program,");
+  w.line(all.empty() ? "nullptr," : "cc_names,");
   // The CUDA target's says whether it was built for the emulation.
   w.line(cuda ? std::string("cc_target::kTarget,")
               : quoted(t.info.pythonTarget) + ",");
   w.line(quoted(options.sourceName) + ",");
-  w.line(std::to_string(sizes.size()) + ", cc_sizeNames, " +
-         std::to_string(plan.mesh.size()) + ",");
-  w.line(std::to_string(all.size()) + ", cc_params,");
-  w.line(std::to_string(plan.tables.size()) + ", " +
-         (plan.tables.empty() ? "nullptr" : "cc_tables") + ",");
   w.line("cc_target::world, cc_place, cc_create, cc_step, cc_destroy, " +
          std::string(hasPath(plan) ? "cc_path" : "nullptr") + ",");
   if (cuda)
@@ -420,7 +331,7 @@ std::string emitShim(const Plan &plan, const EmitOptions &options,
   w.line();
   w.line("extern \"C\" COCONET_PY_EXPORT const cc_py_program "
          "*coconet_python_program(void) {");
-  w.line("  return &cc_description;");
+  w.line("  return &cc_python;");
   w.line("}");
   return text;
 }

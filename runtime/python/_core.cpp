@@ -307,33 +307,38 @@ std::vector<std::string> identifiers(const std::string &text) {
   return out;
 }
 
-/// The extents of a declared type "f32[N, 4*H] sliced(0)": {"N", "4*H"}.
-std::vector<std::string> dimTexts(const std::string &type) {
-  std::vector<std::string> out;
-  const size_t open = type.find('[');
-  if (open == std::string::npos)
-    return out;
-  int depth = 0;
-  std::string cur;
-  for (size_t i = open + 1; i < type.size(); ++i) {
-    const char c = type[i];
-    if (depth == 0 && (c == ',' || c == ']')) {
-      const size_t b = cur.find_first_not_of(' '),
-                   e = cur.find_last_not_of(' ');
-      out.push_back(b == std::string::npos ? "" : cur.substr(b, e - b + 1));
-      cur.clear();
-      if (c == ']')
-        break;
-      continue;
-    }
-    if (c == '(' || c == '[')
-      ++depth;
-    if (c == ')' || c == ']')
-      --depth;
-    cur += c;
-  }
+/// An extent as the program declares it ("4*H", "N", "3"): its
+/// coefficient unless 1, then its sizes, joined by '*' (ir::Dim::str).
+std::string extentText(const cc_extent &e, const char *const *sizeNames) {
+  std::string out;
+  if (e.coefficient != 1 || e.num_sizes == 0)
+    out = std::to_string(e.coefficient);
+  for (uint32_t i = 0; i < e.num_sizes; ++i)
+    out += (out.empty() ? "" : "*") + std::string(sizeNames[e.sizes[i]]);
   return out;
 }
+
+// How a tensor lies along a mesh axis, as BlockView::layout holds it: these,
+// or the sliced dimension.
+constexpr int kReplicatedAxis = -2, kLocalAxis = -1;
+
+/// A block of the program's description (coconet/description.h) as the
+/// checks read it.
+struct BlockView {
+  const char *name; // Python's name
+  int kind;         // CC_BLOCK_*
+  int dtype;
+  int rank;
+  int written;
+  // Per dimension: the size that is its extent (an index into the size
+  // names), or -1 where the extent is not one size (4*H).
+  std::vector<int> dims;
+  // Per mesh axis: kReplicatedAxis, kLocalAxis or the sliced dimension.
+  std::vector<int> layout;
+  const char *type;     // as declared: "f32[N] sliced(0)"
+  std::string segments; // its segment table's name, or ""
+  std::string result;   // the result it holds after a step, or ""
+};
 
 // Where a size's value came from.
 constexpr int kUnknown = -1, kGiven = -2, kRanks = -3, kTable = -4;
@@ -342,13 +347,13 @@ constexpr int kUnknown = -1, kGiven = -2, kRanks = -3, kTable = -4;
 // --------------------------------------------------------------------------
 
 struct Param {
-  const cc_py_param *p;
+  const BlockView *p;
   std::string name;
   nb::dlpack::dtype dl; // tensors: the DLPack element type expected
   ScalarKind scalar;    // scalars: how it is passed
   size_t dimOffset = 0; // tensors: where its dims start in shape_/offset_
   std::vector<std::string> dims; // the declared extents' text
-  bool tensor() const { return p->kind != CC_PY_SCALAR; }
+  bool tensor() const { return p->kind != CC_BLOCK_SCALAR; }
 };
 
 class Program {
@@ -372,7 +377,7 @@ public:
   bool created() const { return program_ != nullptr; }
   int rank() const { return rank_; }
   int worldSize() const { return size_; }
-  const char *name() const { return d_->name; }
+  const char *name() const { return desc_->name; }
   nb::dict sizes() const;
   nb::object path() const;
   nb::dict info() const;
@@ -383,7 +388,7 @@ private:
   /// Raises `type` with `m` after the program's name (once: the runtime's
   /// own messages may start with it).
   [[noreturn]] void fail(PyObject *type, const std::string &m) const {
-    const std::string prefix = std::string(d_->name) + ": ";
+    const std::string prefix = std::string(desc_->name) + ": ";
     raise(type, m.compare(0, prefix.size(), prefix) == 0 ? m : prefix + m);
   }
   std::string q(int i) const { return "'" + params_[i].name + "'"; }
@@ -407,6 +412,9 @@ private:
   std::string sizeList() const;
 
   const cc_py_program *d_ = nullptr;
+  const cc_description *desc_ = nullptr; // d_->description
+  int numSizes_ = 0, numAxes_ = 0, numBlocks_ = 0, numTables_ = 0;
+  std::vector<BlockView> views_; // one per block
   std::string library_;
   int64_t comm_ = -1;
   void *stream_ = nullptr;
@@ -478,11 +486,30 @@ void Program::load(const std::string &path) {
     raise(PyExc_ImportError, library + ": a malformed program description (" +
                                  what + "): rebuild it with this coconet");
   };
-  if (!d_->name || !d_->program || !d_->schedule || !d_->target || !d_->source)
+  desc_ = d_->description;
+  if (!desc_)
+    bad("no description");
+  if (desc_->version != COCONET_DESCRIPTION_VERSION)
+    bad("description version " + std::to_string(desc_->version) +
+        ", this coconet reads " + std::to_string(COCONET_DESCRIPTION_VERSION));
+  if (!desc_->name || !desc_->program || !desc_->schedule || !d_->target ||
+      !d_->source)
     bad("a name is null");
-  if (d_->num_sizes < 0 || d_->num_axes < 0 || d_->num_axes > d_->num_sizes ||
-      d_->num_params < 0 || d_->num_tables < 0)
+  // Counts that fit in an int, each with its array.
+  constexpr uint32_t kMaxCount = 1u << 20;
+  if (desc_->num_sizes > kMaxCount || desc_->num_axes > desc_->num_sizes ||
+      desc_->num_blocks > kMaxCount || desc_->num_params > desc_->num_blocks ||
+      desc_->num_tables > kMaxCount || desc_->num_results > kMaxCount ||
+      (desc_->num_sizes && !desc_->size_names) ||
+      (desc_->num_axes && !desc_->axis_sizes) ||
+      (desc_->num_blocks && (!desc_->blocks || !d_->names)) ||
+      (desc_->num_tables && !desc_->tables) ||
+      (desc_->num_results && !desc_->results))
     bad("counts");
+  numSizes_ = static_cast<int>(desc_->num_sizes);
+  numAxes_ = static_cast<int>(desc_->num_axes);
+  numBlocks_ = static_cast<int>(desc_->num_blocks);
+  numTables_ = static_cast<int>(desc_->num_tables);
   if (!d_->world || !d_->place || !d_->create || !d_->step || !d_->destroy)
     bad("an entry point is null");
   const bool cuda = std::strcmp(d_->target, "cuda") == 0 ||
@@ -490,27 +517,72 @@ void Program::load(const std::string &path) {
   if (cuda && (!d_->device_count || !d_->nccl_unique_id || !d_->nccl_init ||
                !d_->nccl_destroy || !d_->synchronize))
     bad("a CUDA runtime entry point is null");
-  for (int s = 0; s < d_->num_sizes; ++s)
-    if (!d_->sizes[s])
+  for (int s = 0; s < numSizes_; ++s)
+    if (!desc_->size_names[s])
       bad("size name");
-  for (int i = 0; i < d_->num_params; ++i) {
-    const cc_py_param &p = d_->params[i];
-    if (!p.name || !p.type || !p.segments || p.kind < CC_PY_TENSOR ||
-        p.kind > CC_PY_OUTPUT || p.dtype < 0 || p.dtype >= kNumDTypes ||
-        p.rank < 0 || (p.kind == CC_PY_SCALAR && p.rank != 0))
-      bad("parameter " + std::to_string(i));
-    for (int k = 0; k < p.rank; ++k)
-      if (p.dims[k] < -1 || p.dims[k] >= d_->num_sizes)
-        bad("dims of " + std::string(p.name));
-    if (p.kind != CC_PY_SCALAR)
-      for (int a = 0; a < d_->num_axes; ++a)
-        if (p.layout[a] < CC_PY_REPLICATED || p.layout[a] >= p.rank)
-          bad("layout of " + std::string(p.name));
-  }
-  for (int t = 0; t < d_->num_tables; ++t)
-    if (!d_->tables[t].name || d_->tables[t].count < 0 ||
-        d_->tables[t].count >= d_->num_sizes)
+  // The mesh axes' sizes come first, in order (the program's Sizes).
+  for (int a = 0; a < numAxes_; ++a)
+    if (desc_->axis_sizes[a] != static_cast<uint32_t>(a))
+      bad("axis " + std::to_string(a) + "'s size");
+  auto extentOk = [&](const cc_extent &e) {
+    if (e.num_sizes && !e.sizes)
+      return false;
+    for (uint32_t k = 0; k < e.num_sizes; ++k)
+      if (e.sizes[k] >= desc_->num_sizes)
+        return false;
+    return e.num_sizes <= kMaxCount;
+  };
+  for (int t = 0; t < numTables_; ++t) {
+    const cc_table &tb = desc_->tables[t];
+    if (!tb.name || !tb.length_name || tb.count_size >= desc_->num_sizes ||
+        !extentOk(tb.length))
       bad("table " + std::to_string(t));
+  }
+  for (uint32_t r = 0; r < desc_->num_results; ++r)
+    if (!desc_->results[r].name || desc_->results[r].block >= desc_->num_blocks)
+      bad("result " + std::to_string(r));
+  for (int i = 0; i < numBlocks_; ++i) {
+    const cc_block &b = desc_->blocks[i];
+    if (!b.name || !d_->names[i] || !b.type || b.kind < CC_BLOCK_TENSOR ||
+        b.kind > CC_BLOCK_OUTPUT || b.dtype < 0 || b.dtype >= kNumDTypes ||
+        b.rank > kMaxCount || (b.kind == CC_BLOCK_SCALAR && b.rank != 0) ||
+        (b.rank && !b.shape) ||
+        (b.kind != CC_BLOCK_SCALAR && numAxes_ && !b.layout) || b.table < -1 ||
+        b.table >= numTables_)
+      bad("parameter " + std::to_string(i));
+    BlockView v;
+    v.name = d_->names[i];
+    v.kind = b.kind;
+    v.dtype = b.dtype;
+    v.rank = static_cast<int>(b.rank);
+    v.written = b.written;
+    v.type = b.type;
+    v.segments = b.table >= 0 ? desc_->tables[b.table].name : "";
+    for (uint32_t k = 0; k < b.rank; ++k) {
+      const cc_extent &e = b.shape[k];
+      if (!extentOk(e))
+        bad("dims of " + std::string(v.name));
+      v.dims.push_back(e.coefficient == 1 && e.num_sizes == 1
+                           ? static_cast<int>(e.sizes[0])
+                           : -1);
+    }
+    if (b.kind != CC_BLOCK_SCALAR)
+      for (int a = 0; a < numAxes_; ++a) {
+        const cc_axis_layout &l = b.layout[a];
+        if (l.state == CC_AXIS_REPLICATED)
+          v.layout.push_back(kReplicatedAxis);
+        else if (l.state == CC_AXIS_LOCAL)
+          v.layout.push_back(kLocalAxis);
+        else if (l.state == CC_AXIS_SLICED && l.dim >= 0 && l.dim < v.rank)
+          v.layout.push_back(l.dim);
+        else
+          bad("layout of " + std::string(v.name));
+      }
+    for (uint32_t r = 0; r < desc_->num_results; ++r)
+      if (desc_->results[r].block == static_cast<uint32_t>(i))
+        v.result = desc_->results[r].name;
+    views_.push_back(std::move(v));
+  }
 
   const std::string target = d_->target;
   if (target == "cpu") {
@@ -527,17 +599,17 @@ void Program::load(const std::string &path) {
           library + ": target '" + target + "' is not one this coconet knows");
   }
 
-  for (int i = 0; i < d_->num_params; ++i) {
+  for (int i = 0; i < numBlocks_; ++i) {
     Param p;
-    p.p = &d_->params[i];
+    p.p = &views_[i];
     p.name = p.p->name;
     if (p.tensor()) {
       p.dl = dlpackOf(p.p->dtype);
       p.dimOffset = totalDims_;
       totalDims_ += static_cast<size_t>(p.p->rank);
-      p.dims = dimTexts(p.p->type);
-      if (static_cast<int>(p.dims.size()) != p.p->rank)
-        p.dims.clear();
+      for (uint32_t k = 0; k < desc_->blocks[i].rank; ++k)
+        p.dims.push_back(
+            extentText(desc_->blocks[i].shape[k], desc_->size_names));
       tensors_.push_back(i);
     } else {
       p.scalar = scalarKind(p.p->dtype);
@@ -553,18 +625,18 @@ void Program::load(const std::string &path) {
 }
 
 int Program::sizeIndex(const std::string &name) const {
-  for (int s = 0; s < d_->num_sizes; ++s)
-    if (name == d_->sizes[s])
+  for (int s = 0; s < numSizes_; ++s)
+    if (name == desc_->size_names[s])
       return s;
   return -1;
 }
 
 std::string Program::sizeList() const {
-  if (d_->num_sizes == 0)
+  if (numSizes_ == 0)
     return "none";
   std::string s;
-  for (int k = 0; k < d_->num_sizes; ++k)
-    s += (k ? ", " : "") + std::string(d_->sizes[k]);
+  for (int k = 0; k < numSizes_; ++k)
+    s += (k ? ", " : "") + std::string(desc_->size_names[k]);
   return s;
 }
 
@@ -590,7 +662,7 @@ int64_t integer(nb::handle h, const std::string &what, const char *program) {
 }
 
 void Program::setSizes(nb::handle sizes, nb::handle tables) {
-  const int ns = d_->num_sizes;
+  const int ns = numSizes_;
   sizes_.assign(static_cast<size_t>(ns), 0);
   from_.assign(static_cast<size_t>(ns), kUnknown);
   if (!sizes.is_none()) {
@@ -611,8 +683,9 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
       const int s = utf8 ? sizeIndex(name) : -1;
       if (s < 0)
         fail(PyExc_ValueError, "sizes: " + shown(k) + " is not a size of " +
-                                   d_->name + "; its sizes are " + sizeList());
-      const int64_t x = integer(v, "size '" + name + "'", d_->name);
+                                   desc_->name + "; its sizes are " +
+                                   sizeList());
+      const int64_t x = integer(v, "size '" + name + "'", desc_->name);
       if (x <= 0)
         fail(PyExc_ValueError, "size '" + name + "' = " + std::to_string(x) +
                                    ": sizes must be positive");
@@ -628,29 +701,31 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
   for (auto [k, v] : tdict) {
     (void)v;
     bool known = false;
-    for (int t = 0; t < d_->num_tables; ++t)
+    for (int t = 0; t < numTables_; ++t)
       known |=
           PyUnicode_Check(k.ptr()) &&
-          PyUnicode_CompareWithASCIIString(k.ptr(), d_->tables[t].name) == 0;
+          PyUnicode_CompareWithASCIIString(k.ptr(), desc_->tables[t].name) == 0;
     if (!known) {
       std::string names;
-      for (int t = 0; t < d_->num_tables; ++t)
-        names += (t ? ", " : "") + std::string(d_->tables[t].name);
+      for (int t = 0; t < numTables_; ++t)
+        names += (t ? ", " : "") + std::string(desc_->tables[t].name);
       fail(PyExc_ValueError, "tables: " + shown(k) + " is not a table of " +
-                                 d_->name + "; its tables are " +
+                                 desc_->name + "; its tables are " +
                                  (names.empty() ? "none" : names));
     }
   }
-  tables_.assign(static_cast<size_t>(d_->num_tables), {});
-  for (int t = 0; t < d_->num_tables; ++t) {
-    const cc_py_table &tb = d_->tables[t];
+  tables_.assign(static_cast<size_t>(numTables_), {});
+  for (int t = 0; t < numTables_; ++t) {
+    const cc_table &tb = desc_->tables[t];
     const std::string tname = tb.name;
     PyObject *v = PyDict_GetItemString(tdict.ptr(), tb.name);
     if (!v)
       fail(PyExc_ValueError,
            "the table '" + tname + "' is required: tables={'" + tname +
-               "': [...]} (its " + d_->sizes[tb.count] +
-               " lengths, summing to " + (tb.length ? tb.length : "?") + ")");
+               "': [...]} (its " +
+               desc_->size_names[static_cast<int>(tb.count_size)] +
+               " lengths, summing to " +
+               (tb.length_name ? tb.length_name : "?") + ")");
     nb::handle hv(v);
     if (PyUnicode_Check(v) || PyBytes_Check(v) || !PySequence_Check(v))
       fail(PyExc_TypeError, "table '" + tname +
@@ -684,29 +759,29 @@ void Program::setSizes(nb::handle sizes, nb::handle tables) {
         throw nb::python_error();
       const std::string what =
           "table '" + tname + "'[" + std::to_string(e) + "]";
-      const int64_t length = integer(item, what, d_->name);
+      const int64_t length = integer(item, what, desc_->name);
       // Checked here, as every argument is, not first by create().
       if (length < 0)
         fail(PyExc_ValueError, what + " = " + std::to_string(length) +
                                    ": a segment's length is 0 or more");
       out.push_back(length);
     }
-    const int c = tb.count;
+    const int c = static_cast<int>(tb.count_size);
     if (from_[c] == kGiven && sizes_[c] != len)
-      fail(PyExc_ValueError, "the table '" + tname + "' has " +
-                                 std::to_string(len) +
-                                 " entries, but sizes gives " + d_->sizes[c] +
-                                 "=" + std::to_string(sizes_[c]));
+      fail(PyExc_ValueError,
+           "the table '" + tname + "' has " + std::to_string(len) +
+               " entries, but sizes gives " + desc_->size_names[c] + "=" +
+               std::to_string(sizes_[c]));
     if (len <= 0)
       fail(PyExc_ValueError, "the table '" + tname + "' is empty: " +
-                                 d_->sizes[c] + " must be positive");
+                                 desc_->size_names[c] + " must be positive");
     sizes_[c] = len;
     from_[c] = kTable;
   }
 }
 
 void Program::settleAxes() {
-  const int na = d_->num_axes;
+  const int na = numAxes_;
   if (na == 0)
     return;
   int missing = -1, nmissing = 0;
@@ -722,7 +797,7 @@ void Program::settleAxes() {
   auto axes = [&] {
     std::string s;
     for (int a = 0; a < na; ++a)
-      s += (a ? ", " : "") + std::string(d_->sizes[a]) + "=" +
+      s += (a ? ", " : "") + std::string(desc_->size_names[a]) + "=" +
            (sizes_[a] ? std::to_string(sizes_[a]) : "?");
     return s;
   };
@@ -730,7 +805,7 @@ void Program::settleAxes() {
     fail(PyExc_ValueError,
          "the mesh has " + std::to_string(na) + " axes (" + axes() +
              "): give the sizes of all of them but one, e.g. sizes={'" +
-             d_->sizes[missing] + "': ...}");
+             desc_->size_names[missing] + "': ...}");
   if (nmissing == 1) {
     if (size_ % product != 0)
       fail(PyExc_ValueError, "the mesh axes " + axes() + " do not divide the " +
@@ -829,12 +904,13 @@ void Program::placeAndCreate(const std::vector<int64_t> &sizes,
 void Program::create() {
   if (program_)
     return;
-  for (int s = 0; s < d_->num_sizes; ++s)
+  for (int s = 0; s < numSizes_; ++s)
     if (sizes_[s] == 0)
       fail(PyExc_ValueError,
-           std::string("cannot create it before size '") + d_->sizes[s] +
+           std::string("cannot create it before size '") +
+               desc_->size_names[s] +
                "' is known: call it with arrays, or give sizes={'" +
-               d_->sizes[s] + "': ...}");
+               desc_->size_names[s] + "': ...}");
   placeAndCreate(sizes_, from_);
 }
 
@@ -860,7 +936,7 @@ void Program::deduce(std::vector<int64_t> &sizes,
   from = from_;
   for (int i : tensors_) {
     const nb::ndarray<> &a = arrays_[i];
-    const cc_py_param &p = *params_[i].p;
+    const BlockView &p = *params_[i].p;
     if (!a.is_valid() || static_cast<int>(a.ndim()) != p.rank)
       continue;
     for (int k = 0; k < p.rank; ++k) {
@@ -868,11 +944,11 @@ void Program::deduce(std::vector<int64_t> &sizes,
       if (s < 0 || sizes[s] != 0)
         continue;
       int64_t extent = static_cast<int64_t>(a.shape(static_cast<size_t>(k)));
-      for (int ax = 0; ax < d_->num_axes; ++ax)
+      for (int ax = 0; ax < numAxes_; ++ax)
         if (p.layout[ax] == k)
           extent *= sizes[ax];
       if (extent <= 0)
-        fail(PyExc_ValueError, "size '" + std::string(d_->sizes[s]) +
+        fail(PyExc_ValueError, "size '" + std::string(desc_->size_names[s]) +
                                    "' = " + std::to_string(extent) + " (from " +
                                    q(i) + ", shape " +
                                    tupleText(a.shape_ptr(), a.ndim()) +
@@ -881,13 +957,13 @@ void Program::deduce(std::vector<int64_t> &sizes,
       from[s] = i;
     }
   }
-  for (int s = 0; s < d_->num_sizes; ++s)
+  for (int s = 0; s < numSizes_; ++s)
     if (sizes[s] == 0)
       fail(PyExc_ValueError,
-           std::string("cannot tell size '") + d_->sizes[s] +
+           std::string("cannot tell size '") + desc_->size_names[s] +
                "' from the arrays: give it when creating the program: "
                "sizes={'" +
-               d_->sizes[s] + "': ...}");
+               desc_->size_names[s] + "': ...}");
 }
 
 // Takes argument i (a tensor or an output) as an array: arrays_[i].
@@ -1046,13 +1122,13 @@ void Program::checkShape(int i, const int64_t *shape, const int64_t *offset,
   };
   auto global = [&](int k) {
     int64_t g = shape[k];
-    for (int ax = 0; ax < d_->num_axes; ++ax)
+    for (int ax = 0; ax < numAxes_; ++ax)
       if (p.p->layout[ax] == k)
         g *= sizes[ax];
     return g;
   };
   auto sliced = [&](int k) {
-    for (int ax = 0; ax < d_->num_axes; ++ax)
+    for (int ax = 0; ax < numAxes_; ++ax)
       if (p.p->layout[ax] == k)
         return true;
     return false;
@@ -1208,7 +1284,7 @@ nb::object Program::call(nb::args args) {
     std::string names;
     for (size_t i = 0; i < n; ++i)
       names += (i ? ", " : "") + params_[i].name;
-    raise(PyExc_TypeError, std::string(d_->name) + "() takes " +
+    raise(PyExc_TypeError, std::string(desc_->name) + "() takes " +
                                std::to_string(n) +
                                (n == 1 ? " argument (" : " arguments (") +
                                names + "), got " + std::to_string(args.size()));
@@ -1237,16 +1313,16 @@ nb::object Program::call(nb::args args) {
     const int ii = static_cast<int>(i);
     nb::handle h = args[i];
     const int kind = params_[i].p->kind;
-    if (kind == CC_PY_SCALAR) {
+    if (kind == CC_BLOCK_SCALAR) {
       scalar(ii, h);
       args_[i] = &scalars_[i];
       continue;
     }
-    if (kind == CC_PY_OUTPUT && h.is_none()) {
+    if (kind == CC_BLOCK_OUTPUT && h.is_none()) {
       missingOutput = true;
       continue;
     }
-    if (kind == CC_PY_TENSOR && !like)
+    if (kind == CC_BLOCK_TENSOR && !like)
       like = h.ptr();
     take(ii, h);
     check(ii);
@@ -1275,7 +1351,7 @@ nb::object Program::call(nb::args args) {
     if (!allocate_.is_valid() || allocate_.is_none())
       allocate_ = nb::module_::import_("coconet.runtime").attr("allocate");
     for (int i : tensors_) {
-      if (params_[i].p->kind != CC_PY_OUTPUT || !args[i].is_none())
+      if (params_[i].p->kind != CC_BLOCK_OUTPUT || !args[i].is_none())
         continue;
       const Param &p = params_[i];
       nb::list dims;
@@ -1308,11 +1384,12 @@ nb::object Program::call(nb::args args) {
       if (!bn || a0 >= b0 + bn || b0 >= a0 + an)
         continue;
       const int w = params_[i].p->written ? i : j;
-      fail(PyExc_ValueError,
-           q(i) + " and " + q(j) + " share memory, and " + q(w) +
-               (params_[w].p->kind == CC_PY_OUTPUT ? " is written"
-                                                   : " is updated in place") +
-               ": pass distinct arrays");
+      fail(PyExc_ValueError, q(i) + " and " + q(j) + " share memory, and " +
+                                 q(w) +
+                                 (params_[w].p->kind == CC_BLOCK_OUTPUT
+                                      ? " is written"
+                                      : " is updated in place") +
+                                 ": pass distinct arrays");
     }
   }
 
@@ -1333,13 +1410,13 @@ nb::object Program::call(nb::args args) {
 
   size_t nout = 0;
   for (int i : tensors_)
-    nout += params_[i].p->kind == CC_PY_OUTPUT;
+    nout += params_[i].p->kind == CC_BLOCK_OUTPUT;
   nb::object result = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(nout)));
   if (!result.is_valid())
     throw nb::python_error();
   Py_ssize_t k = 0;
   for (int i : tensors_) {
-    if (params_[i].p->kind != CC_PY_OUTPUT)
+    if (params_[i].p->kind != CC_BLOCK_OUTPUT)
       continue;
     nb::handle out = outputs_[i].is_valid() ? nb::handle(outputs_[i])
                                             : args[static_cast<size_t>(i)];
@@ -1354,9 +1431,9 @@ nb::object Program::call(nb::args args) {
 
 nb::dict Program::sizes() const {
   nb::dict out;
-  for (int s = 0; s < d_->num_sizes; ++s)
+  for (int s = 0; s < numSizes_; ++s)
     if (sizes_[s] > 0)
-      out[d_->sizes[s]] = sizes_[s];
+      out[desc_->size_names[s]] = sizes_[s];
   return out;
 }
 
@@ -1371,21 +1448,21 @@ nb::object Program::path() const {
 
 nb::dict Program::info() const {
   nb::dict out;
-  out["name"] = d_->name;
-  out["program"] = d_->program;
-  out["schedule"] = d_->schedule;
+  out["name"] = desc_->name;
+  out["program"] = desc_->program;
+  out["schedule"] = desc_->schedule;
   out["target"] = d_->target;
   out["source"] = d_->source;
   out["library"] = library_;
   nb::list sizes;
-  for (int s = 0; s < d_->num_sizes; ++s)
-    sizes.append(d_->sizes[s]);
+  for (int s = 0; s < numSizes_; ++s)
+    sizes.append(desc_->size_names[s]);
   out["sizes"] = sizes;
-  out["num_axes"] = d_->num_axes;
+  out["num_axes"] = numAxes_;
   static const char *kinds[] = {"tensor", "scalar", "output"};
   nb::list params;
   for (const Param &pp : params_) {
-    const cc_py_param &p = *pp.p;
+    const BlockView &p = *pp.p;
     nb::dict d;
     d["name"] = p.name;
     d["kind"] = kinds[p.kind];
@@ -1396,16 +1473,16 @@ nb::dict Program::info() const {
     nb::list dims, layout;
     for (int k = 0; k < p.rank; ++k) {
       if (p.dims[k] >= 0)
-        dims.append(d_->sizes[p.dims[k]]);
+        dims.append(desc_->size_names[p.dims[k]]);
       else
         dims.append(nb::none());
     }
-    if (p.kind != CC_PY_SCALAR)
-      for (int a = 0; a < d_->num_axes; ++a) {
+    if (p.kind != CC_BLOCK_SCALAR)
+      for (int a = 0; a < numAxes_; ++a) {
         const int l = p.layout[a];
-        if (l == CC_PY_REPLICATED)
+        if (l == kReplicatedAxis)
           layout.append("replicated");
-        else if (l == CC_PY_LOCAL)
+        else if (l == kLocalAxis)
           layout.append("local");
         else
           layout.append(l);
@@ -1414,16 +1491,18 @@ nb::dict Program::info() const {
     d["layout"] = layout;
     d["type"] = p.type;
     d["segments"] = p.segments;
-    d["result"] = p.result ? p.result : "";
+    d["result"] = p.result;
     params.append(d);
   }
   out["params"] = params;
   nb::list tables;
-  for (int t = 0; t < d_->num_tables; ++t) {
+  for (int t = 0; t < numTables_; ++t) {
     nb::dict d;
-    d["name"] = d_->tables[t].name;
-    d["count"] = d_->sizes[d_->tables[t].count];
-    d["length"] = d_->tables[t].length ? d_->tables[t].length : "";
+    d["name"] = desc_->tables[t].name;
+    d["count"] =
+        desc_->size_names[static_cast<int>(desc_->tables[t].count_size)];
+    d["length"] =
+        desc_->tables[t].length_name ? desc_->tables[t].length_name : "";
     tables.append(d);
   }
   out["tables"] = tables;
@@ -1458,7 +1537,7 @@ nb::tuple Program::block(const std::string &name) const {
 }
 
 std::string Program::repr() const {
-  return std::string("<coconet.Program ") + d_->name + ": rank " +
+  return std::string("<coconet.Program ") + desc_->name + ": rank " +
          std::to_string(rank_) + " of " + std::to_string(size_) +
          (program_ ? ", created" : ", not created yet") + ">";
 }

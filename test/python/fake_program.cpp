@@ -16,7 +16,8 @@
 //
 // world() reports rank and size from FAKE_RANK and FAKE_SIZE (default 0 and
 // 1); step == -1 makes the step fail; FAKE_ABI, where set, is the ABI
-// version the description claims; FAKE_TABLE=1 adds a segment table.
+// version the description claims; FAKE_TABLE=1 adds a segment table;
+// FAKE_BROKEN=1..4 breaks the description (below).
 // fake_calls() and fake_creates() count steps and creations (the test reads
 // them with ctypes).
 //
@@ -37,22 +38,29 @@ int calls = 0, creates = 0, destroys = 0;
 
 enum { P, N, H };
 const char *const sizeNames[] = {"P", "N", "H"};
-const int dimsN[] = {N}, dimsX[] = {-1};
-const int local[] = {CC_PY_LOCAL}, replicated[] = {CC_PY_REPLICATED},
-          sliced[] = {0};
-const int F16 = 0, F32 = 2, I32 = 4; // dtypes.def order
+const uint32_t axisSizes[] = {P};
+const uint32_t sizeN[] = {N}, sizeH[] = {H};
+const cc_extent shapeN[] = {{1, 1, sizeN}}, shapeX[] = {{4, 1, sizeH}};
+const cc_axis_layout local[] = {{CC_AXIS_LOCAL, 0}},
+                     replicated[] = {{CC_AXIS_REPLICATED, 0}},
+                     sliced[] = {{CC_AXIS_SLICED, 0}};
+const int32_t F16 = 0, F32 = 2, I32 = 4; // dtypes.def order
 
-const cc_py_param params[] = {
-    {"g", CC_PY_TENSOR, F32, 1, 0, dimsN, local, "f32[N] local", "", ""},
-    {"w", CC_PY_TENSOR, F32, 1, 1, dimsN, replicated, "f32[N] replicated", "",
-     "w"},
-    {"m", CC_PY_TENSOR, F32, 1, 1, dimsN, sliced, "f32[N] sliced(0)", "", "m"},
-    {"x", CC_PY_TENSOR, F16, 1, 0, dimsX, sliced, "f16[4*H] sliced(0)", "", ""},
-    {"lr", CC_PY_SCALAR, F32, 0, 0, nullptr, nullptr, "f32", "", ""},
-    {"step", CC_PY_SCALAR, I32, 0, 0, nullptr, nullptr, "i32", "", ""},
-    {"out", CC_PY_OUTPUT, F32, 1, 1, dimsN, replicated, "f32[N] replicated", "",
-     "out"},
+const cc_block blocks[] = {
+    {"g", 0, CC_BLOCK_TENSOR, F32, 1, shapeN, local, 0, 0, -1, "f32[N] local"},
+    {"w", 1, CC_BLOCK_TENSOR, F32, 1, shapeN, replicated, 1, 0, -1,
+     "f32[N] replicated"},
+    {"m", 2, CC_BLOCK_TENSOR, F32, 1, shapeN, sliced, 1, 0, -1,
+     "f32[N] sliced(0)"},
+    {"x", 3, CC_BLOCK_TENSOR, F16, 1, shapeX, sliced, 0, 0, -1,
+     "f16[4*H] sliced(0)"},
+    {"lr", 4, CC_BLOCK_SCALAR, F32, 0, nullptr, replicated, 0, 0, -1, "f32"},
+    {"step", 5, CC_BLOCK_SCALAR, I32, 0, nullptr, replicated, 0, 0, -1, "i32"},
+    {"out", 0, CC_BLOCK_OUTPUT, F32, 1, shapeN, replicated, 1, 0, -1,
+     "f32[N] replicated"},
 };
+const char *const names[] = {"g", "w", "m", "x", "lr", "step", "out"};
+const cc_result results[] = {{"w", 1}, {"m", 2}, {"out", 6}};
 
 int fail(char *err, size_t cap, const char *message) {
   std::snprintf(err, cap, "%s", message);
@@ -140,11 +148,30 @@ void destroy(void *program) {
 
 const char *path(void *) { return "the fake's path"; }
 
+cc_description program = {
+    COCONET_DESCRIPTION_VERSION,
+    "fake_prog",
+    "fake",
+    "prog",
+    3,
+    sizeNames,
+    1,
+    axisSizes,
+    -1,
+    7,
+    6,
+    blocks,
+    3,
+    results,
+    0,
+    nullptr,
+    1,
+};
+
 cc_py_program description = {
-    COCONET_PY_ABI, "fake_prog", "fake",  "prog",  "cpu", "fake.coco", 3,
-    sizeNames,      1,           7,       params,  0,     nullptr,     world,
-    place,          create,      step,    destroy, path,  nullptr,     nullptr,
-    nullptr,        nullptr,     nullptr,
+    COCONET_PY_ABI, &program, names,   "cpu",   "fake.coco", world,
+    place,          create,   step,    destroy, path,        nullptr,
+    nullptr,        nullptr,  nullptr, nullptr,
 };
 
 } // namespace
@@ -152,13 +179,29 @@ cc_py_program description = {
 // With FAKE_TABLE=1, a segment table "layers" whose count is H, its
 // lengths summing to N (create() does not look at it): the checks of
 // `tables=` are coconet._core's.
-const cc_py_table tables[] = {{"layers", H, "N"}};
+const cc_table tables[] = {{"layers", H, "N", {1, 1, sizeN}}};
+
+// FAKE_BROKEN=1..4: a description coconet._core must refuse: of another
+// version, with m sliced along a dimension it does not have, with a result
+// held by no block, or none at all.
+const cc_axis_layout slicedPastRank[] = {{CC_AXIS_SLICED, 1}};
+cc_block brokenBlocks[7];
+const cc_result resultPastBlocks[] = {{"w", 7}};
 
 extern "C" COCONET_PY_EXPORT const cc_py_program *coconet_python_program(void) {
   description.abi = envInt("FAKE_ABI", COCONET_PY_ABI);
   const bool table = envInt("FAKE_TABLE", 0) != 0;
-  description.num_tables = table ? 1 : 0;
-  description.tables = table ? tables : nullptr;
+  program.num_tables = table ? 1 : 0;
+  program.tables = table ? tables : nullptr;
+  const int broken = envInt("FAKE_BROKEN", 0);
+  program.version = broken == 1 ? 99 : COCONET_DESCRIPTION_VERSION;
+  for (int i = 0; i < 7; ++i)
+    brokenBlocks[i] = blocks[i];
+  brokenBlocks[2].layout = slicedPastRank;
+  program.blocks = broken == 2 ? brokenBlocks : blocks;
+  program.results = broken == 3 ? resultPastBlocks : results;
+  program.num_results = broken == 3 ? 1 : 3;
+  description.description = broken == 4 ? nullptr : &program;
   return &description;
 }
 extern "C" COCONET_PY_EXPORT int fake_calls(void) { return calls; }

@@ -435,6 +435,18 @@ def construction_refusals():
                "built for coconet Python ABI 99, this coconet has %d: rebuild it" % coconet.ABI)
     finally:
         del os.environ["FAKE_ABI"]
+    # The program's description (coconet/description.h) is checked before
+    # anything reads it: its version, a layout past the tensor's rank, a
+    # result no block holds, none at all.
+    for broken, says in (("1", "description version 99, this coconet reads 1"),
+                         ("2", "layout of m"), ("3", "result 0"),
+                         ("4", "no description")):
+        os.environ["FAKE_BROKEN"] = broken
+        try:
+            raises(ImportError, lambda: program(),
+                   "a malformed program description (%s): rebuild it" % says)
+        finally:
+            del os.environ["FAKE_BROKEN"]
 
 
 @check

@@ -21,6 +21,7 @@
 #ifndef COCONET_RUNTIME_DRIVER_H
 #define COCONET_RUNTIME_DRIVER_H
 
+#include "coconet/description.h"
 #include "coconet/segments.h"
 #include "coconet/status.h"
 #include "coconet/types.h"
@@ -201,103 +202,38 @@ Status segmentTable(const Options &options, const char *table, uint64_t index,
 // --- A program's description ---------------------------------------------
 //
 // What a generated driver's main() hands to its target's run() (coconet/
-// cpu/driver.h, coconet/cuda/driver.h): the program as data, and the four
-// entry points into its class. One implementation of the driver, in the
-// runtime, reads it; the generated text is the tables and a few lines.
-
-/// The version of the structs below; bumped whenever one changes.
-inline constexpr uint32_t kDescriptionVersion = 1;
-
-/// A global extent: `coefficient` times the product of the sizes
-/// `sizes[0..numSizes)` (indices into ProgramDescription::sizeNames): "4 * H"
-/// is {4, 1, {H}}, "N" {1, 1, {N}}, "3" {3, 0, null}.
-struct ExtentDescription {
-  int64_t coefficient = 1;
-  uint32_t numSizes = 0;
-  const uint32_t *sizes = nullptr;
-};
-
-/// A parameter's, output's or result's tensor: TensorInfo with its shape in
-/// sizes' terms.
-struct TensorDescription {
-  const char *name;
-  uint32_t paramIndex; ///< parameters: position in the declaration; else 0
-  DType dtype;
-  uint32_t rank; ///< 0 for a scalar
-  const ExtentDescription *shape;
-  const AxisLayout *layout; ///< one per mesh axis
-};
-
-/// A block the driver allocates, fills (parameters) and passes to a step.
-struct BlockDescription {
-  TensorDescription tensor;
-  /// A scalar parameter: the step gets a pointer to its host value.
-  bool scalar;
-  /// Bound to the program's symmetric memory (ProgramDescription::
-  /// symmetric(program, block)) unless --staging.
-  bool symmetric;
-};
-
-/// A result the driver prints and writes: the block holding it after a
-/// step (an update in place lives in its parameter's block).
-struct ResultDescription {
-  TensorDescription tensor;
-  uint32_t block;
-};
-
-/// A segment table: bound from --segments or generated, its count being the
-/// size `countSize`, its lengths summing to `length` (the size named
-/// `lengthName`).
-struct TableDescription {
-  const char *name;
-  uint32_t countSize;
-  const char *lengthName;
-  ExtentDescription length;
-};
+// cpu/driver.h, coconet/cuda/driver.h): the program as data (coconet/
+// description.h, the description every host reads) and the entry points
+// into its class. One implementation of the driver, in the runtime, reads
+// it; the generated text is the tables and a few lines.
 
 struct ProgramDescription {
-  uint32_t version; ///< kDescriptionVersion
-  const char *name; ///< the class: "adam_rs_c_ag"
-  /// Every size, in the order of the program's Sizes struct.
-  uint32_t numSizes;
-  const char *const *sizeNames;
-  /// The size the rank count gives when --size does not (an implicit
-  /// mesh's axis), or -1.
-  int32_t worldSize;
-  /// The mesh axes' sizes (indices into sizeNames), outer axis first.
-  uint32_t numAxes;
-  const uint32_t *axisSizes;
-  /// The parameters in declaration order, then the outputs: the arguments
-  /// of a step in order.
-  uint32_t numBlocks;
-  uint32_t numParams;
-  const BlockDescription *blocks;
-  uint32_t numResults;
-  const ResultDescription *results;
-  uint32_t numTables;
-  const TableDescription *tables;
-  /// The program says how its fused collectives and overlaps run (path()).
-  bool hasPath;
-
+  /// The program as data.
+  const cc_description *program;
   /// Program::create on the target's Session (`session`) with `sizes`
-  /// (numSizes, in order) and each table's lengths: `*program` gets the
+  /// (num_sizes, in order) and each table's lengths: `*object` gets the
   /// object.
   Status (*create)(void *session, const int64_t *sizes,
-                   const int64_t *const *tables, void **program);
-  void (*destroy)(void *program);
+                   const int64_t *const *tables, void **object);
+  void (*destroy)(void *object);
   /// One step: `args[i]` is block i's data where the program reads it, or
   /// for a scalar its host value (storage type).
-  Status (*step)(void *program, void *const *args);
-  /// Program::path(), null where !hasPath.
-  const char *(*path)(void *program);
+  Status (*step)(void *object, void *const *args);
+  /// Program::path(), null where !program->has_path.
+  const char *(*path)(void *object);
   /// Where block i lives in the program's symmetric memory (for blocks
   /// with `symmetric`), else null.
-  void *(*symmetric)(void *program, uint32_t block);
+  void *(*symmetric)(void *object, uint32_t block);
 };
+
+/// TensorInfo of `block`, named `name` (a result's name for a result), for
+/// `sizes`: InvalidArgument where an extent does not fit in 64 bits.
+Status tensorInfoOf(const cc_description &program, const cc_block &block,
+                    const char *name, const int64_t *sizes, TensorInfo *out);
 
 /// The value of `extent` for `sizes`: InvalidArgument naming `what` when
 /// the product does not fit in 64 bits.
-Status extentOf(const ExtentDescription &extent, const int64_t *sizes,
+Status extentOf(const cc_extent &extent, const int64_t *sizes,
                 const char *const *sizeNames, const char *what, int64_t *out);
 
 /// Ranks and gathering bytes to rank 0.

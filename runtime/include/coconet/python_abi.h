@@ -6,8 +6,9 @@
  *
  *     const cc_py_program *coconet_python_program(void);
  *
- * which describes the program (its parameters, sizes, tables) and gives
- * plain C entry points to its Sizes, create(), operator() and destructor.
+ * which describes the program (coconet/description.h, the description
+ * the driver reads too) and gives plain C entry points to its Sizes,
+ * create(), operator() and destructor.
  * The program and this file are built into one shared library (_NAME.so);
  * the Python package `coconet` (runtime/python/) loads it with dlopen and
  * does everything Python needs on this description alone: arrays through
@@ -24,6 +25,8 @@
 #ifndef COCONET_RUNTIME_PYTHON_ABI_H
 #define COCONET_RUNTIME_PYTHON_ABI_H
 
+#include "coconet/description.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,51 +34,9 @@
 extern "C" {
 #endif
 
-/* Bumped whenever a struct below or the meaning of a field changes. */
-#define COCONET_PY_ABI 2
-
-/* What an entry of cc_py_program::params is. */
-enum {
-  CC_PY_TENSOR = 0, /* a tensor parameter: this rank's block, by pointer */
-  CC_PY_SCALAR = 1, /* a scalar parameter: by value (see step()) */
-  CC_PY_OUTPUT = 2  /* a returned value: this rank's block, written */
-};
-
-/* How a tensor lies along one mesh axis (ir::AxisState). */
-enum {
-  CC_PY_REPLICATED = -2, /* every rank of the axis has the whole tensor */
-  CC_PY_LOCAL = -1       /* every rank has its own tensor of the shape */
-  /* >= 0: sliced: that dimension is split over the axis's ranks */
-};
-
-typedef struct cc_py_param {
-  const char *name; /* as declared in the program ("step", not "step_") */
-  int kind;         /* CC_PY_TENSOR, CC_PY_SCALAR or CC_PY_OUTPUT */
-  int dtype;        /* coconet::rt::DType (dtypes.def order) */
-  int rank;         /* number of dimensions (0 for a scalar) */
-  int written;      /* 1: updated in place (tensor) or written (output) */
-  /* For each dimension: the index in cc_py_program::sizes of the size name
-   * that is the global extent, or -1 where the extent is an expression
-   * (4*H). */
-  const int *dims;
-  /* For each mesh axis: CC_PY_REPLICATED, CC_PY_LOCAL or the sliced
-   * dimension. */
-  const int *layout;
-  /* "f32[N] sliced(0)", as the program declares it (the parameter's global
-   * type and layout, sharding included). */
-  const char *type;
-  /* The segment table a segmented tensor's segments are of, or "". */
-  const char *segments;
-  /* The result it holds after a step, as the simulator and the drivers
-   * name it (an updated tensor's or an output's), or "". */
-  const char *result;
-} cc_py_param;
-
-typedef struct cc_py_table {
-  const char *name;   /* the table parameter's name */
-  int count;          /* the index in sizes of its count (T) */
-  const char *length; /* the length its lengths sum to ("N") */
-} cc_py_table;
+/* Bumped whenever a struct below or the meaning of a field changes (3:
+ * the program as a cc_description, coconet/description.h). */
+#define COCONET_PY_ABI 3
 
 /* The CUDA target's world, what `comm` points to there: an NCCL
  * communicator and the CUDA device it is on. Made by the caller (the
@@ -89,25 +50,20 @@ typedef struct cc_py_nccl {
 #define CC_PY_NCCL_ID_BYTES 128
 
 typedef struct cc_py_program {
-  int abi;              /* COCONET_PY_ABI */
-  const char *name;     /* the class: "adam_rs_c_ag" */
-  const char *program;  /* "adam" */
-  const char *schedule; /* "rs_c_ag", or "" unscheduled */
+  int abi; /* COCONET_PY_ABI */
+  /* The program as data: sizes, mesh axes, parameters and outputs (the
+   * arguments of a step), results, segment tables; what the driver reads
+   * too. */
+  const cc_description *description;
+  /* Python's name of each block, in the description's order: its name,
+   * but an output whose name a parameter has as the C++ API names it
+   * (out_NAME), and a name Python reserves with "_" appended. */
+  const char *const *names;
   /* "cpu", "cuda", or "cuda-emulated": the CUDA target's code built for
    * the CPU emulation of CUDA (test/emu, a testing aid), whose arrays are
    * host memory. */
   const char *target;
   const char *source; /* the .coco file's name */
-  /* Every size the program is created with: the mesh axes' sizes first
-   * (num_axes of them), then the others, as the C++ Sizes struct. */
-  int num_sizes;
-  const char *const *sizes;
-  int num_axes;
-  /* The parameters in declaration order, then the outputs. */
-  int num_params;
-  const cc_py_param *params;
-  int num_tables;
-  const cc_py_table *tables;
 
   /* Every entry point returns 0, or 1 with a message (NUL-terminated,
    * truncated to `cap` bytes) in `err`. `comm` is the world: on the CPU
@@ -118,10 +74,10 @@ typedef struct cc_py_program {
 
   /* This process's rank and the number of ranks of `comm`. */
   int (*world)(int64_t comm, int *rank, int *size, char *err, size_t cap);
-  /* The block of every tensor parameter and output (params order, scalars
-   * skipped) on `rank` for `sizes`: `shape` and `offset` get each tensor's
-   * rank() values in turn. Fails when a sliced dimension does not divide
-   * evenly or a size is not positive. */
+  /* The block of every tensor parameter and output (the description's
+   * order, scalars skipped) on `rank` for `sizes`: `shape` and `offset` get
+   * each tensor's rank values in turn. Fails when a sliced dimension does not
+   * divide evenly or a size is not positive. */
   int (*place)(const int64_t *sizes, int rank, int64_t *shape, int64_t *offset,
                char *err, size_t cap);
   /* Program::create(world, sizes, [tables,] [stream,] &out): collective
@@ -131,7 +87,7 @@ typedef struct cc_py_program {
   int (*create)(int64_t comm, const int64_t *sizes,
                 const int64_t *const *tables, void *stream, void **out,
                 char *err, size_t cap);
-  /* One step: args[i] for params[i]: a tensor's or output's data pointer
+  /* One step: args[i] for block i: a tensor's or output's data pointer
    * (on the CUDA target device memory of the world's device, enqueued on
    * create()'s stream; host memory under "cuda-emulated"), or a pointer to
    * a scalar's value as the C++ API takes it (float for f16/bf16/f32,

@@ -2,8 +2,9 @@
 //
 // The target-independent half of a program's Python entry points
 // (coconet/python_abi.h): an error's message into the caller's buffer and
-// the placement of every tensor on one rank. The generated shim is a table
-// and one-line functions over these; the targets add their world
+// the placement of every tensor on one rank, read from the program's
+// description. The generated shim is the description and one-line
+// functions over these; the targets add their world
 // (coconet/cpu/python.h, coconet/cuda/python.h).
 //
 //===----------------------------------------------------------------------===//
@@ -25,12 +26,13 @@ namespace coconet::rt::python {
 /// `cap` bytes, NUL-terminated).
 int report(const Status &status, char *err, size_t cap);
 
-/// The block of each of `tensors` on `rank` of a mesh of `axisSizes`
-/// (ranks row-major over the axes): each tensor's local shape and offset
-/// appended to `shape` and `offset` in turn.
-int place(const std::vector<driver::TensorInfo> &tensors,
-          const std::vector<int64_t> &axisSizes, int rank, int64_t *shape,
-          int64_t *offset, char *err, size_t cap);
+/// cc_py_program::place for `program`, its blocks named `names` in
+/// messages: the block of each tensor parameter and output on `rank` for
+/// `sizes` (ranks row-major over the mesh axes), each one's local shape and
+/// offset appended to `shape` and `offset` in turn.
+int place(const cc_description &program, const char *const *names,
+          const int64_t *sizes, int rank, int64_t *shape, int64_t *offset,
+          char *err, size_t cap);
 
 } // namespace coconet::rt::python
 

@@ -5,7 +5,8 @@
 // the command line, bind the sizes and segment tables, open the target's
 // session, create the program, fill its parameters as the simulator does,
 // run one step, print and write its results, then time more steps. The
-// program is a ProgramDescription (coconet/driver.h); the target gives its
+// program is a ProgramDescription (coconet/driver.h: its cc_description
+// and entry points); the target gives its
 // Block (host copy and where the program reads it) and Session (the
 // communicator and stream). Instantiated once per target library
 // (src/cpu/driver_run.cpp, src/cuda/driver_run.cpp), so a driver's own
@@ -25,12 +26,6 @@
 #include <vector>
 
 namespace coconet::rt::driver {
-
-/// TensorInfo of `tensor` for `sizes` (whose extents fit: checked by
-/// tensorInfoOf's caller through extentOf where they may not).
-Status tensorInfoOf(const ProgramDescription &program,
-                    const TensorDescription &tensor, const int64_t *sizes,
-                    TensorInfo *out);
 
 /// A program object, destroyed by its description's destroy().
 class ProgramObject {
@@ -54,8 +49,9 @@ private:
 /// result that cannot be written). `open()` opens `session` on the
 /// transport's ranks.
 template <class Block, class Session, class Open>
-int runProgram(const ProgramDescription &d, Session &session, Open open,
+int runProgram(const ProgramDescription &driven, Session &session, Open open,
                Transport &transport, int argc, char **argv) {
+  const cc_description &d = *driven.program;
   const char *const name = d.name;
   Options options;
   bool help = false;
@@ -69,44 +65,46 @@ int runProgram(const ProgramDescription &d, Session &session, Open open,
   // exit with the same status); rank 0 prints each distinct error once.
   auto agreeOn = [&](int code) { return agree(transport, st, code, name); };
   if (st.ok()) {
-    std::vector<std::string> sizeNames(d.sizeNames, d.sizeNames + d.numSizes);
+    std::vector<std::string> sizeNames(d.size_names,
+                                       d.size_names + d.num_sizes);
     std::vector<ParamName> params;
-    for (uint32_t i = 0; i < d.numParams; ++i)
-      params.push_back({d.blocks[i].tensor.name, d.blocks[i].tensor.dtype});
+    for (uint32_t i = 0; i < d.num_params; ++i)
+      params.push_back(
+          {d.blocks[i].name, static_cast<DType>(d.blocks[i].dtype)});
     st = checkNames(options, sizeNames, params);
   }
-  if (d.numTables > 0 && st.ok()) {
+  if (d.num_tables > 0 && st.ok()) {
     std::vector<std::string> tables;
-    for (uint32_t i = 0; i < d.numTables; ++i)
+    for (uint32_t i = 0; i < d.num_tables; ++i)
       tables.push_back(d.tables[i].name);
     st = checkTableNames(options, tables);
   }
-  std::vector<int64_t> sizes(d.numSizes, 0);
-  for (uint32_t i = 0; i < d.numSizes; ++i) {
+  std::vector<int64_t> sizes(d.num_sizes, 0);
+  for (uint32_t i = 0; i < d.num_sizes; ++i) {
     // A table's count is bound with its table.
     bool count = false;
-    for (uint32_t t = 0; t < d.numTables; ++t)
-      count = count || d.tables[t].countSize == i;
+    for (uint32_t t = 0; t < d.num_tables; ++t)
+      count = count || d.tables[t].count_size == i;
     if (count || !st.ok())
       continue;
-    st = sizeOf(options, d.sizeNames[i],
-                static_cast<int32_t>(i) == d.worldSize ? transport.size() : 0,
+    st = sizeOf(options, d.size_names[i],
+                static_cast<int32_t>(i) == d.world_size ? transport.size() : 0,
                 &sizes[i]);
   }
   // Segment tables: read or generated as the simulator does; their
   // lengths are create()'s.
-  std::vector<SegmentTable> tables(d.numTables);
-  std::vector<std::vector<int64_t>> lengths(d.numTables);
-  std::vector<const int64_t *> tableData(d.numTables, nullptr);
-  for (uint32_t t = 0; t < d.numTables; ++t) {
-    const TableDescription &tb = d.tables[t];
+  std::vector<SegmentTable> tables(d.num_tables);
+  std::vector<std::vector<int64_t>> lengths(d.num_tables);
+  std::vector<const int64_t *> tableData(d.num_tables, nullptr);
+  for (uint32_t t = 0; t < d.num_tables; ++t) {
+    const cc_table &tb = d.tables[t];
     int64_t length = 0;
     if (st.ok())
-      st = extentOf(tb.length, sizes.data(), d.sizeNames, tb.name, &length);
+      st = extentOf(tb.length, sizes.data(), d.size_names, tb.name, &length);
     if (st.ok())
-      st =
-          segmentTable(options, tb.name, t, d.sizeNames[tb.countSize],
-                       tb.lengthName, length, &sizes[tb.countSize], &tables[t]);
+      st = segmentTable(options, tb.name, t, d.size_names[tb.count_size],
+                        tb.length_name, length, &sizes[tb.count_size],
+                        &tables[t]);
     lengths[t] = tables[t].lengths();
     tableData[t] = lengths[t].data();
   }
@@ -114,32 +112,32 @@ int runProgram(const ProgramDescription &d, Session &session, Open open,
   if (int code = agreeOn(2))
     return code;
   std::vector<int64_t> axisSizes;
-  for (uint32_t a = 0; a < d.numAxes; ++a)
-    axisSizes.push_back(sizes[d.axisSizes[a]]);
+  for (uint32_t a = 0; a < d.num_axes; ++a)
+    axisSizes.push_back(sizes[d.axis_sizes[a]]);
   const std::vector<int64_t> coords =
       coordinatesOf(axisSizes, transport.rank());
   st = open();
   if (int code = agreeOn(1))
     return code;
-  ProgramObject program(d);
-  st = d.create(&session, sizes.data(), tableData.data(), program.slot());
+  ProgramObject program(driven);
+  st = driven.create(&session, sizes.data(), tableData.data(), program.slot());
   if (int code = agreeOn(1))
     return code;
-  if (d.hasPath && transport.rank() == 0 && !options.quiet)
-    std::printf("%s: %s\n", name, d.path(program.get()));
+  if (d.has_path && transport.rank() == 0 && !options.quiet)
+    std::printf("%s: %s\n", name, driven.path(program.get()));
   // The parameters, filled as the simulator fills them; the outputs.
-  std::unique_ptr<Block[]> blocks(new Block[d.numBlocks]);
-  for (uint32_t i = 0; i < d.numBlocks; ++i) {
-    const BlockDescription &b = d.blocks[i];
+  std::unique_ptr<Block[]> blocks(new Block[d.num_blocks]);
+  for (uint32_t i = 0; i < d.num_blocks; ++i) {
+    const cc_block &b = d.blocks[i];
     void *bound = b.symmetric && !options.staging
-                      ? d.symmetric(program.get(), i)
+                      ? driven.symmetric(program.get(), i)
                       : nullptr;
     TensorInfo info;
     if (st.ok())
-      st = tensorInfoOf(d, b.tensor, sizes.data(), &info);
+      st = tensorInfoOf(d, b, b.name, sizes.data(), &info);
     if (st.ok())
       st = blocks[i].make(std::move(info), axisSizes, coords, bound);
-    if (i >= d.numParams)
+    if (i >= d.num_params)
       continue;
     if (st.ok())
       st = fillInput(blocks[i].info, options, axisSizes, coords,
@@ -149,24 +147,28 @@ int runProgram(const ProgramDescription &d, Session &session, Open open,
   }
   if (int code = agreeOn(1))
     return code;
-  std::vector<void *> args(d.numBlocks);
-  for (uint32_t i = 0; i < d.numBlocks; ++i)
-    args[i] = d.blocks[i].scalar ? static_cast<void *>(blocks[i].host.data())
-                                 : blocks[i].pointer();
-  auto runStep = [&]() -> Status { return d.step(program.get(), args.data()); };
+  std::vector<void *> args(d.num_blocks);
+  for (uint32_t i = 0; i < d.num_blocks; ++i)
+    args[i] = d.blocks[i].kind == CC_BLOCK_SCALAR
+                  ? static_cast<void *>(blocks[i].host.data())
+                  : blocks[i].pointer();
+  auto runStep = [&]() -> Status {
+    return driven.step(program.get(), args.data());
+  };
   // One step, then its results.
   st = runStep();
   if (st.ok())
     st = session.synchronize();
   if (int code = agreeOn(1))
     return code;
-  for (uint32_t r = 0; r < d.numResults; ++r) {
-    Block &result = blocks[d.results[r].block];
+  for (uint32_t r = 0; r < d.num_results; ++r) {
+    const cc_result &res = d.results[r];
+    Block &result = blocks[res.block];
     if (st.ok())
       st = result.download();
     TensorInfo info;
     if (st.ok())
-      st = tensorInfoOf(d, d.results[r].tensor, sizes.data(), &info);
+      st = tensorInfoOf(d, d.blocks[res.block], res.name, sizes.data(), &info);
     if (st.ok() && !options.quiet)
       printSummary(info, transport, result.placement, result.host.data());
     if (st.ok() && !options.outputDir.empty())

@@ -19,9 +19,12 @@ int report(const Status &status, char *err, size_t cap) {
   return 1;
 }
 
-int place(const std::vector<driver::TensorInfo> &tensors,
-          const std::vector<int64_t> &axisSizes, int rank, int64_t *shape,
-          int64_t *offset, char *err, size_t cap) {
+int place(const cc_description &program, const char *const *names,
+          const int64_t *sizes, int rank, int64_t *shape, int64_t *offset,
+          char *err, size_t cap) {
+  std::vector<int64_t> axisSizes;
+  for (uint32_t a = 0; a < program.num_axes; ++a)
+    axisSizes.push_back(sizes[program.axis_sizes[a]]);
   for (int64_t s : axisSizes)
     if (s <= 0)
       return report(Status::error(StatusCode::InvalidArgument,
@@ -29,7 +32,14 @@ int place(const std::vector<driver::TensorInfo> &tensors,
                                       ": sizes must be positive"),
                     err, cap);
   const std::vector<int64_t> coords = driver::coordinatesOf(axisSizes, rank);
-  for (const driver::TensorInfo &t : tensors) {
+  for (uint32_t i = 0; i < program.num_blocks; ++i) {
+    const cc_block &b = program.blocks[i];
+    if (b.kind == CC_BLOCK_SCALAR)
+      continue;
+    driver::TensorInfo t;
+    if (int rc = report(driver::tensorInfoOf(program, b, names[i], sizes, &t),
+                        err, cap))
+      return rc;
     for (size_t d = 0; d < t.globalShape.size(); ++d)
       if (t.globalShape[d] <= 0)
         return report(Status::error(StatusCode::InvalidArgument,

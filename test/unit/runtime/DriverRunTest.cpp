@@ -100,37 +100,40 @@ rt::Status step(void *p, void *const *args) {
 const char *const kSizes[] = {"P", "N"};
 const uint32_t kAxes[] = {0};
 const uint32_t kN[] = {1};
-const drv::ExtentDescription kShapeN[] = {{1, 1, kN}};
-const drv::ExtentDescription kShapeKN[] = {{1LL << 62, 1, kN}};
-const drv::AxisLayout kReplicated[] = {{drv::AxisState::Replicated, 0}};
+const cc_extent kShapeN[] = {{1, 1, kN}};
+const cc_extent kShapeKN[] = {{1LL << 62, 1, kN}};
+const cc_axis_layout kReplicated[] = {{CC_AXIS_REPLICATED, 0}};
+constexpr int32_t kF32 = static_cast<int32_t>(rt::DType::F32);
 
-drv::ProgramDescription describe(const drv::ExtentDescription *yShape) {
-  static drv::BlockDescription blocks[3];
-  static drv::ResultDescription results[1];
-  blocks[0] = {{"x", 0, rt::DType::F32, 1, kShapeN, kReplicated}, false, false};
-  blocks[1] = {{"a", 1, rt::DType::F32, 0, nullptr, kReplicated}, true, false};
-  blocks[2] = {{"y", 0, rt::DType::F32, 1, yShape, kReplicated}, false, false};
-  results[0] = {blocks[2].tensor, 2};
-  return {drv::kDescriptionVersion,
-          "scale",
-          2,
-          kSizes,
-          0,
-          1,
-          kAxes,
-          3,
-          2,
-          blocks,
-          1,
-          results,
-          0,
-          nullptr,
-          false,
-          create,
-          destroy,
-          step,
-          nullptr,
-          nullptr};
+drv::ProgramDescription describe(const cc_extent *yShape) {
+  static cc_block blocks[3];
+  static cc_result results[1];
+  static cc_description program;
+  blocks[0] = {"x", 0,  CC_BLOCK_TENSOR,    kF32, 1, kShapeN, kReplicated, 0,
+               0,   -1, "f32[N] replicated"};
+  blocks[1] = {"a", 1,    CC_BLOCK_SCALAR, kF32, 0, nullptr, kReplicated, 0, 0,
+               -1,  "f32"};
+  blocks[2] = {"y", 0,  CC_BLOCK_OUTPUT,    kF32, 1, yShape, kReplicated, 1,
+               0,   -1, "f32[N] replicated"};
+  results[0] = {"y", 2};
+  program = {COCONET_DESCRIPTION_VERSION,
+             "scale",
+             "scale",
+             "",
+             2,
+             kSizes,
+             1,
+             kAxes,
+             0,
+             3,
+             2,
+             blocks,
+             1,
+             results,
+             0,
+             nullptr,
+             0};
+  return {&program, create, destroy, step, nullptr, nullptr};
 }
 
 /// runProgram's exit status, and what it printed on stdout and stderr.

@@ -86,33 +86,34 @@ template <typename Program> struct Instance {
 
 /// The end of cc_py_program::create: `program`, made on world `comm` for
 /// `sizes`, as an Instance in `*out`, with the blocks `place` gives for
-/// this rank.
+/// this rank (the blocks of `described`).
 template <typename Program>
 int instance(std::unique_ptr<Program> program, int64_t comm, int rank,
              const int64_t *sizes,
              int (*place)(const int64_t *, int, int64_t *, int64_t *, char *,
                           size_t),
-             const cc_py_param *params, int numParams, void **out, char *err,
+             const cc_description &described, void **out, char *err,
              size_t cap) {
   auto made = std::make_unique<Instance<Program>>();
   made->program = std::move(program);
   made->device = reinterpret_cast<const cc_py_nccl *>(comm)->device;
-  int dims = 0;
-  for (int i = 0; i < numParams; ++i)
-    dims += params[i].kind == CC_PY_SCALAR ? 0 : params[i].rank;
-  std::vector<int64_t> shape(static_cast<size_t>(dims) + 1),
-      offset(static_cast<size_t>(dims) + 1);
+  const uint32_t n = described.num_blocks;
+  size_t dims = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    dims += described.blocks[i].rank;
+  std::vector<int64_t> shape(dims + 1), offset(dims + 1);
   if (int rc = place(sizes, rank, shape.data(), offset.data(), err, cap))
     return rc;
-  made->bytes.assign(static_cast<size_t>(numParams), 0);
+  made->bytes.assign(n, 0);
   size_t at = 0;
-  for (int i = 0; i < numParams; ++i) {
-    if (params[i].kind == CC_PY_SCALAR)
+  for (uint32_t i = 0; i < n; ++i) {
+    const cc_block &b = described.blocks[i];
+    if (b.kind == CC_BLOCK_SCALAR)
       continue;
-    size_t n = dtypeSize(static_cast<DType>(params[i].dtype));
-    for (int k = 0; k < params[i].rank; ++k)
-      n *= static_cast<size_t>(shape[at++]);
-    made->bytes[static_cast<size_t>(i)] = n;
+    size_t bytes = dtypeSize(static_cast<DType>(b.dtype));
+    for (uint32_t k = 0; k < b.rank; ++k)
+      bytes *= static_cast<size_t>(shape[at++]);
+    made->bytes[i] = bytes;
   }
   *out = made.release();
   return 0;
