@@ -222,8 +222,6 @@ std::vector<FusedKernel> fusedKernels(const lower::Plan &plan);
 /// create().
 bool hasPath(const lower::Plan &plan);
 void appendPath(CodeWriter &w, const std::string &what);
-/// The mesh axes with a team, in order.
-llvm::SmallVector<unsigned, 2> teamAxes(const lower::Plan &plan);
 /// The State member holding the team of `axis`.
 std::string teamMember(const lower::Plan &plan, unsigned axis);
 /// The header's declarations of the symmetric memory and the path taken

@@ -31,12 +31,6 @@ namespace {
 using names::createSize;
 using names::stateSize;
 
-bool hasTeam(const Plan &plan, unsigned axis) {
-  return llvm::any_of(plan.fusedCollectives, [&](const FusedCollective &f) {
-    return f.fused() && f.axis == static_cast<int>(axis);
-  });
-}
-
 /// The symmetric buffers of `plan`, in buffer order.
 llvm::SmallVector<unsigned, 4> symmetricBuffers(const Plan &plan) {
   llvm::SmallVector<unsigned, 4> out;
@@ -85,14 +79,6 @@ bool writtenByAStep(const Plan &plan, unsigned b) {
 
 } // namespace
 
-llvm::SmallVector<unsigned, 2> teamAxes(const Plan &plan) {
-  llvm::SmallVector<unsigned, 2> out;
-  for (unsigned a = 0; a < plan.mesh.size(); ++a)
-    if (hasTeam(plan, a))
-      out.push_back(a);
-  return out;
-}
-
 std::string teamMember(const Plan &plan, unsigned axis) {
   return "cc_team_" + plan.mesh.axes[axis].name;
 }
@@ -135,7 +121,7 @@ void emitSymmetricApi(CodeWriter &w, const Plan &plan, const Target &t) {
          "sequence (the");
   w.line("/// fallback); parts beside the matmul or one after the other.");
   w.line("const char *path() const;");
-  if (teamAxes(plan).empty())
+  if (plan.teamAxes.empty())
     return;
   w.line("/// This rank's block of every tensor that a fused collective "
          "kernel reaches on");
@@ -159,7 +145,7 @@ void emitSymmetricApi(CodeWriter &w, const Plan &plan, const Target &t) {
 void emitTeamState(CodeWriter &w, const Plan &plan, const Target &t) {
   if (hasPath(plan))
     w.line("std::string path;");
-  const auto axes = teamAxes(plan);
+  const auto &axes = plan.teamAxes;
   if (axes.empty())
     return;
   const std::string ns = t.info.runtimeNamespace.str();
@@ -188,7 +174,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
       appendPath(w, "\"steps " + steps + ": in sequence (" +
                         f.sequential->detail + ")\"");
     }
-  const auto axes = teamAxes(plan);
+  const auto &axes = plan.teamAxes;
   if (axes.empty())
     return;
   const std::string ns = t.info.runtimeNamespace.str();
@@ -270,7 +256,7 @@ void emitTeamCreate(CodeWriter &w, const Plan &plan, const Target &t) {
 }
 
 void emitTeamDestroy(CodeWriter &w, const Plan &plan) {
-  if (teamAxes(plan).empty())
+  if (plan.teamAxes.empty())
     return;
   w.line("if (cc_state->plain)");
   w.line("  cc_state->allocator->deallocate(cc_state->plain, "
@@ -283,7 +269,7 @@ void emitTeamMethods(CodeWriter &w, const Plan &plan, const Target &) {
     w.line("const char *" + plan.name +
            "::path() const { return cc_state->path.c_str(); }");
   }
-  if (teamAxes(plan).empty())
+  if (plan.teamAxes.empty())
     return;
   w.line();
   w.open("const " + plan.name + "::Symmetric &" + plan.name +

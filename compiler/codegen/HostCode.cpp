@@ -655,7 +655,7 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
     w.line("#include \"coconet/segment_walk.h\"")
         .line("#include \"coconet/segments.h\"");
   emitLines(w, t.info.sourceIncludes);
-  if (!teamAxes(plan).empty())
+  if (!plan.teamAxes.empty())
     w.line("#include \"" + t.info.teamHeader.str() + "\"");
   if (!t.info.algorithmHeader.empty() && !teamAlgorithmAxes(plan).empty())
     w.line("#include \"" + t.info.algorithmHeader.str() + "\"");

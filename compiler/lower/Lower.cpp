@@ -380,6 +380,11 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
   aliasLoneCollectives(*plan);
   // In this order: each reads what the one before decided.
   planFusedCollectives(*plan, options.sequential);
+  for (unsigned a = 0; a < plan->mesh.size(); ++a)
+    if (llvm::any_of(plan->fusedCollectives, [&](const FusedCollective &f) {
+          return f.fused() && f.axis == static_cast<int>(a);
+        }))
+      plan->teamAxes.push_back(a);
   planOverlaps(*plan, options.sequential);
   planFusedKernels(*plan);
   assignSlots(*plan);

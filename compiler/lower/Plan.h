@@ -569,6 +569,11 @@ struct Plan {
   /// Scratch slots: a slot's size is the largest of its buffers.
   unsigned numSlots = 0;
   std::vector<FusedCollective> fusedCollectives;
+  /// The mesh axes whose members form a team (symmetric memory and one
+  /// kernel over it): those of a fused collective that runs as one kernel,
+  /// in axis order. Decided with the fused collectives; the code
+  /// generators create a team for each.
+  llvm::SmallVector<unsigned, 2> teamAxes;
   std::vector<OverlapGroup> overlaps;
   std::vector<SizeCheck> checks;
 

@@ -17,7 +17,7 @@ Two commands, as the GPU check splits its work (test/gpu/README.md):
       on the GPU machine (its python3 with torch, nanobind and a C++
       compiler; nvcc, NCCL and cuBLAS as test/gpu/run.sh finds them; no
       CMake, no MPI): builds the runtime's static libraries, coconet._core
-      for this Python (from runtime/python/_core.cpp with pip's nanobind)
+      for this Python (from runtime/python/*.cpp with pip's nanobind)
       and each module's _NAME.so (as `python3 -m coconet build --target
       cuda` links it) into DIR/build; then, on one GPU and one rank (an
       NCCL communicator of one made with coconet.NcclCommunicator from a
@@ -201,19 +201,20 @@ def build_abi3(args, out):
              "-I" + nanobind.include_dir(), "-I" + os.path.join(
                  os.path.dirname(nanobind.include_dir()), "ext", "robin_map",
                  "include")]
-    nb_o, core_o = os.path.join(d, "nb_combined.o"), os.path.join(d, "_core.o")
+    nb_o = os.path.join(d, "nb_combined.o")
+    sources, core_os = core_sources(d)
     failures = run_all(2, [
         ("nanobind", flags + ["-DNB_BUILD", "-c", os.path.join(
-            nanobind.source_dir(), "nb_combined.cpp"), "-o", nb_o]),
-        ("_core.cpp", flags + ["-I" + os.path.join(ROOT, "runtime", "include"),
-                               "-c", os.path.join(ROOT, "runtime", "python",
-                                                  "_core.cpp"), "-o", core_o])])
+            nanobind.source_dir(), "nb_combined.cpp"), "-o", nb_o])] + [
+        (os.path.basename(src), flags + [
+            "-I" + os.path.join(ROOT, "runtime", "include"), "-c", src,
+            "-o", o]) for src, o in zip(sources, core_os)])
     lib = os.path.join(d, "_core.abi3.so")
     if not failures:
-        code, text = run([cxx, "-shared", core_o, nb_o, "-ldl", "-o", lib])
+        code, text = run([cxx, "-shared"] + core_os + [nb_o, "-ldl", "-o", lib])
         if code:
             failures.append(text)
-    for o in (nb_o, core_o):
+    for o in [nb_o] + core_os:
         if os.path.exists(o):
             os.unlink(o)
     if failures:
@@ -388,8 +389,17 @@ def build_runtime(tc, build, jobs):
     return []
 
 
+def core_sources(obj):
+    """coconet._core's sources (every runtime/python/*.cpp: _core.cpp has the
+    bindings, the others the program and its checks) and an object file in
+    `obj` for each."""
+    sources = sorted(glob.glob(os.path.join(ROOT, "runtime", "python", "*.cpp")))
+    return sources, [os.path.join(obj, os.path.basename(s)[:-4] + ".o")
+                     for s in sources]
+
+
 def core_commands(tc, build):
-    """coconet._core for this Python, from runtime/python/_core.cpp and pip's
+    """coconet._core for this Python, from runtime/python/*.cpp and pip's
     nanobind, without CMake (what nanobind_add_module(NB_STATIC) compiles):
     (commands, the extension's path) or (None, why)."""
     try:
@@ -409,13 +419,14 @@ def core_commands(tc, build):
              "-I" + os.path.join(nb, "ext", "robin_map", "include")]
     if sysconfig.get_config_var("Py_GIL_DISABLED"):
         flags.append("-DNB_FREE_THREADED")
-    nb_o, core_o = os.path.join(obj, "nb_combined.o"), os.path.join(obj, "_core.o")
+    nb_o = os.path.join(obj, "nb_combined.o")
+    sources, core_os = core_sources(obj)
     return [("nanobind", flags + ["-DNB_BUILD", "-c", os.path.join(
-                nanobind.source_dir(), "nb_combined.cpp"), "-o", nb_o]),
-            ("_core.cpp", flags + ["-I" + os.path.join(ROOT, "runtime", "include"),
-                                   "-c", os.path.join(ROOT, "runtime", "python",
-                                                      "_core.cpp"), "-o", core_o])
-            ], (nb_o, core_o, suffix)
+                nanobind.source_dir(), "nb_combined.cpp"), "-o", nb_o])] + [
+            (os.path.basename(src), flags + [
+                "-I" + os.path.join(ROOT, "runtime", "include"), "-c", src,
+                "-o", o]) for src, o in zip(sources, core_os)
+            ], (nb_o, core_os, suffix)
 
 
 def package(tc, build, core):
@@ -430,8 +441,8 @@ def package(tc, build, core):
     if isinstance(core, str):
         shutil.copy(core, pkg)
     else:
-        nb_o, core_o, suffix = core
-        code, text = run([tc.cxx, "-shared", core_o, nb_o, "-ldl", "-o",
+        nb_o, core_os, suffix = core
+        code, text = run([tc.cxx, "-shared"] + core_os + [nb_o, "-ldl", "-o",
                           os.path.join(pkg, "_core" + suffix)])
         if code:
             return [f"linking coconet._core:\n{text}"]

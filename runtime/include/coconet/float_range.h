@@ -2,7 +2,7 @@
 //
 // One rule for the values a user gives a float parameter, applied by
 // `coconetc sim --set` and the drivers (coconet/values.h) and by the Python
-// module's scalars (runtime/python/_core.cpp, which links no runtime
+// module's scalars (runtime/python/core_types.cpp, which links no runtime
 // library: this header is all inline): a finite value that rounds past the
 // type's largest (1e300 for an f32) or a non-zero one that rounds to 0
 // (1e-50 for an f32) does not fit; infinities and NaN given as such do.

@@ -51,6 +51,8 @@ TEST_CASE("a fused collective is one kernel on the symmetric memory of its "
   CHECK(f.kernel == 1u);
   CHECK(f.gather == 2u);
   CHECK(f.steps == llvm::SmallVector<unsigned, 3>{0, 1, 2});
+  // The plan decides the team: its axis, which the code generators read.
+  CHECK(plan->teamAxes == llvm::SmallVector<unsigned, 2>{0});
   // Peers read g and write w; the kernel's view of w is its own block.
   CHECK(buffer(*plan, "g").team == 0);
   CHECK(buffer(*plan, "w").team == 0);
@@ -128,6 +130,7 @@ TEST_CASE("the sequential form keeps every fused collective in sequence",
   auto plan = planOf(c, "fused", keep, options);
   REQUIRE(plan->fusedCollectives.size() == 1);
   CHECK_FALSE(plan->fusedCollectives[0].fused());
+  CHECK(plan->teamAxes.empty());
   CHECK_FALSE(buffer(*plan, "g").team);
   CHECK(contains(printed(*plan), "fused collective: steps 0 1 2 in sequence: "
                                  "the sequential form was asked for\n"));

@@ -72,8 +72,9 @@ unsigned relayedFirst(const Algorithm &a, const Topology &t) {
 
 } // namespace
 
-TEST_CASE("maxmin evens out the links at the same makespan; minmax keeps it",
-          "[synth]") {
+TEST_CASE(
+    "maxmin evens out the links at the same makespan, and minmax keeps it",
+    "[synth]") {
   // TACCL's NDv2 node (hybrid cube-mesh, links of two costs), one chunk a
   // GPU: the least makespan (92 us) leaves each two-hop chunk a choice of
   // relay, and the makespan alone does not care which.
