@@ -84,53 +84,30 @@ TargetInfo cudaInfo() {
                    "a second one).\n"
                    "[[maybe_unused]] cudaStream_t cc_stream = cc_s.stream;";
   i.stepStreamArg = ", cc_stream";
-  i.overlapState = "cudaStream_t cc_side = nullptr;\n"
-                   "cudaEvent_t cc_ready = nullptr, cc_done = nullptr;";
-  i.overlapCreate =
-      "COCONET_CUDA_CHECK(cudaStreamCreateWithFlags(&state->cc_side, "
-      "cudaStreamNonBlocking));\n"
-      "COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&state->cc_ready, "
-      "cudaEventDisableTiming));\n"
-      "COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&state->cc_done, "
-      "cudaEventDisableTiming));";
-  i.overlapDestroy = "if (cc_state->cc_ready)\n"
-                     "  cudaEventDestroy(cc_state->cc_ready);\n"
-                     "if (cc_state->cc_done)\n"
-                     "  cudaEventDestroy(cc_state->cc_done);\n"
-                     "if (cc_state->cc_side)\n"
-                     "  cudaStreamDestroy(cc_state->cc_side);";
+  // The second stream and its events are the runtime's
+  // (coconet/cuda/overlap.h); the code names what it does with them.
+  i.overlapHeader = "coconet/cuda/overlap.h";
+  i.overlapState = "coconet::rt::cuda::SideStream cc_side;";
+  i.overlapCreate = "COCONET_RETURN_IF_ERROR(state->cc_side.create());";
   i.overlapPath = "std::string(\"a second stream\")";
   i.part = {"// On the second stream, after this part (and all before it), "
             "while the\n"
             "// main stream computes the next part.\n"
-            "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_ready, cc_s.stream));\n"
-            "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.cc_side, "
-            "cc_s.cc_ready, 0));",
-            "{", "cudaStream_t cc_stream = cc_s.cc_side;", "", "}"};
-  i.dispatch.state = "cudaEvent_t cc_arrived[$K] = {};";
-  i.dispatch.create = "for (cudaEvent_t &cc_e : state->cc_arrived)\n"
-                      "  COCONET_CUDA_CHECK(cudaEventCreateWithFlags(&cc_e, "
-                      "cudaEventDisableTiming));";
-  i.dispatch.destroy = "for (cudaEvent_t cc_e : cc_state->cc_arrived)\n"
-                       "  if (cc_e)\n"
-                       "    cudaEventDestroy(cc_e);";
+            "COCONET_RETURN_IF_ERROR(cc_s.cc_side.fork(cc_s.stream));",
+            "{", "cudaStream_t cc_stream = cc_s.cc_side.stream();", "", "}"};
+  i.dispatch.create =
+      "COCONET_RETURN_IF_ERROR(state->cc_side.addArrivals($K));";
   i.dispatch.before =
       "// Every part's alltoall on the second stream once what comes before "
       "is done;\n"
       "// the main stream computes each part once it has arrived.\n"
-      "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_ready, cc_s.stream));\n"
-      "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.cc_side, cc_s.cc_ready, "
-      "0));";
+      "COCONET_RETURN_IF_ERROR(cc_s.cc_side.fork(cc_s.stream));";
   i.dispatch.open = "{";
-  i.dispatch.arrived =
-      "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_arrived[cc_c], "
-      "cc_s.cc_side));";
-  i.dispatch.await = "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.stream, "
-                     "cc_s.cc_arrived[cc_c], 0));";
-  i.overlapEnd =
-      "// The main stream goes on when every part is done.\n"
-      "COCONET_CUDA_CHECK(cudaEventRecord(cc_s.cc_done, cc_s.cc_side));\n"
-      "COCONET_CUDA_CHECK(cudaStreamWaitEvent(cc_s.stream, cc_s.cc_done, 0));";
+  i.dispatch.arrived = "COCONET_RETURN_IF_ERROR(cc_s.cc_side.arrived(cc_c));";
+  i.dispatch.await =
+      "COCONET_RETURN_IF_ERROR(cc_s.cc_side.await(cc_s.stream, cc_c));";
+  i.overlapEnd = "// The main stream goes on when every part is done.\n"
+                 "COCONET_RETURN_IF_ERROR(cc_s.cc_side.join(cc_s.stream));";
   i.teamHeader = "coconet/cuda/team.h";
   i.algorithmHeader = "coconet/cuda/team_collectives.h";
   i.algorithmRunner = "coconet::rt::cuda::AlgorithmRunner";
