@@ -28,9 +28,10 @@ static constexpr Algorithm kAlgorithms[] = {
     Algorithm::Library, Algorithm::Ring,    Algorithm::Tree,
     Algorithm::OneShot, Algorithm::TwoShot, Algorithm::Direct};
 static constexpr Collective kCollectives[] = {
-    Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
-    Collective::Broadcast, Collective::Reduce,        Collective::SendRecv,
-    Collective::AllToAll};
+#define STAGE(Name, Printed, Description)
+#define COMMUNICATION_STAGE(Name, Printed, Description) Collective::Name,
+#include "ir/StageKinds.def"
+};
 
 llvm::StringRef algorithmName(Algorithm a) {
   switch (a) {
@@ -65,40 +66,23 @@ llvm::StringRef levelName(Level l) {
 
 llvm::StringRef collectiveName(Collective c) {
   switch (c) {
-  case Collective::AllReduce:
-    return "allreduce";
-  case Collective::ReduceScatter:
-    return "reducescatter";
-  case Collective::AllGather:
-    return "allgather";
-  case Collective::Broadcast:
-    return "broadcast";
-  case Collective::Reduce:
-    return "reduce";
-  case Collective::SendRecv:
-    return "sendrecv";
-  case Collective::AllToAll:
-    return "alltoall";
+#define STAGE(Name, Printed, Description)
+#define COMMUNICATION_STAGE(Name, Printed, Description)                        \
+  case Collective::Name:                                                       \
+    return Printed;
+#include "ir/StageKinds.def"
   }
   return "?";
 }
 
 std::optional<Collective> collectiveOf(ir::StageKind kind) {
   switch (kind) {
-  case ir::StageKind::AllReduce:
-    return Collective::AllReduce;
-  case ir::StageKind::ReduceScatter:
-    return Collective::ReduceScatter;
-  case ir::StageKind::AllGather:
-    return Collective::AllGather;
-  case ir::StageKind::Broadcast:
-    return Collective::Broadcast;
-  case ir::StageKind::Reduce:
-    return Collective::Reduce;
-  case ir::StageKind::SendRecv:
-    return Collective::SendRecv;
-  case ir::StageKind::AllToAll:
-    return Collective::AllToAll;
+#define STAGE(Name, Printed, Description)
+#define COMPUTE_STAGE(Name, Printed, Description)
+#define COMMUNICATION_STAGE(Name, Printed, Description)                        \
+  case ir::StageKind::Name:                                                    \
+    return Collective::Name;
+#include "ir/StageKinds.def"
 #define STAGE(Name, Printed, Description)
 #define COMPUTE_STAGE(Name, Printed, Description) case ir::StageKind::Name:
 #define COMMUNICATION_STAGE(Name, Printed, Description)

@@ -45,16 +45,14 @@ llvm::ArrayRef<Algorithm> allAlgorithms();
 enum class Level { Node, Network };
 llvm::StringRef levelName(Level l);
 
-/// The collectives a machine file prices.
+/// The collectives a machine file prices: every communication stage of
+/// ir/StageKinds.def, in its order.
 enum class Collective {
-  AllReduce,
-  ReduceScatter,
-  AllGather,
-  Broadcast,
-  Reduce,
-  SendRecv,
-  AllToAll
+#define STAGE(Name, Printed, Description)
+#define COMMUNICATION_STAGE(Name, Printed, Description) Name,
+#include "ir/StageKinds.def"
 };
+/// Its printed name, as the IR's: "allreduce", "reducescatter", ...
 llvm::StringRef collectiveName(Collective c);
 std::optional<Collective> collectiveOf(ir::StageKind kind);
 

@@ -1145,3 +1145,24 @@ TEST_CASE("the tuner names an algorithm only where it is priced at least 2% "
     CHECK(c.directives.size() == (k.named ? 1u : 0u));
   }
 }
+
+TEST_CASE("the machine's collectives are the IR's communication stages",
+          "[tune]") {
+  // tune::Collective comes from ir/StageKinds.def: every communication
+  // stage has one, of its printed name; no other stage has one.
+  unsigned collectives = 0;
+  const ir::StageKind kinds[] = {
+#define STAGE(Name, Printed, Description) ir::StageKind::Name,
+#include "ir/StageKinds.def"
+  };
+  for (ir::StageKind k : kinds) {
+    INFO(ir::stageKindName(k).str());
+    std::optional<tune::Collective> c = tune::collectiveOf(k);
+    CHECK(c.has_value() == ir::isCommunication(k));
+    if (c) {
+      ++collectives;
+      CHECK(tune::collectiveName(*c) == ir::stageKindName(k));
+    }
+  }
+  CHECK(collectives == 7);
+}
