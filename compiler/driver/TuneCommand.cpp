@@ -23,6 +23,8 @@
 #include "synth/AlgorithmFile.h"
 #include "synth/Synthesize.h"
 #include "tune/CostModel.h"
+#include "tune/Measure.h"
+#include "tune/Table.h"
 #include "tune/Tuner.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -157,20 +159,6 @@ static cl::opt<std::string> csvPath(
     cl::value_desc("file"), cl::cat(tuneCategory()));
 
 bool machineGiven() { return machineOption.getNumOccurrences() > 0; }
-
-/// A CSV field: quoted, with its quotes doubled, where it holds a comma, a
-/// quote or a line break.
-static std::string csvField(llvm::StringRef text) {
-  if (text.find_first_of(",\"\n") == llvm::StringRef::npos)
-    return text.str();
-  std::string quoted = "\"";
-  for (char ch : text) {
-    if (ch == '"')
-      quoted += '"';
-    quoted += ch;
-  }
-  return quoted + "\"";
-}
 
 bool tuneOptionGiven(std::string &which,
                      llvm::ArrayRef<llvm::StringRef> allowed) {
@@ -429,27 +417,6 @@ static tune::SpaceOptions spaceOptions(const ir::Schedule *base,
   return options;
 }
 
-static std::string bytesText(double v) {
-  static const char *const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  unsigned unit = 0;
-  while (v >= 1024 && unit < 4) {
-    v /= 1024;
-    ++unit;
-  }
-  std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.3g", v) << ' ' << kUnits[unit];
-  return s;
-}
-
-static std::string sizesText(const ir::Program &program,
-                             const ir::DimEnv &sizes) {
-  llvm::SmallVector<std::string, 4> bound;
-  for (const auto &[name, value] : sizes)
-    bound.push_back(name + " = " + std::to_string(value));
-  (void)program;
-  return llvm::join(bound, ", ");
-}
-
 /// tools/measure-cpu.sh where coconetc finds it (beside the machines).
 static std::string measureScript() {
   llvm::SmallString<256> path(machinesDir());
@@ -520,21 +487,10 @@ prepareMeasure(Compilation &c, const ir::Program &scheduled,
   return run;
 }
 
-/// One run's seconds per step: the mean over its steps and its fastest step
-/// (the driver's --step-times).
-struct StepTime {
-  double mean = 0;
-  double fastest = 0;
-};
-
-/// A run on its progress line: "mean 1.85 ms, fastest 1.60 ms a step".
-static std::string stepText(const StepTime &t) {
-  return "mean " + tune::formatSeconds(t.mean) + ", fastest " +
-         tune::formatSeconds(t.fastest) + " a step";
-}
-
-/// One run of `run`; an error says what failed.
-static llvm::Expected<StepTime> measureOnce(const MeasureRun &run) {
+/// One run of `run` for `steps` steps; an error says what failed.
+static llvm::Expected<tune::RunTime> measureOnce(MeasureRun &run,
+                                                 int64_t steps) {
+  run.args[run.steps] = std::to_string(steps);
   llvm::SmallVector<llvm::StringRef, 12> argRefs(run.args.begin(),
                                                  run.args.end());
   std::optional<llvm::StringRef> redirects[] = {
@@ -545,81 +501,13 @@ static llvm::Expected<StepTime> measureOnce(const MeasureRun &run) {
   auto text = llvm::MemoryBuffer::getFile(run.log);
   llvm::StringRef out = text ? (*text)->getBuffer() : "";
   // "NAME: K steps on R ranks, X ms per step, fastest Y ms"
-  size_t at = out.find(" ms per step, fastest ");
-  if (rc != 0 || at == llvm::StringRef::npos)
+  if (rc != 0 || out.find(" ms per step, fastest ") == llvm::StringRef::npos)
     return llvm::createStringError(
         "measuring failed (" +
         (error.empty() ? "exit " + std::to_string(rc) : error) + "): " +
         run.args[1] + " " + llvm::join(llvm::drop_begin(run.args, 2), " ") +
         "\n" + out.take_back(2000).str());
-  llvm::StringRef mean = out.take_front(at);
-  mean = mean.substr(mean.find_last_of(' ') + 1);
-  llvm::StringRef fastest = out.substr(at).drop_front(
-      llvm::StringRef(" ms per step, fastest ").size());
-  fastest = fastest.take_until([](char ch) { return ch == ' '; });
-  StepTime t;
-  if (mean.getAsDouble(t.mean) || fastest.getAsDouble(t.fastest))
-    return llvm::createStringError("cannot read the times in: " + out.str());
-  t.mean /= 1000;
-  t.fastest /= 1000;
-  return t;
-}
-
-/// "5 steps each", or "5 to 400 steps (at least 50 ms a run)".
-static std::string stepsText(llvm::ArrayRef<int64_t> steps) {
-  const auto [lo, hi] = std::minmax_element(steps.begin(), steps.end());
-  std::string text = std::to_string(*lo);
-  if (*hi != *lo)
-    text += " to " + std::to_string(*hi);
-  text += " steps";
-  if (*measureRunTime > 0)
-    return text + " (at least " + std::to_string(*measureRunTime) +
-           " ms a run)";
-  return text + " each";
-}
-
-/// Spearman's rank correlation of two equally long series (ties get their
-/// mean rank).
-static double spearman(llvm::ArrayRef<double> a, llvm::ArrayRef<double> b) {
-  auto ranks = [](llvm::ArrayRef<double> v) {
-    std::vector<size_t> order(v.size());
-    for (size_t i = 0; i < v.size(); ++i)
-      order[i] = i;
-    llvm::sort(order, [&](size_t x, size_t y) { return v[x] < v[y]; });
-    std::vector<double> r(v.size());
-    for (size_t i = 0; i < order.size();) {
-      size_t j = i;
-      while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]])
-        ++j;
-      for (size_t k = i; k <= j; ++k)
-        r[order[k]] = (static_cast<double>(i + j) / 2) + 1;
-      i = j + 1;
-    }
-    return r;
-  };
-  std::vector<double> ra = ranks(a), rb = ranks(b);
-  double n = static_cast<double>(a.size()), ma = 0, mb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ma += ra[i] / n;
-    mb += rb[i] / n;
-  }
-  double sab = 0, saa = 0, sbb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    sab += (ra[i] - ma) * (rb[i] - mb);
-    saa += (ra[i] - ma) * (ra[i] - ma);
-    sbb += (rb[i] - mb) * (rb[i] - mb);
-  }
-  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 1.0;
-}
-
-/// Why no schedule was ranked.
-static std::string noSchedule(const ir::Program &program,
-                              const tune::TuneResult &result) {
-  if (result.unpriced)
-    return "the machine prices none of the " + std::to_string(result.unpriced) +
-           " legal schedules of '" + program.name +
-           "': " + result.unpricedReason;
-  return "no schedule of '" + program.name + "' fits these sizes";
+  return tune::parseTimingLine(out);
 }
 
 int runTune(const std::string &path, const std::string &programName) {
@@ -660,54 +548,29 @@ int runTune(const std::string &path, const std::string &programName) {
     reportToolError(llvm::toString(result.takeError()));
     return 1;
   }
-  const tune::SpaceStats &st = result->stats;
   llvm::errs() << "coconetc tune: " << result->ranked.size()
                << " schedules priced\n";
   if (result->ranked.empty()) {
-    reportToolError(noSchedule(*program, *result));
+    reportToolError(tune::noSchedule(*program, *result));
     return 1;
   }
 
   // The file's own schedules, recognised by the program they make.
-  std::map<std::string, std::string> known; // printed IR -> names
-  for (const ir::Schedule &s : c->module->schedules) {
-    if (s.program != program->name)
-      continue;
-    llvm::raw_null_ostream silent;
-    llvm::SourceMgr sm;
-    DiagnosticEngine quiet(sm, silent);
-    auto scheduled = passes::scheduleProgram(*c->module, *program, &s, quiet,
-                                             passes::PassOptions{});
-    if (!scheduled)
-      continue;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    ir::printProgram(*scheduled, os);
-    std::string &names = known[text];
-    names += (names.empty() ? "" : ", ") + s.name;
-  }
-
+  const std::map<std::string, std::string> known =
+      tune::knownSchedules(*c->module, *program);
+  tune::TableView view;
+  view.program = program;
+  view.base = base;
+  view.machine = &*machine;
+  view.sizes = &sizes;
+  view.rows = *top == 0 ? result->ranked.size()
+                        : std::min<size_t>(*top, result->ranked.size());
+  view.known = &known;
   llvm::raw_ostream &os = llvm::outs();
-  os << "tune " << program->name
-     << (base ? " (after schedule " + base->name + ")" : std::string())
-     << " on machine " << machine->shownName() << " (" << machine->shownPath()
-     << "): " << sizesText(*program, sizes) << '\n';
-  os << "space: " << result->ranked.size() << " legal schedules (" << st.tried
-     << " directives tried: " << st.refused << " refused, " << st.misfit
-     << " unfit for these sizes, " << st.duplicates << " duplicates"
-     << (result->unpriced
-             ? "; " + std::to_string(result->unpriced) +
-                   " not priced by the machine, e.g. " + result->unpricedReason
-             : std::string())
-     << (st.truncated ? "; STOPPED at the limit" : "") << ") in "
-     << llvm::format("%.3f", result->enumerateSeconds) << " s; priced in "
-     << llvm::format("%.3f", result->predictSeconds) << " s\n";
-  const double best = result->ranked.front().time.seconds;
-  size_t rows = *top == 0 ? result->ranked.size()
-                          : std::min<size_t>(*top, result->ranked.size());
-  // --measure: each row built and timed on this machine.
-  std::vector<double> measured;
-  std::vector<int64_t> steps(rows, *measureIterations);
+  tune::printHeader(os, *result, view);
+  // --measure: each row built and timed on this machine (tune/Measure.h:
+  // the rounds, their order and what is kept).
+  tune::Measured measured;
   std::string measureDir;
   if (measure) {
     if (machine->target != "cpu") {
@@ -724,25 +587,9 @@ int runTune(const std::string &path, const std::string &programName) {
       return 2;
     }
     measureDir = std::string(tmp);
-    // Every schedule written first; then --rounds rounds, each timing every
-    // schedule once (the first builds it), so that a slow phase of the
-    // machine falls on all of them alike rather than on the ranks measured
-    // during it; the fastest step of each one's rounds. Odd rounds go in rank
-    // order, even rounds in reverse: rank order is the predicted order, so
-    // a machine that slows (or speeds up) across a round would otherwise
-    // make the measured order agree (or disagree) with the prediction by
-    // itself; alternating cancels a steady drift. The
-    // development VM's noise only adds time, and whole runs of the same
-    // program sit in a slow phase: one binary's runs measured 1.3 to 2.6 ms
-    // a step minutes apart, the fastest of six within 4% of the fastest of
-    // another schedule of the same loops, their medians 1.2x apart (the
-    // minimum as the estimator under such noise: Chen and Revels, "Robust
-    // benchmarking in noisy environments", 2016). Within a run, too, the
-    // slow phases come and go every few tens of milliseconds (a run of 600
-    // steps of 1.3 to 3.3 ms, in means of 20); each run waits for each
-    // of its steps and says its fastest (the driver's --step-times).
+    // Every schedule written first, then timed.
     std::vector<MeasureRun> runs;
-    for (size_t i = 0; i < rows; ++i) {
+    for (size_t i = 0; i < view.rows; ++i) {
       const tune::Ranked &r = result->ranked[i];
       llvm::SmallString<128> dir(measureDir);
       llvm::sys::path::append(dir, "r" + std::to_string(i + 1));
@@ -755,92 +602,23 @@ int runTune(const std::string &path, const std::string &programName) {
       }
       runs.push_back(std::move(*run));
     }
-    std::vector<std::vector<double>> times(rows);
-    // Short steps: a run of a few takes a millisecond, which the VM's
-    // scheduling and the threads' wake-up dominate. A first run of each
-    // schedule (it builds the program) says its step's time; the rounds'
-    // runs then take enough steps for --run-time. A first run already as
-    // long counts as its first round.
-    if (*measureRunTime > 0)
-      for (size_t i = 0; i < rows; ++i) {
-        llvm::errs() << "coconetc tune: sizing " << i + 1 << " of " << rows
-                     << ": " << result->ranked[i].candidate.summary;
-        auto t = measureOnce(runs[i]);
-        if (!t) {
-          llvm::errs() << '\n';
-          reportToolError(llvm::toString(t.takeError()));
-          return 1;
-        }
-        llvm::errs() << " -> " << stepText(*t) << '\n';
-        const double want = std::ceil(static_cast<double>(*measureRunTime) /
-                                      1000 / std::max(t->mean, 1e-9));
-        steps[i] = static_cast<int64_t>(
-            std::clamp(want, static_cast<double>(*measureIterations), 1e6));
-        if (steps[i] == *measureIterations)
-          times[i].push_back(t->fastest);
-        else
-          runs[i].args[runs[i].steps] = std::to_string(steps[i]);
-      }
-    for (int64_t round = 0; round < *measureRounds; ++round)
-      for (size_t k = 0; k < rows; ++k) {
-        const size_t i = round % 2 == 0 ? k : rows - 1 - k;
-        if (static_cast<int64_t>(times[i].size()) > round)
-          continue;
-        llvm::errs() << "coconetc tune: measuring " << i + 1 << " of " << rows
-                     << (*measureRounds > 1
-                             ? ", round " + std::to_string(round + 1) + " of " +
-                                   std::to_string(*measureRounds)
-                             : std::string())
-                     << ", " << steps[i]
-                     << " steps: " << result->ranked[i].candidate.summary;
-        auto t = measureOnce(runs[i]);
-        if (!t) {
-          llvm::errs() << '\n';
-          reportToolError(llvm::toString(t.takeError()));
-          return 1;
-        }
-        llvm::errs() << " -> " << stepText(*t) << '\n';
-        times[i].push_back(t->fastest);
-      }
-    for (const std::vector<double> &ts : times)
-      measured.push_back(*llvm::min_element(ts));
+    tune::MeasurePolicy policy;
+    policy.iterations = *measureIterations;
+    policy.runTimeMs = *measureRunTime;
+    policy.rounds = *measureRounds;
+    auto times = tune::measureRows(
+        view.rows, policy,
+        [&](size_t i, int64_t steps) { return measureOnce(runs[i], steps); },
+        [&](size_t i) { return result->ranked[i].candidate.summary; },
+        llvm::errs());
+    if (!times) {
+      reportToolError(llvm::toString(times.takeError()));
+      return 1;
+    }
+    measured = std::move(*times);
+    view.measured = measured.seconds;
   }
-  // rank, predicted, [measured, predicted / measured,] x best, ...
-  os << llvm::format("%4s  %-10s ", static_cast<const char *>("rank"),
-                     static_cast<const char *>("predicted"));
-  if (measure)
-    os << llvm::format("%-10s %6s  ", static_cast<const char *>("measured"),
-                       static_cast<const char *>("ratio"));
-  os << llvm::format(
-      "%6s  %-9s  %-9s %8s  %-26s %s\n", static_cast<const char *>("x best"),
-      static_cast<const char *>("memory"), static_cast<const char *>("net"),
-      static_cast<const char *>("launches"),
-      static_cast<const char *>("collectives"),
-      static_cast<const char *>("schedule"));
-  for (size_t i = 0; i < rows; ++i) {
-    const tune::Ranked &r = result->ranked[i];
-    std::string text;
-    llvm::raw_string_ostream ir(text);
-    ir::printProgram(*r.candidate.program, ir);
-    auto it = known.find(text);
-    std::string summary = r.candidate.summary;
-    if (it != known.end())
-      summary += "  [= " + it->second + "]";
-    os << llvm::format("%4zu  %-10s ", i + 1,
-                       tune::formatSeconds(r.time.seconds).c_str());
-    if (measure)
-      os << llvm::format("%-10s %6.2f  ",
-                         tune::formatSeconds(measured[i]).c_str(),
-                         r.time.seconds / measured[i]);
-    os << llvm::format("%6.2f  %-9s  %-9s %8zu  %-26s %s\n",
-                       r.time.seconds / best, bytesText(r.memoryBytes).c_str(),
-                       bytesText(r.networkBytes).c_str(), r.launches.size(),
-                       (r.algorithms.empty() ? "-" : r.algorithms).c_str(),
-                       summary.c_str());
-  }
-  if (rows < result->ranked.size())
-    os << "  ... " << result->ranked.size() - rows
-       << " more (--top 0 shows them all)\n";
+  tune::printRows(os, *result, view);
   if (!csvPath.empty()) {
     std::error_code ec;
     llvm::ToolOutputFile csv(csvPath, ec, llvm::sys::fs::OF_Text);
@@ -848,60 +626,17 @@ int runTune(const std::string &path, const std::string &programName) {
       reportToolError("cannot write '" + csvPath + "': " + ec.message());
       return 2;
     }
-    csv.os() << "rank,predicted_s,measured_s,memory_bytes,net_bytes,"
-                "launches,collectives,schedule\n";
-    for (size_t i = 0; i < rows; ++i) {
-      const tune::Ranked &r = result->ranked[i];
-      csv.os() << i + 1 << ',' << llvm::format("%.9g", r.time.seconds) << ',';
-      if (measure)
-        csv.os() << llvm::format("%.9g", measured[i]);
-      csv.os() << ',' << llvm::format("%.0f", r.memoryBytes) << ','
-               << llvm::format("%.0f", r.networkBytes) << ','
-               << r.launches.size() << ',' << csvField(r.algorithms) << ','
-               << csvField(r.candidate.summary) << '\n';
-    }
+    tune::writeCsv(csv.os(), *result, view);
     csv.keep();
   }
-  if (measure) {
-    std::vector<double> predicted, errors;
-    size_t fastest = 0;
-    for (size_t i = 0; i < rows; ++i) {
-      predicted.push_back(result->ranked[i].time.seconds);
-      errors.push_back(std::fabs(predicted[i] - measured[i]) / measured[i]);
-      if (measured[i] < measured[fastest])
-        fastest = i;
-    }
-    llvm::sort(errors);
-    os << "measured: " << rows << " schedules on "
-       << tune::rankCount(*program, sizes) << " ranks x "
-       << machine->threadsPerRank << " threads, fastest step of "
-       << *measureRounds << " runs of " << stepsText(steps) << " (in "
-       << measureDir << ")\n"
-       << llvm::format("  rank correlation (Spearman) %.2f; median error "
-                       "%.0f%%; the pick (rank 1) measured %s, %.2fx the "
-                       "fastest measured (rank %zu, %s)\n",
-                       spearman(predicted, measured),
-                       100 * errors[errors.size() / 2],
-                       tune::formatSeconds(measured[0]).c_str(),
-                       measured[0] / measured[fastest], fastest + 1,
-                       tune::formatSeconds(measured[fastest]).c_str());
-  }
+  if (measure)
+    tune::printMeasured(os, *result, view, measured.steps, *measureRounds,
+                        *measureRunTime, measureDir);
 
-  const tune::Ranked &winner = result->ranked.front();
-  std::string schedule;
-  if (writeTable) {
-    // Each row as a schedule of its own, named by its rank.
-    for (size_t i = 0; i < rows; ++i) {
-      const tune::Ranked &r = result->ranked[i];
-      schedule += "// rank " + std::to_string(i + 1) + ": predicted " +
-                  tune::formatSeconds(r.time.seconds) + "\n" +
-                  tune::scheduleText(tunedName + "_" + std::to_string(i + 1),
-                                     *program, base, r.candidate.directives);
-    }
-  } else {
-    schedule = tune::scheduleText(tunedName, *program, base,
-                                  winner.candidate.directives);
-  }
+  const double best = result->ranked.front().time.seconds;
+  const size_t rows = view.rows;
+  const std::string schedule =
+      tune::tunedSchedules(*result, view, tunedName, writeTable);
   const std::string &out = outputPath();
   if (out == "-") {
     os << (writeTable ? "\nthe table, as schedule text:\n"
@@ -919,13 +654,13 @@ int runTune(const std::string &path, const std::string &programName) {
     file.os() << "// coconetc tune: the " << rows << " fastest of "
               << result->ranked.size() << " schedules of " << program->name
               << " on machine " << machine->shownName() << " at "
-              << sizesText(*program, sizes) << ".\n";
+              << tune::sizesText(sizes) << ".\n";
   else
     file.os() << "// coconetc tune: the fastest of " << result->ranked.size()
               << " schedules of " << program->name << " on machine "
               << machine->shownName() << ", predicted "
               << tune::formatSeconds(best) << " per step at "
-              << sizesText(*program, sizes) << ".\n";
+              << tune::sizesText(sizes) << ".\n";
   file.os() << schedule;
   file.keep();
   if (writeTable)
@@ -960,7 +695,7 @@ std::optional<ir::Schedule> autoSchedule(Compilation &c,
     return std::nullopt;
   }
   if (result->ranked.empty()) {
-    reportToolError("--schedule=auto: " + noSchedule(program, *result));
+    reportToolError("--schedule=auto: " + tune::noSchedule(program, *result));
     return std::nullopt;
   }
   const tune::Ranked &best = result->ranked.front();
@@ -1041,8 +776,8 @@ std::vector<std::string> predictedTimes(const ir::Program &scheduled,
   if (machine.cacheSize > 0)
     total += llvm::formatv("; its buffers {0} a rank, {1:P0} of them held "
                            "by the {2} cache",
-                           bytesText(step->footprint), step->cacheHits,
-                           bytesText(machine.cacheSize))
+                           tune::bytesText(step->footprint), step->cacheHits,
+                           tune::bytesText(machine.cacheSize))
                  .str();
   return lines;
 }
