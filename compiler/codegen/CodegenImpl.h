@@ -37,6 +37,9 @@ std::string computeType(ir::DType dtype);
 std::string runtimeDType(ir::DType dtype);
 /// "coconet::rt::ReduceOp::Sum".
 std::string runtimeReduceOp(ir::ReduceOp op);
+/// "OneShot": a team algorithm's enumerator in the runtimes' enums
+/// (coconet/team_algorithms.def).
+std::string teamAlgorithmEnumerator(ir::CollectiveAlgorithm algorithm);
 /// The expression rounding a double `expr` once to `dtype`, in the storage
 /// type (for accumulated results).
 std::string storeFromDouble(const Target &t, ir::DType dtype,

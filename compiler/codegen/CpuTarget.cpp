@@ -191,10 +191,9 @@ public:
       return;
     }
     std::string algorithm;
-    if (c.algorithm == ir::CollectiveAlgorithm::OneShot)
-      algorithm = ", coconet::rt::cpu::Mesh::Algorithm::OneShot";
-    else if (c.algorithm == ir::CollectiveAlgorithm::TwoShot)
-      algorithm = ", coconet::rt::cpu::Mesh::Algorithm::TwoShot";
+    if (ir::isTeamAlgorithm(c.algorithm))
+      algorithm = ", coconet::rt::cpu::Mesh::Algorithm::" +
+                  teamAlgorithmEnumerator(c.algorithm);
     std::string call;
     switch (c.kind) {
     case Collective::AllReduce:

@@ -497,12 +497,10 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
     return;
   }
   // A schedule's one- or two-shot algorithm: the team's kernels.
-  if (s.algorithm == ir::CollectiveAlgorithm::OneShot ||
-      s.algorithm == ir::CollectiveAlgorithm::TwoShot) {
+  if (ir::isTeamAlgorithm(s.algorithm)) {
     const std::string algorithm =
-        std::string("coconet::rt::cuda::TeamCollectives::Algorithm::") +
-        (s.algorithm == ir::CollectiveAlgorithm::OneShot ? "OneShot"
-                                                         : "TwoShot");
+        "coconet::rt::cuda::TeamCollectives::Algorithm::" +
+        teamAlgorithmEnumerator(s.algorithm);
     const std::string dtype = runtimeDType(s.dtype);
     const std::string axis = std::to_string(s.axis);
     std::string call;

@@ -75,8 +75,7 @@ llvm::SmallVector<int, 2> teamAlgorithmAxes(const Plan &plan) {
   llvm::SmallVector<int, 2> axes;
   for (const Step &s : plan.steps)
     if (const auto *c = std::get_if<CollectiveCall>(&s.body))
-      if (c->algorithm == ir::CollectiveAlgorithm::OneShot ||
-          c->algorithm == ir::CollectiveAlgorithm::TwoShot)
+      if (ir::isTeamAlgorithm(c->algorithm))
         axes.push_back(c->axis);
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());

@@ -76,6 +76,20 @@ std::string runtimeDType(DType dtype) {
   return "?";
 }
 
+std::string teamAlgorithmEnumerator(ir::CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+#define TEAM_ALGORITHM(Name, Printed)                                          \
+  case ir::CollectiveAlgorithm::Name:                                          \
+    return #Name;
+#include "coconet/team_algorithms.def"
+  case ir::CollectiveAlgorithm::Auto:
+  case ir::CollectiveAlgorithm::Library:
+  case ir::CollectiveAlgorithm::Synthesized:
+    break;
+  }
+  return "?";
+}
+
 std::string runtimeReduceOp(ir::ReduceOp op) {
   switch (op) {
 #define REDUCE_OP(Name, Printed)                                               \

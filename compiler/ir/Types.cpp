@@ -277,10 +277,10 @@ llvm::StringRef collectiveAlgorithmName(CollectiveAlgorithm algorithm) {
     return "auto";
   case CollectiveAlgorithm::Library:
     return "library";
-  case CollectiveAlgorithm::OneShot:
-    return "oneshot";
-  case CollectiveAlgorithm::TwoShot:
-    return "twoshot";
+#define TEAM_ALGORITHM(Name, Printed)                                          \
+  case CollectiveAlgorithm::Name:                                              \
+    return Printed;
+#include "ir/TeamAlgorithms.def"
   case CollectiveAlgorithm::Synthesized:
     return "synthesized";
   }
@@ -289,12 +289,28 @@ llvm::StringRef collectiveAlgorithmName(CollectiveAlgorithm algorithm) {
 
 std::optional<CollectiveAlgorithm>
 parseCollectiveAlgorithm(llvm::StringRef name) {
-  for (CollectiveAlgorithm a :
-       {CollectiveAlgorithm::Auto, CollectiveAlgorithm::Library,
-        CollectiveAlgorithm::OneShot, CollectiveAlgorithm::TwoShot})
+  for (CollectiveAlgorithm a : {
+           CollectiveAlgorithm::Auto,
+           CollectiveAlgorithm::Library,
+#define TEAM_ALGORITHM(Name, Printed) CollectiveAlgorithm::Name,
+#include "ir/TeamAlgorithms.def"
+       })
     if (collectiveAlgorithmName(a) == name)
       return a;
   return std::nullopt;
+}
+
+bool isTeamAlgorithm(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+#define TEAM_ALGORITHM(Name, Printed) case CollectiveAlgorithm::Name:
+#include "ir/TeamAlgorithms.def"
+    return true;
+  case CollectiveAlgorithm::Auto:
+  case CollectiveAlgorithm::Library:
+  case CollectiveAlgorithm::Synthesized:
+    return false;
+  }
+  return false;
 }
 
 } // namespace coconet::ir

@@ -194,8 +194,17 @@ std::optional<ReduceOp> parseReduceOp(llvm::StringRef name);
 /// value. Auto: the target's default (the communication library's).
 /// Synthesized: the algorithm in a file the schedule names
 /// (ir/AlgorithmTable.h); never parsed from a name.
-enum class CollectiveAlgorithm { Auto, Library, OneShot, TwoShot, Synthesized };
+enum class CollectiveAlgorithm {
+  Auto,
+  Library,
+#define TEAM_ALGORITHM(Name, Printed) Name,
+#include "ir/TeamAlgorithms.def"
+  Synthesized
+};
 llvm::StringRef collectiveAlgorithmName(CollectiveAlgorithm algorithm);
+/// One of the team's algorithms (coconet/team_algorithms.def): it runs on
+/// the members' shared or symmetric memory.
+bool isTeamAlgorithm(CollectiveAlgorithm algorithm);
 std::optional<CollectiveAlgorithm>
 parseCollectiveAlgorithm(llvm::StringRef name);
 

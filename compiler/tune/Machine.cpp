@@ -24,9 +24,11 @@
 
 namespace coconet::tune {
 
-static constexpr Algorithm kAlgorithms[] = {
-    Algorithm::Library, Algorithm::Ring,    Algorithm::Tree,
-    Algorithm::OneShot, Algorithm::TwoShot, Algorithm::Direct};
+static constexpr Algorithm kAlgorithms[] = {Algorithm::Library, Algorithm::Ring,
+                                            Algorithm::Tree,
+#define TEAM_ALGORITHM(Name, Printed) Algorithm::Name,
+#include "ir/TeamAlgorithms.def"
+                                            Algorithm::Direct};
 static constexpr Collective kCollectives[] = {
 #define STAGE(Name, Printed, Description)
 #define COMMUNICATION_STAGE(Name, Printed, Description) Collective::Name,
@@ -41,10 +43,10 @@ llvm::StringRef algorithmName(Algorithm a) {
     return "ring";
   case Algorithm::Tree:
     return "tree";
-  case Algorithm::OneShot:
-    return "oneshot";
-  case Algorithm::TwoShot:
-    return "twoshot";
+#define TEAM_ALGORITHM(Name, Printed)                                          \
+  case Algorithm::Name:                                                        \
+    return Printed;
+#include "ir/TeamAlgorithms.def"
   case Algorithm::Direct:
     return "direct";
   }
@@ -59,6 +61,20 @@ std::optional<Algorithm> parseAlgorithm(llvm::StringRef name) {
 }
 
 llvm::ArrayRef<Algorithm> allAlgorithms() { return kAlgorithms; }
+
+bool isTeamAlgorithm(Algorithm a) {
+  switch (a) {
+#define TEAM_ALGORITHM(Name, Printed) case Algorithm::Name:
+#include "ir/TeamAlgorithms.def"
+    return true;
+  case Algorithm::Library:
+  case Algorithm::Ring:
+  case Algorithm::Tree:
+  case Algorithm::Direct:
+    return false;
+  }
+  return false;
+}
 
 llvm::StringRef levelName(Level l) {
   return l == Level::Node ? "node" : "network";

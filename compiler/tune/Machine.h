@@ -35,9 +35,19 @@ namespace coconet::tune {
 /// library's own choice (NCCL's tuner; on the CPU target the runtime's exact
 /// collectives on MPI); `Direct` is a fused collective kernel's own loads
 /// and stores over shared memory or NVLink.
-enum class Algorithm { Library, Ring, Tree, OneShot, TwoShot, Direct };
+enum class Algorithm {
+  Library,
+  Ring,
+  Tree,
+#define TEAM_ALGORITHM(Name, Printed) Name,
+#include "ir/TeamAlgorithms.def"
+  Direct
+};
 llvm::StringRef algorithmName(Algorithm a);
 std::optional<Algorithm> parseAlgorithm(llvm::StringRef name);
+/// One of a team's algorithms (coconet/team_algorithms.def), which the
+/// runtimes run for an unfused collective.
+bool isTeamAlgorithm(Algorithm a);
 llvm::ArrayRef<Algorithm> allAlgorithms();
 
 /// Where the members of a collective are: one node (shared memory, NVLink)

@@ -26,8 +26,7 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
 static bool targetRuns(llvm::StringRef target, Algorithm a) {
   // Both runtimes run one- and two-shot collectives on a team
   // (cpu/team_collectives.h, cuda/team_collectives.h).
-  return (target == "cpu" || target == "cuda") &&
-         (a == Algorithm::OneShot || a == Algorithm::TwoShot);
+  return (target == "cpu" || target == "cuda") && isTeamAlgorithm(a);
 }
 
 /// Gives `c` the program `next` that directive `d` (an algorithm) made
@@ -69,7 +68,7 @@ bool chooseAlgorithms(Candidate &c, const StepTime &time,
     ir::Schedule::Directive d;
     d.kind = ir::Schedule::Directive::Kind::Algorithm;
     d.args.assign(names.begin(), names.end());
-    d.args.push_back(a == Algorithm::OneShot ? "oneshot" : "twoshot");
+    d.args.push_back(algorithmName(a).str());
     d.argLocs.resize(d.args.size());
     std::unique_ptr<ir::Program> next = c.program->clone();
     if (failed(passes::createAlgorithmPass(d, {})->run(*next, quiet)))

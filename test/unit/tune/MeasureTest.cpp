@@ -58,7 +58,7 @@ TEST_CASE("measured rows: rounds alternate their order, the fastest is kept",
         std::string::npos);
 }
 
-TEST_CASE("a run time sizes each row's runs; a long first run is a round",
+TEST_CASE("a run time sizes each row's runs, and a long first run is a round",
           "[tune]") {
   std::vector<Call> calls;
   // Row 0 steps take 1 ms, row 1 steps 100 ms.

@@ -124,7 +124,11 @@ public:
   /// library's collective runs instead. Every algorithm combines members
   /// in ascending order: the same bits. Collective over the axis, like the
   /// call it replaces.
-  enum class Algorithm { Library, OneShot, TwoShot };
+  enum class Algorithm {
+    Library,
+#define TEAM_ALGORITHM(Name, Printed) Name,
+#include "coconet/team_algorithms.def"
+  };
   Status allReduce(const void *in, void *out, int64_t count, DType dtype,
                    ReduceOp op, int axis, Algorithm algorithm);
   Status reduceScatter(const void *in, void *out, int64_t countPerRank,

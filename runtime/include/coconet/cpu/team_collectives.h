@@ -58,7 +58,10 @@
 
 namespace coconet::rt::cpu {
 
-enum class TeamAlgorithm { OneShot, TwoShot };
+enum class TeamAlgorithm {
+#define TEAM_ALGORITHM(Name, Printed) Name,
+#include "coconet/team_algorithms.def"
+};
 
 /// "one-shot" or "two-shot".
 const char *teamAlgorithmName(TeamAlgorithm algorithm);

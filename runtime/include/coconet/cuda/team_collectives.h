@@ -48,7 +48,10 @@ class Team;
 
 class TeamCollectives {
 public:
-  enum class Algorithm { OneShot, TwoShot };
+  enum class Algorithm {
+#define TEAM_ALGORITHM(Name, Printed) Name,
+#include "coconet/team_algorithms.def"
+  };
 
   /// A team for each axis in `axes` (-1: the world) of `mesh`, with a
   /// window of `windowBytes` (0: COCONET_TEAM_ALGORITHM_BYTES, else 32
