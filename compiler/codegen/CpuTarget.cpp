@@ -58,14 +58,13 @@ TargetInfo cpuInfo() {
             "coconet::rt::Status {",
             "(void)cc_c;", "return coconet::rt::Status();", "});"};
   i.overlapEnd = "COCONET_RETURN_IF_ERROR(cc_s.cc_progress->wait());";
-  i.dispatch.arrivals = "uint64_t cc_arrived$I[$K];";
   i.dispatch.before = "// Every part's alltoall on the progress thread, in "
                       "order; this thread computes\n"
                       "// each part once it has arrived.";
-  i.dispatch.open = "cc_arrived$I[cc_c] = cc_s.cc_progress->post([&, cc_c, "
-                    "cc_begin, cc_end]() -> coconet::rt::Status {";
+  i.dispatch.open = "cc_s.cc_progress->postPart(cc_c, [&, cc_c, cc_begin, "
+                    "cc_end]() -> coconet::rt::Status {";
   i.dispatch.await =
-      "COCONET_RETURN_IF_ERROR(cc_s.cc_progress->waitFor(cc_arrived$I[cc_c]));";
+      "COCONET_RETURN_IF_ERROR(cc_s.cc_progress->waitForPart(cc_c));";
   i.teamHeader = "coconet/cpu/team.h";
   i.teamRank = "cc_team.rank()";
   i.teamSize = "cc_team.size()";

@@ -54,14 +54,13 @@ int64_t dispatchParts(const Plan &plan) {
   return most;
 }
 
-/// A target's dispatch hook with $I (the overlap's index) and $K (its
-/// parts, or the most parts of any dispatch) filled in.
-std::string fill(llvm::StringRef hook, llvm::StringRef index, int64_t parts) {
+/// A target's dispatch hook with $K (the most parts of any dispatch)
+/// filled in.
+std::string fill(llvm::StringRef hook, int64_t parts) {
   std::string out;
   for (size_t i = 0; i < hook.size(); ++i) {
-    if (hook[i] == '$' && i + 1 < hook.size() &&
-        (hook[i + 1] == 'I' || hook[i + 1] == 'K')) {
-      out += hook[i + 1] == 'I' ? index.str() : std::to_string(parts);
+    if (hook[i] == '$' && i + 1 < hook.size() && hook[i + 1] == 'K') {
+      out += std::to_string(parts);
       ++i;
       continue;
     }
@@ -189,7 +188,7 @@ void emitOverlapState(CodeWriter &w, const Plan &plan, const Target &t) {
              indexOf(plan, o) + " = 1, cc_part" + indexOf(plan, o) + " = 0;");
   emitLines(w, t.info.overlapState);
   if (anyDispatch(plan))
-    emitLines(w, fill(t.info.dispatch.state, "", dispatchParts(plan)));
+    emitLines(w, fill(t.info.dispatch.state, dispatchParts(plan)));
 }
 
 void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
@@ -213,7 +212,7 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   if (!anyInChunks(plan))
     return;
   if (anyDispatch(plan))
-    emitLines(w, fill(t.info.dispatch.create, "", dispatchParts(plan)));
+    emitLines(w, fill(t.info.dispatch.create, dispatchParts(plan)));
   for (const OverlapGroup &o : plan.overlaps) {
     if (!o.inChunks())
       continue;
@@ -250,7 +249,7 @@ void emitOverlapDestroy(CodeWriter &w, const Plan &plan, const Target &t) {
   if (anyInChunks(plan))
     emitLines(w, t.info.overlapDestroy);
   if (anyDispatch(plan))
-    emitLines(w, fill(t.info.dispatch.destroy, "", dispatchParts(plan)));
+    emitLines(w, fill(t.info.dispatch.destroy, dispatchParts(plan)));
 }
 
 /// Opens the loop over an overlap's `chunks` parts of `part` elements:
@@ -347,20 +346,19 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
             "soon as it has arrived,\nreading it where it arrived (step " +
             std::to_string(*o.packStep) +
             " does not run), while the later parts\narrive.");
-  emitLines(w, fill(hooks.arrivals, i, o.chunks));
   emitLines(w, hooks.before);
   openPartLoop(w, o.chunks, part, true);
-  w.line(fill(hooks.open, i, o.chunks));
+  w.line(hooks.open);
   w.indent();
   emitLines(w, t.info.part.head);
   emitAllToAllPart(w, t, plan, o, o.producer);
   emitLines(w, t.info.part.tail);
   w.dedent();
   w.line(t.info.part.close);
-  emitLines(w, fill(hooks.arrived, i, o.chunks));
+  emitLines(w, hooks.arrived);
   w.close();
   openPartLoop(w, o.chunks, part, false);
-  emitLines(w, fill(hooks.await, i, o.chunks));
+  emitLines(w, hooks.await);
   w.comment("Step " + std::to_string(o.consumer) + ": " + consumer.summary +
             ", this part: the rows that came from member cc_q.");
   w.open("for (int64_t cc_q = 0; cc_q < " + blocks + "; ++cc_q)");

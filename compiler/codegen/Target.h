@@ -154,15 +154,13 @@ struct TargetInfo {
   llvm::StringRef overlapEnd;
   /// A dispatch (an alltoall's parts, each read by a matmul as soon as it
   /// has arrived): State members, their creation and destruction (where
-  /// any overlap has a dispatch); `arrivals` and `before` before the first
-  /// loop; each
+  /// any overlap has a dispatch); `before` before the first loop; each
   /// part's alltoall in `part` but opened by `open` (instead of
   /// part.open), followed by `arrived`; `await` before the matmul's part in
-  /// the second loop. $I is the overlap's index, $K its parts (in state,
-  /// create and destroy: the most parts of any dispatch).
+  /// the second loop. In state, create and destroy $K is the most parts of
+  /// any dispatch; the loops' part is cc_c.
   struct Dispatch {
-    llvm::StringRef state, create, destroy, arrivals, before, open, arrived,
-        await;
+    llvm::StringRef state, create, destroy, before, open, arrived, await;
   } dispatch;
 
   // --- Fused collectives ---

@@ -472,6 +472,21 @@ void testProgress() {
          "it");
   if (!progress->wait().ok())
     fail("Progress::wait kept a failure it had returned");
+  // Parts: waitForPart(c) waits for the task postPart(c) posted (a second
+  // overlap's parts reuse the numbers once the first has been waited for).
+  for (int round = 0; round < 2; ++round) {
+    std::atomic<int> part[3] = {0, 0, 0};
+    for (int c = 0; c < 3; ++c)
+      progress->postPart(c, [&part, c]() -> Status {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        part[c] = 1;
+        return Status::success();
+      });
+    if (!progress->waitForPart(1).ok() || !part[0] || !part[1])
+      fail("Progress::waitForPart returned before its part ran");
+    if (!progress->wait().ok() || !part[2])
+      fail("Progress::wait returned before every part ran");
+  }
 }
 
 std::vector<std::vector<int64_t>> meshesFor(int64_t p) {

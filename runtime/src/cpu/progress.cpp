@@ -59,6 +59,17 @@ Status Progress::waitFor(uint64_t ticket) {
   return failure_;
 }
 
+void Progress::postPart(int64_t part, std::function<Status()> task) {
+  const size_t at = static_cast<size_t>(part);
+  if (parts_.size() <= at)
+    parts_.resize(at + 1, 0);
+  parts_[at] = post(std::move(task));
+}
+
+Status Progress::waitForPart(int64_t part) {
+  return waitFor(parts_.at(static_cast<size_t>(part)));
+}
+
 Status Progress::wait() {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return tasks_.empty() && !busy_; });

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace coconet::rt::cpu {
 
@@ -44,6 +45,11 @@ public:
   /// stays for wait() to return too). The posting thread may compute with
   /// what that task received while later tasks run.
   Status waitFor(uint64_t ticket);
+  /// post() of part `part` of an overlap (an overlap's parts are posted in
+  /// order, and an overlap waits for all of them before the next one
+  /// posts); waitForPart(part) waits for it as waitFor() does.
+  void postPart(int64_t part, std::function<Status()> task);
+  Status waitForPart(int64_t part);
   /// Waits until every posted task has run. Returns the first failure since
   /// the last wait; the tasks posted after a failure are skipped.
   Status wait();
@@ -62,6 +68,8 @@ private:
   bool busy_ = false, stop_ = false;
   /// Tasks posted and tasks run (or skipped) so far: tickets count both.
   uint64_t posted_ = 0, done_ = 0;
+  /// The ticket of each part postPart() posted.
+  std::vector<uint64_t> parts_;
   Status failure_;
 };
 
