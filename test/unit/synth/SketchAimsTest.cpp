@@ -24,17 +24,6 @@ using namespace coconet::synth::test;
 
 namespace {
 
-Synthesis run(Collective c, const Topology &t, const Sketch &sk) {
-  SynthOptions o;
-  o.seconds = 30;
-  llvm::Expected<Synthesis> s = synthesize(c, t, sk, o);
-  if (!s) {
-    FAIL(llvm::toString(s.takeError()));
-  }
-  REQUIRE_FALSE(verifyAlgorithm(s->algorithm, t).has_value());
-  return std::move(*s);
-}
-
 /// The time each link is busy over the whole algorithm (its cost times
 /// the chunks it carries), the most and the least over links used.
 std::pair<double, double> linkLoads(const Algorithm &a, const Topology &t) {
@@ -85,13 +74,13 @@ TEST_CASE(
   Topology topo = buildTopology(NodeKind::NDv2, *t.profile, *s.sketch);
 
   Sketch plain = *s.sketch;
-  Synthesis none = run(Collective::AllGather, topo, plain);
+  Synthesis none = synthesizeChecked(Collective::AllGather, topo, plain);
   Sketch most = plain;
   most.intra = Sketch::Intra::MinMax;
-  Synthesis minmax = run(Collective::AllGather, topo, most);
+  Synthesis minmax = synthesizeChecked(Collective::AllGather, topo, most);
   Sketch least = plain;
   least.intra = Sketch::Intra::MaxMin;
-  Synthesis maxmin = run(Collective::AllGather, topo, least);
+  Synthesis maxmin = synthesizeChecked(Collective::AllGather, topo, least);
 
   // The makespan is not traded for the balance.
   REQUIRE(none.routings[0].optimal);
@@ -130,10 +119,10 @@ TEST_CASE("enforce_ordering sends a relay's own chunks before relayed ones",
   sk.nodes = 2;
   sk.senderFor[1] = {0, 1};
 
-  Synthesis free = run(Collective::AllToAll, t, sk);
+  Synthesis free = synthesizeChecked(Collective::AllToAll, t, sk);
   CHECK(relayedFirst(free.algorithm, t) > 0);
   sk.enforceOrdering = true;
-  Synthesis ordered = run(Collective::AllToAll, t, sk);
+  Synthesis ordered = synthesizeChecked(Collective::AllToAll, t, sk);
   CHECK(relayedFirst(ordered.algorithm, t) == 0);
   // The same chunks over the same links, in another order.
   CHECK(ordered.routings[0].makespan == Approx(free.routings[0].makespan));

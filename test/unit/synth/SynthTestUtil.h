@@ -10,6 +10,7 @@
 #define COCONET_TEST_UNIT_SYNTH_SYNTHTESTUTIL_H
 
 #include "synth/Algorithm.h"
+#include "synth/Synthesize.h"
 #include "synth/Topology.h"
 
 #include "diag/Diagnostic.h"
@@ -70,6 +71,19 @@ inline Algorithm ringAllGather() {
     a.steps.push_back(s);
   }
   return a;
+}
+
+/// A synthesis that must succeed (30 s limit) and pass the verifier.
+inline Synthesis synthesizeChecked(Collective c, const Topology &t,
+                                   const Sketch &sk) {
+  SynthOptions o;
+  o.seconds = 30;
+  llvm::Expected<Synthesis> s = synthesize(c, t, sk, o);
+  if (!s) {
+    FAIL(llvm::toString(s.takeError()));
+  }
+  REQUIRE_FALSE(verifyAlgorithm(s->algorithm, t).has_value());
+  return std::move(*s);
 }
 
 /// A file of test/synth/taccl/ (TACCL's examples, unchanged).

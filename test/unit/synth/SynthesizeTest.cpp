@@ -28,25 +28,10 @@ using namespace coconet;
 using namespace coconet::synth;
 using namespace coconet::synth::test;
 
-namespace {
-
-Synthesis run(Collective c, const Topology &t, const Sketch &sk) {
-  SynthOptions o;
-  o.seconds = 30;
-  llvm::Expected<Synthesis> s = synthesize(c, t, sk, o);
-  if (!s) {
-    FAIL(llvm::toString(s.takeError()));
-  }
-  REQUIRE_FALSE(verifyAlgorithm(s->algorithm, t).has_value());
-  return std::move(*s);
-}
-
-} // namespace
-
 TEST_CASE("an AllGather on a complete graph is one step of direct sends",
           "[synth]") {
   Topology t = complete(4, 5);
-  Synthesis s = run(Collective::AllGather, t, Sketch());
+  Synthesis s = synthesizeChecked(Collective::AllGather, t, Sketch());
   REQUIRE(s.routings.size() == 1);
   CHECK(s.routings[0].optimal);
   CHECK(s.routings[0].makespan == Approx(5));
@@ -63,7 +48,7 @@ TEST_CASE("the MILP's makespan is the one worked out by hand, costs and all",
   // way, and every link carries two chunks (its own rank's and a relayed
   // one): at least 3 + 3 or 7 + 7 = 14.
   Topology t = ring(4, 3, 7);
-  Synthesis s = run(Collective::AllGather, t, Sketch());
+  Synthesis s = synthesizeChecked(Collective::AllGather, t, Sketch());
   CHECK(s.routings[0].optimal);
   CHECK(s.routings[0].makespan == Approx(14));
   // The list schedule cannot beat the bound; here it meets it.
@@ -71,7 +56,7 @@ TEST_CASE("the MILP's makespan is the one worked out by hand, costs and all",
   // Costs read the other way round give the same bound, so a swap of two
   // links' costs cannot hide: make one link dearer and the makespan moves.
   t.links[0].cost = 20; // 0 -> 1
-  Synthesis dear = run(Collective::AllGather, t, Sketch());
+  Synthesis dear = synthesizeChecked(Collective::AllGather, t, Sketch());
   CHECK(dear.routings[0].makespan > 14);
 }
 
@@ -80,7 +65,7 @@ TEST_CASE("a symmetric sketch gives every rank the routes of its image",
   Topology t = ring(6, 4, 4);
   Sketch sk;
   sk.symmetryOffsets.push_back({1, 6});
-  Synthesis s = run(Collective::AllGather, t, sk);
+  Synthesis s = synthesizeChecked(Collective::AllGather, t, sk);
   // Each step's transfers, rotated by one rank, are a step's transfers.
   std::set<std::tuple<unsigned, unsigned, unsigned, size_t>> all;
   for (size_t i = 0; i < s.algorithm.steps.size(); ++i)
@@ -109,7 +94,7 @@ TEST_CASE("AllToAll, ReduceScatter and AllReduce pass the verifier",
   sk.inputChunkup = 2;
   for (Collective c : {Collective::AllToAll, Collective::ReduceScatter,
                        Collective::AllReduce}) {
-    Synthesis s = run(c, t, sk);
+    Synthesis s = synthesizeChecked(c, t, sk);
     CHECK(s.algorithm.collective == c);
     CHECK(s.algorithm.chunksPerRank == 2);
   }
@@ -119,8 +104,8 @@ TEST_CASE("a ReduceScatter is the AllGather backwards, every copy a "
           "reduction",
           "[synth]") {
   Topology t = complete(3, 1);
-  Synthesis ag = run(Collective::AllGather, t, Sketch());
-  Synthesis rs = run(Collective::ReduceScatter, t, Sketch());
+  Synthesis ag = synthesizeChecked(Collective::AllGather, t, Sketch());
+  Synthesis rs = synthesizeChecked(Collective::ReduceScatter, t, Sketch());
   size_t agTransfers = 0, rsTransfers = 0;
   for (const Step &s : ag.algorithm.steps)
     agTransfers += s.transfers.size();
@@ -151,7 +136,7 @@ TEST_CASE("a rank no allowed path reaches is named", "[synth]") {
 
 TEST_CASE("an algorithm file reads back as it was written", "[synth]") {
   Topology t = ring(4, 2, 3);
-  Synthesis s = run(Collective::AllReduce, t, Sketch());
+  Synthesis s = synthesizeChecked(Collective::AllReduce, t, Sketch());
   std::string text;
   llvm::raw_string_ostream os(text);
   writeAlgorithm(s.algorithm, t.name, s.time, os);
