@@ -40,7 +40,7 @@ ALLOWED = {
     "analysis": {"ir", "diag"},
     "lower": {"ir", "diag"},
     "codegen": {"lower", "ir", "support"},
-    "tune": {"passes", "analysis", "ir", "diag"},
+    "tune": {"passes", "analysis", "lower", "ir", "diag"},
     "driver": {"diag", "ast", "parse", "ir", "sema", "sim", "passes",
                "verify", "emit", "analysis", "lower", "codegen", "tune",
                "support"},

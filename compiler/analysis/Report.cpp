@@ -63,12 +63,14 @@ uint64_t axisBit(unsigned a) { return a < 64 ? uint64_t(1) << a : 0; }
 
 using Kind = LaunchCost::Kind;
 
-class CostModel {
+class LaunchCounter {
 public:
-  explicit CostModel(const ir::Program &program);
-  /// The launches of one step, in program order; with `sequential`, a
-  /// fused collective as its collectives and kernel (its fallback form).
-  std::vector<LaunchCost> launches(bool sequential) const;
+  explicit LaunchCounter(const ir::Program &program);
+  /// The launches of one step, in program order; a fused collective for
+  /// which `sequential` holds as its collectives and kernel (its fallback
+  /// form).
+  std::vector<LaunchCost>
+  launches(llvm::function_ref<bool(const ir::Kernel &)> sequential) const;
 
 private:
   Monomial axisSizes(int axis) const;
@@ -101,7 +103,7 @@ private:
   llvm::DenseSet<const Stage *> results;
 };
 
-CostModel::CostModel(const ir::Program &program) : program(program) {
+LaunchCounter::LaunchCounter(const ir::Program &program) : program(program) {
   for (const auto &s : program.getStages())
     for (const Stage *o : s->operands) {
       auto &u = users[o];
@@ -113,7 +115,7 @@ CostModel::CostModel(const ir::Program &program) : program(program) {
 }
 
 /// The size names of `axis` (every axis for -1) as a monomial.
-Monomial CostModel::axisSizes(int axis) const {
+Monomial LaunchCounter::axisSizes(int axis) const {
   Monomial m;
   for (unsigned a = 0; a < program.mesh.size(); ++a)
     if (axis < 0 || static_cast<unsigned>(axis) == a)
@@ -121,7 +123,7 @@ Monomial CostModel::axisSizes(int axis) const {
   return m;
 }
 
-AxisMasks CostModel::ownMasks(const Stage &value) const {
+AxisMasks LaunchCounter::ownMasks(const Stage &value) const {
   AxisMasks masks(value.type.rank(), 0);
   const ir::Layout &layout = value.type.layout;
   for (unsigned a = 0; a < layout.size(); ++a)
@@ -133,8 +135,8 @@ AxisMasks CostModel::ownMasks(const Stage &value) const {
 
 /// What `reader` reads of `operand`: its own block, cut further, for an
 /// elementwise reader, along the dimensions its result is sliced on.
-AxisMasks CostModel::readMasks(const Stage &reader,
-                               const Stage &operand) const {
+AxisMasks LaunchCounter::readMasks(const Stage &reader,
+                                   const Stage &operand) const {
   AxisMasks masks = ownMasks(operand);
   if (reader.kind != StageKind::Elementwise)
     return masks;
@@ -153,7 +155,7 @@ AxisMasks CostModel::readMasks(const Stage &reader,
 }
 
 /// A dimension divided by the sizes of the axes in `mask`.
-Polynomial CostModel::extent(const ir::Dim &dim, uint64_t mask) const {
+Polynomial LaunchCounter::extent(const ir::Dim &dim, uint64_t mask) const {
   Monomial divisor;
   for (unsigned a = 0; a < program.mesh.size(); ++a)
     if (mask & axisBit(a))
@@ -161,21 +163,22 @@ Polynomial CostModel::extent(const ir::Dim &dim, uint64_t mask) const {
   return Polynomial::fromDim(dim) * Polynomial::term(1, divisor);
 }
 
-Polynomial CostModel::elements(const Stage &value,
-                               const AxisMasks &masks) const {
+Polynomial LaunchCounter::elements(const Stage &value,
+                                   const AxisMasks &masks) const {
   Polynomial count(1);
   for (unsigned d = 0; d < value.type.rank(); ++d)
     count = count * extent(value.type.shape[d], masks[d]);
   return count;
 }
 
-Polynomial CostModel::bytes(const Stage &value, const AxisMasks &masks) const {
+Polynomial LaunchCounter::bytes(const Stage &value,
+                                const AxisMasks &masks) const {
   return elements(value, masks) *
          Polynomial(static_cast<int64_t>(ir::dtypeSize(value.type.dtype)));
 }
 
 /// Bytes one rank sends (and receives) for a communication stage.
-Polynomial CostModel::network(const Stage &stage) const {
+Polynomial LaunchCounter::network(const Stage &stage) const {
   if (!ir::isCommunication(stage.kind) || stage.operands.empty())
     return {};
   Polynomial n =
@@ -223,7 +226,7 @@ Polynomial CostModel::network(const Stage &stage) const {
 }
 
 /// 2 * (the rank's block of the result) * (the rank's part of K).
-Polynomial CostModel::matmulFlops(const Stage &stage) const {
+Polynomial LaunchCounter::matmulFlops(const Stage &stage) const {
   if (stage.kind != StageKind::MatMul || stage.operands.empty() ||
       stage.operands[0]->type.rank() == 0)
     return {};
@@ -234,7 +237,7 @@ Polynomial CostModel::matmulFlops(const Stage &stage) const {
 
 /// The elements of a matmul's right-hand operand this rank's call reads:
 /// its whole block (LaunchCost::packed).
-Polynomial CostModel::matmulPacked(const Stage &stage) const {
+Polynomial LaunchCounter::matmulPacked(const Stage &stage) const {
   if (stage.kind != StageKind::MatMul || stage.operands.size() != 2)
     return {};
   const Stage &rhs = *stage.operands[1];
@@ -281,7 +284,7 @@ static bool roundsToNarrowFloat(const ir::ScalarExpr &e) {
 /// The ordered sums, random draws, math library calls and roundings of
 /// `stage` (LaunchCost::ordered, drawn, libm, rounded), over the rank's own
 /// block of its input.
-void CostModel::addCompute(const Stage &stage, LaunchCost &launch) const {
+void LaunchCounter::addCompute(const Stage &stage, LaunchCost &launch) const {
   if (stage.kind == StageKind::Reduction && !stage.operands.empty()) {
     // max and min keep no running sum: any order gives the same bits.
     if (stage.reduction == ir::ReductionKind::Max ||
@@ -348,7 +351,7 @@ void CostModel::addCompute(const Stage &stage, LaunchCost &launch) const {
 /// `value`'s own kernel alone; it then lives in the rank's block of the
 /// parameter, and the allgather moves only the others' blocks. Null
 /// otherwise.
-const Stage *CostModel::gatheredInto(const Stage &value) const {
+const Stage *LaunchCounter::gatheredInto(const Stage &value) const {
   if (value.kind != StageKind::Elementwise || value.type.rank() == 0 ||
       results.contains(&value))
     return nullptr;
@@ -375,8 +378,8 @@ const Stage *CostModel::gatheredInto(const Stage &value) const {
 /// Reads of the operands from outside `members`, writes of the members
 /// that leave it. An operand read by several members is read once, as the
 /// largest block any of them needs.
-void CostModel::addMemory(llvm::ArrayRef<const Stage *> members,
-                          LaunchCost &launch) const {
+void LaunchCounter::addMemory(llvm::ArrayRef<const Stage *> members,
+                              LaunchCost &launch) const {
   llvm::DenseSet<const Stage *> inside(members.begin(), members.end());
   // An allgather into the block its input already holds: the others'
   // blocks come in, the rank's own stays.
@@ -435,8 +438,8 @@ void CostModel::addMemory(llvm::ArrayRef<const Stage *> members,
   }
 }
 
-LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
-                                 std::string description) const {
+LaunchCost LaunchCounter::makeLaunch(llvm::ArrayRef<const Stage *> members,
+                                     std::string description) const {
   LaunchCost launch;
   launch.description = std::move(description);
   addMemory(members, launch);
@@ -490,7 +493,7 @@ LaunchCost CostModel::makeLaunch(llvm::ArrayRef<const Stage *> members,
   return launch;
 }
 
-std::string CostModel::describe(const Stage &stage) const {
+std::string LaunchCounter::describe(const Stage &stage) const {
   std::string in =
       stage.operands.empty() ? "" : typeText(*stage.operands[0]) + " -> ";
   const ir::StageDescription d = ir::describeStage(program, stage);
@@ -509,8 +512,8 @@ std::string CostModel::describe(const Stage &stage) const {
          typeText(stage);
 }
 
-std::string CostModel::describe(const ir::Kernel &kernel,
-                                unsigned index) const {
+std::string LaunchCounter::describe(const ir::Kernel &kernel,
+                                    unsigned index) const {
   std::string s =
       "kernel k" + std::to_string(index) +
       (kernel.isFusedCollective() ? " (fused collective):" : " (elementwise):");
@@ -521,7 +524,7 @@ std::string CostModel::describe(const ir::Kernel &kernel,
 
 /// ", overlapped with y in 4 chunks" for each overlap pair with a member.
 std::string
-CostModel::overlapNote(llvm::ArrayRef<const Stage *> members) const {
+LaunchCounter::overlapNote(llvm::ArrayRef<const Stage *> members) const {
   std::string note;
   bool named = members.size() > 1;
   for (const ir::Overlap &o : program.overlaps)
@@ -538,7 +541,8 @@ CostModel::overlapNote(llvm::ArrayRef<const Stage *> members) const {
   return note;
 }
 
-std::vector<LaunchCost> CostModel::launches(bool sequential) const {
+std::vector<LaunchCost> LaunchCounter::launches(
+    llvm::function_ref<bool(const ir::Kernel &)> sequential) const {
   std::vector<LaunchCost> out;
   for (const auto &ptr : program.getStages()) {
     const Stage *s = ptr.get();
@@ -554,7 +558,7 @@ std::vector<LaunchCost> CostModel::launches(bool sequential) const {
     auto index = static_cast<unsigned>(k - program.kernels.data());
     llvm::SmallVector<const Stage *, 8> members(k->stages.begin(),
                                                 k->stages.end());
-    if (!sequential || !k->isFusedCollective()) {
+    if (!k->isFusedCollective() || !sequential(*k)) {
       out.push_back(makeLaunch(members, describe(*k, index)));
       continue;
     }
@@ -728,31 +732,23 @@ void printHeader(const ir::Program &program, llvm::StringRef scheduleName,
 
 } // namespace
 
-const Stage *loneInput(const ir::Program &program, const Stage &stage) {
-  if (!ir::isCommunication(stage.kind) || stage.kind == StageKind::SendRecv ||
-      stage.operands.size() != 1 || stage.updates || program.kernelOf(&stage) ||
-      llvm::is_contained(program.getResults(), &stage))
-    return nullptr;
-  const Stage *in = stage.operands[0];
-  if (!in->isParam() || in->type.rank() == 0 ||
-      in->type.dtype != stage.type.dtype)
-    return nullptr;
-  for (const auto &s : program.getStages())
-    if (s->updates == in)
-      return nullptr;
-  return in;
-}
-
 std::vector<LaunchCost> analyzeLaunches(const ir::Program &program,
                                         bool sequential) {
-  return CostModel(program).launches(sequential);
+  return LaunchCounter(program).launches(
+      [&](const ir::Kernel &) { return sequential; });
 }
 
-void printReport(const ir::Program &program, llvm::StringRef scheduleName,
-                 const ir::DimEnv &sizes, llvm::raw_ostream &os,
-                 bool sequential, llvm::ArrayRef<std::string> times,
+std::vector<LaunchCost>
+analyzeLaunches(const ir::Program &program,
+                llvm::function_ref<bool(const ir::Kernel &)> sequential) {
+  return LaunchCounter(program).launches(sequential);
+}
+
+void printReport(const ir::Program &program,
+                 llvm::ArrayRef<LaunchCost> launches,
+                 llvm::StringRef scheduleName, const ir::DimEnv &sizes,
+                 llvm::raw_ostream &os, llvm::ArrayRef<std::string> times,
                  llvm::StringRef totalTime) {
-  std::vector<LaunchCost> launches = analyzeLaunches(program, sequential);
   printHeader(program, scheduleName, sizes, os);
   LaunchCost total;
   for (unsigned i = 0; i < launches.size(); ++i) {

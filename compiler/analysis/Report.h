@@ -15,6 +15,7 @@
 #include "analysis/Polynomial.h"
 #include "ir/Program.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -92,30 +93,28 @@ struct LaunchCost {
   llvm::SmallVector<std::pair<const ir::Stage *, Polynomial>, 2> transfers;
 };
 
-/// The parameter whose buffer collective `stage`'s output is when its group
-/// has one member, as the lowering places it (lower/Buffers.cpp,
-/// aliasLoneCollectives): the collective then moves nothing. That is a
-/// collective, not a sendrecv nor a member of a fused collective, of a
-/// parameter no stage updates into a value of its element type that is
-/// neither returned nor an update. Null otherwise.
-const ir::Stage *loneInput(const ir::Program &program, const ir::Stage &stage);
-
 /// The launches of one step of `program`, in program order; with
 /// `sequential`, each fused collective as its collectives and its kernel
 /// (the form `coconetc --sequential` generates, and the fallback's).
 std::vector<LaunchCost> analyzeLaunches(const ir::Program &program,
                                         bool sequential = false);
+/// The same with the form of each fused collective chosen by `sequential`
+/// (true: its collectives and kernel), as the lowering decides it
+/// (tune/PlanLaunches.h).
+std::vector<LaunchCost>
+analyzeLaunches(const ir::Program &program,
+                llvm::function_ref<bool(const ir::Kernel &)> sequential);
 
-/// Prints the report of `program` under `scheduleName` ("unscheduled" when
-/// none). `sizes` may bind some or all size names (mesh sizes included);
-/// formulas whose names are all bound are then also printed as numbers.
-/// With `times` (one line per launch, then the step's in `totalTime`), each
-/// launch and the total also print a predicted `time` row (a tuner's cost
-/// model computes them; this library only counts).
-void printReport(const ir::Program &program, llvm::StringRef scheduleName,
-                 const ir::DimEnv &sizes, llvm::raw_ostream &os,
-                 bool sequential = false,
-                 llvm::ArrayRef<std::string> times = {},
+/// Prints the report of `program`, whose step makes `launches`, under
+/// `scheduleName` ("unscheduled" when none). `sizes` may bind some or all size
+/// names (mesh sizes included); formulas whose names are all bound are then
+/// also printed as numbers. With `times` (one line per launch, then the step's
+/// in `totalTime`), each launch and the total also print a predicted `time` row
+/// (a tuner's cost model computes them; this library only counts).
+void printReport(const ir::Program &program,
+                 llvm::ArrayRef<LaunchCost> launches,
+                 llvm::StringRef scheduleName, const ir::DimEnv &sizes,
+                 llvm::raw_ostream &os, llvm::ArrayRef<std::string> times = {},
                  llvm::StringRef totalTime = {});
 
 } // namespace coconet::analysis

@@ -495,14 +495,28 @@ static int runEmit() {
       emit::printDot(*scheduled, title, os);
       break;
     case EmitKind::Report: {
+      // The launches the plan runs; where the lowering refuses the
+      // program, the stages as the IR states them, and no times.
       std::vector<std::string> times;
       std::string total;
-      if (machine)
-        times = predictedTimes(*scheduled, *machine, sizes, sequential, total);
-      analysis::printReport(*scheduled,
+      auto planned = tune::planLaunches(*scheduled, sequential);
+      std::vector<analysis::LaunchCost> launches;
+      if (planned) {
+        if (machine)
+          times = predictedTimes(*scheduled, *planned, *machine, sizes, total);
+        launches = std::move(planned->launches);
+      } else {
+        std::string why = llvm::toString(planned.takeError());
+        reportToolWarning(title + ": " + why +
+                          "; the report counts its stages as written");
+        if (machine)
+          total = "not predicted: " + why;
+        launches = analysis::analyzeLaunches(*scheduled, sequential);
+      }
+      analysis::printReport(*scheduled, launches,
                             job.schedule ? llvm::StringRef(job.schedule->name)
                                          : llvm::StringRef("unscheduled"),
-                            sizes, os, sequential, times, total);
+                            sizes, os, times, total);
       break;
     }
     case EmitKind::Plan:

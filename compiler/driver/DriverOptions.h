@@ -11,6 +11,7 @@
 #include "ir/Program.h"
 #include "synth/Topology.h"
 #include "tune/Machine.h"
+#include "tune/PlanLaunches.h"
 
 #include "llvm/Support/SourceMgr.h"
 
@@ -87,13 +88,14 @@ std::optional<tune::Machine> loadMachine(Compilation &c);
 /// reporting why.
 std::optional<ir::Schedule> autoSchedule(Compilation &c,
                                          const ir::Program &program);
-/// The predicted time of each launch of `scheduled` (in the order of
-/// analysis::analyzeLaunches) for --emit=report, and in `total` the step's
-/// (or why there is none).
+/// The predicted time of each of `launches` (the step of `scheduled` as its
+/// plan runs it) for --emit=report, and in `total` the step's (or why there
+/// is none).
 std::vector<std::string> predictedTimes(const ir::Program &scheduled,
+                                        const tune::StepLaunches &launches,
                                         const tune::Machine &machine,
                                         const ir::DimEnv &sizes,
-                                        bool sequential, std::string &total);
+                                        std::string &total);
 
 } // namespace coconet::driver
 

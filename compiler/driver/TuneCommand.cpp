@@ -707,8 +707,10 @@ std::optional<ir::Schedule> autoSchedule(Compilation &c,
     DiagnosticEngine quiet(sm, silent);
     if (auto plain = passes::scheduleProgram(*c.module, program, nullptr, quiet,
                                              passes::PassOptions{})) {
-      auto t = tune::predictStep(*plain, analysis::analyzeLaunches(*plain),
-                                 *machine, sizes, staging);
+      auto launches = tune::planLaunches(*plain);
+      auto t = launches ? tune::predictStep(*plain, *launches, *machine, sizes,
+                                            staging)
+                        : llvm::Expected<tune::StepTime>(launches.takeError());
       if (t)
         unscheduled = t->seconds;
       else
@@ -726,18 +728,17 @@ std::optional<ir::Schedule> autoSchedule(Compilation &c,
 }
 
 std::vector<std::string> predictedTimes(const ir::Program &scheduled,
+                                        const tune::StepLaunches &launches,
                                         const tune::Machine &machine,
                                         const ir::DimEnv &sizes,
-                                        bool sequential, std::string &total) {
-  std::vector<analysis::LaunchCost> launches =
-      analysis::analyzeLaunches(scheduled, sequential);
+                                        std::string &total) {
   auto step = tune::predictStep(scheduled, launches, machine, sizes);
-  std::vector<std::string> lines(launches.size());
+  std::vector<std::string> lines(launches.launches.size());
   if (!step) {
     total = "not predicted: " + llvm::toString(step.takeError());
     return lines;
   }
-  for (size_t i = 0; i < launches.size(); ++i) {
+  for (size_t i = 0; i < lines.size(); ++i) {
     const tune::LaunchTime &t = step->launches[i];
     std::string s = tune::formatSeconds(t.seconds);
     llvm::SmallVector<std::string, 4> parts;

@@ -544,28 +544,27 @@ Level axisLevel(const ir::Program &program, unsigned axis,
   return span <= machine.ranksPerNode ? Level::Node : Level::Network;
 }
 
-llvm::Expected<StepTime>
-predictStep(const ir::Program &program,
-            llvm::ArrayRef<analysis::LaunchCost> launches,
-            const Machine &machine, const ir::DimEnv &sizes, bool staging) {
+llvm::Expected<StepTime> predictStep(const ir::Program &program,
+                                     const StepLaunches &planned,
+                                     const Machine &machine,
+                                     const ir::DimEnv &sizes, bool staging) {
   StepTime step;
+  llvm::ArrayRef<analysis::LaunchCost> launches = planned.launches;
   // A collective whose output is its input when its group has one member
-  // (the lowering's alias, analysis::loneInput): it moves nothing, and its
+  // (the plan's alias, Buffer::loneInput): it moves nothing, and its
   // readers read the input.
   std::vector<const ir::Stage *> aliased(launches.size(), nullptr);
   llvm::DenseMap<const ir::Stage *, const ir::Stage *> alias;
   for (size_t i = 0; i < launches.size(); ++i) {
-    const analysis::LaunchCost &cost = launches[i];
-    if (cost.kind != analysis::LaunchCost::Kind::Collective ||
-        cost.members.size() != 1)
+    const StepLaunches::Lone &lone = planned.lone[i];
+    if (!lone.input)
       continue;
-    const ir::Stage *c = cost.members.front();
-    const ir::Stage *in = analysis::loneInput(program, *c);
     const int64_t members =
-        c->axis < 0 ? rankCount(program, sizes)
-                    : axisSize(program, static_cast<unsigned>(c->axis), sizes);
-    if (in && members <= 1)
-      alias[c] = aliased[i] = in;
+        lone.axis < 0
+            ? rankCount(program, sizes)
+            : axisSize(program, static_cast<unsigned>(lone.axis), sizes);
+    if (members <= 1)
+      alias[launches[i].members.front()] = aliased[i] = lone.input;
   }
   // The step's footprint: each buffer once, at the most of it any launch
   // touches.
@@ -610,7 +609,11 @@ predictStep(const ir::Program &program,
         return static_cast<int>(i);
     return -1;
   };
-  for (const ir::Overlap &o : program.overlaps) {
+  for (size_t oi = 0; oi < program.overlaps.size(); ++oi) {
+    // The plan runs a refused overlap whole: priced as its two launches.
+    if (oi < planned.overlapInParts.size() && !planned.overlapInParts[oi])
+      continue;
+    const ir::Overlap &o = program.overlaps[oi];
     int p = launchOf(o.producer), c = launchOf(o.consumer);
     if (p < 0 || c < 0 || p == c)
       continue;

@@ -47,6 +47,7 @@
 
 #include "analysis/Report.h"
 #include "tune/Machine.h"
+#include "tune/PlanLaunches.h"
 
 #include "llvm/Support/Error.h"
 
@@ -155,15 +156,17 @@ struct StepTime {
   double cacheHits = 0;
 };
 
-/// The predicted time of one step of `program` (launches as
-/// analyzeLaunches() returns them for it) on `machine`, with every size
-/// name bound in `sizes`; an error names an unbound size or a price the
-/// machine does not state. `staging`: the caller's tensors are not the
-/// program's symmetric memory, so fused collectives copy them in and out
-/// (else zero copy, as the generated driver runs).
-llvm::Expected<StepTime> predictStep(
-    const ir::Program &program, llvm::ArrayRef<analysis::LaunchCost> launches,
-    const Machine &machine, const ir::DimEnv &sizes, bool staging = false);
+/// The predicted time of one step of `program` (launches as planLaunches()
+/// returns them for it) on `machine`, with every size name bound in
+/// `sizes`; an error names an unbound size or a price the machine does not
+/// state. `staging`: the caller's tensors are not the program's symmetric
+/// memory, so fused collectives copy them in and out (else zero copy, as
+/// the generated driver runs).
+llvm::Expected<StepTime> predictStep(const ir::Program &program,
+                                     const StepLaunches &launches,
+                                     const Machine &machine,
+                                     const ir::DimEnv &sizes,
+                                     bool staging = false);
 
 /// The blocks of rows the CPU target's matmul hands its threads in one
 /// batch of a call of `batch` batches of `rows` x `cols` results on

@@ -22,6 +22,22 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// The step of `program` as its plan runs it, priced; its launches into
+/// `launches` where given.
+static llvm::Expected<StepTime>
+priceStep(const ir::Program &program, const Machine &machine,
+          const SpaceOptions &options,
+          std::vector<analysis::LaunchCost> *launches = nullptr) {
+  auto planned = planLaunches(program);
+  if (!planned)
+    return planned.takeError();
+  auto time =
+      predictStep(program, *planned, machine, options.sizes, options.staging);
+  if (launches)
+    *launches = std::move(planned->launches);
+  return time;
+}
+
 /// Does the runtime of `target` run `a` for unfused collectives?
 static bool targetRuns(llvm::StringRef target, Algorithm a) {
   // Both runtimes run one- and two-shot collectives on a team
@@ -112,9 +128,7 @@ bool chooseAlgorithmFiles(Candidate &c, const StepTime &time,
         std::unique_ptr<ir::Program> next = c.program->clone();
         if (failed(passes::createAlgorithmPass(d, {})->run(*next, quiet)))
           continue;
-        auto launches = analysis::analyzeLaunches(*next);
-        auto priced = predictStep(*next, launches, machine, options.sizes,
-                                  options.staging);
+        auto priced = priceStep(*next, machine, options);
         if (!priced) {
           llvm::consumeError(priced.takeError());
           continue;
@@ -149,21 +163,15 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
   start = std::chrono::steady_clock::now();
   for (Candidate &c : candidates) {
     Ranked r;
-    r.launches = analysis::analyzeLaunches(*c.program);
-    auto time = predictStep(*c.program, r.launches, machine, options.sizes,
-                            options.staging);
+    auto time = priceStep(*c.program, machine, options, &r.launches);
     // Collectives another algorithm would move faster, where the target
     // runs it and a schedule can name the stage: say so in the schedule.
     if (time && chooseAlgorithms(c, *time, machine)) {
-      r.launches = analysis::analyzeLaunches(*c.program);
-      time = predictStep(*c.program, r.launches, machine, options.sizes,
-                         options.staging);
+      time = priceStep(*c.program, machine, options, &r.launches);
     }
     // Algorithm files the caller offers, where one makes the step faster.
     if (time && chooseAlgorithmFiles(c, *time, machine, options)) {
-      r.launches = analysis::analyzeLaunches(*c.program);
-      time = predictStep(*c.program, r.launches, machine, options.sizes,
-                         options.staging);
+      time = priceStep(*c.program, machine, options, &r.launches);
     }
     if (!time) {
       std::string why = llvm::toString(time.takeError());

@@ -118,7 +118,7 @@ struct Priced {
   llvm::SourceMgr sm;
   std::unique_ptr<ir::Module> module;
   std::vector<std::unique_ptr<ir::Program>> programs;
-  std::vector<std::vector<analysis::LaunchCost>> launches;
+  std::vector<tune::StepLaunches> launches;
 
   Priced() {
     const char *source = R"(program sgd(g: f16[N] local, w: f32[N] replicated,
@@ -152,8 +152,13 @@ schedule fused for sgd {
         *module, program, module->findSchedule("fused"), diags, options));
     if (!programs.back())
       bug("the priced schedule does not apply: " + sink);
-    for (const auto &p : programs)
-      launches.push_back(analysis::analyzeLaunches(*p));
+    for (const auto &p : programs) {
+      auto planned = tune::planLaunches(*p);
+      if (!planned)
+        bug("the priced program does not lower: " +
+            llvm::toString(planned.takeError()));
+      launches.push_back(std::move(*planned));
+    }
   }
 };
 

@@ -201,9 +201,12 @@ void applyOne(const ir::Module &module, const ir::Schedule &schedule,
   llvm::raw_null_ostream sink;
   ir::printProgram(*scheduled, sink);
   emit::printDot(*scheduled, schedule.name, sink);
-  analysis::printReport(*scheduled, schedule.name, {}, sink);
-  analysis::printReport(*scheduled, schedule.name, {}, sink,
-                        /*sequential=*/true);
+  analysis::printReport(*scheduled, analysis::analyzeLaunches(*scheduled),
+                        schedule.name, {}, sink);
+  analysis::printReport(*scheduled,
+                        analysis::analyzeLaunches(*scheduled,
+                                                  /*sequential=*/true),
+                        schedule.name, {}, sink);
 
   for (bool sequential : {false, true}) {
     lower::LowerOptions lowerOptions;

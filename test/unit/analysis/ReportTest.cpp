@@ -33,7 +33,8 @@ Polynomial num(int64_t value) { return Polynomial(value); }
 std::string report(const ir::Program &program, const ir::DimEnv &sizes) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  analysis::printReport(program, "test", sizes, os);
+  analysis::printReport(program, analysis::analyzeLaunches(program), "test",
+                        sizes, os);
   return text;
 }
 

@@ -124,8 +124,9 @@ collective allgather library network latency 100 us bandwidth 0.1 GB/s
   Compiled c = compile(kProgram);
   Scheduled s = schedule(c, "h");
   const ir::DimEnv sizes{{"M", 2}, {"G", 4}, {"N", 1 << 20}};
-  auto step = tune::predictStep(
-      *s.program, analysis::analyzeLaunches(*s.program), *machine, sizes);
+  auto planned = tune::planLaunches(*s.program);
+  REQUIRE(static_cast<bool>(planned));
+  auto step = tune::predictStep(*s.program, *planned, *machine, sizes);
   REQUIRE(static_cast<bool>(step));
   std::map<std::string, tune::Level> levels;
   std::map<std::string, int64_t> members;
@@ -142,8 +143,9 @@ collective allgather library network latency 100 us bandwidth 0.1 GB/s
   CHECK(members["ar"] == 2);
   // And it is cheaper than the flat allreduce, which crosses the network
   // with the whole tensor.
-  auto flat = tune::predictStep(
-      c.program(), analysis::analyzeLaunches(c.program()), *machine, sizes);
+  auto flatPlanned = tune::planLaunches(c.program());
+  REQUIRE(static_cast<bool>(flatPlanned));
+  auto flat = tune::predictStep(c.program(), *flatPlanned, *machine, sizes);
   REQUIRE(static_cast<bool>(flat));
   CHECK(step->seconds < flat->seconds);
 }
