@@ -32,18 +32,19 @@ ALLOWED = {
     "ast": {"diag"},
     "parse": {"ast", "diag"},
     "ir": {"diag"},
-    "sema": {"ast", "parse", "ir", "diag", "support"},
+    "sema": {"ast", "parse", "ir", "diag", "support", "synth"},
     "sim": {"ir", "support", "diag"},
     "passes": {"ir", "diag"},
     "verify": {"sim", "ir", "support", "diag"},
     "emit": {"ir", "diag"},
     "analysis": {"ir", "diag"},
     "lower": {"ir", "diag"},
+    "synth": {"diag"},
     "codegen": {"lower", "ir", "support"},
-    "tune": {"passes", "analysis", "lower", "ir", "diag"},
+    "tune": {"passes", "analysis", "lower", "synth", "ir", "diag"},
     "driver": {"diag", "ast", "parse", "ir", "sema", "sim", "passes",
                "verify", "emit", "analysis", "lower", "codegen", "tune",
-               "support"},
+               "synth", "support"},
 }
 
 # (files the rule applies to, what they may include from a library, why).

@@ -71,15 +71,6 @@ const std::string &outputPath();
 int runTune(const std::string &path, const std::string &programName);
 /// Was --machine given?
 bool machineGiven();
-/// TACCL's node profile of a tuner's machine file (SynthCommand.cpp;
-/// docs/synth.md, "The topology from a machine file"): a node of
-/// `ranks-per-node` GPUs of `kind`, each pair linked at the machine's node
-/// level, the nodes linked at its network level, one NIC a GPU; a link's
-/// alpha its level's latency and its beta the time `bytes` take at its
-/// bandwidth (the allgather ring line, else the library's). None after
-/// reporting what the machine lacks.
-std::optional<synth::NodeProfile>
-profileOfMachine(const tune::Machine &m, synth::NodeKind kind, double bytes);
 /// The machine file --machine names (a path or an installed name); none
 /// after reporting why.
 std::optional<tune::Machine> loadMachine(Compilation &c);

@@ -6,7 +6,7 @@
 // describe, verifies it and writes it (an algorithm file). With
 // --algorithm-file A it checks A instead (the same verifier) and writes it
 // back; --print-topology prints the topology and stops. --machine M takes
-// the topology from a tuner's machine file instead (profileOfMachine).
+// the topology from a tuner's machine file instead (tune::profileOfMachine).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,7 @@
 #include "synth/Synthesize.h"
 #include "synth/Topology.h"
 #include "tune/Machine.h"
+#include "tune/Synthesis.h"
 
 #include "diag/Diagnostic.h"
 
@@ -83,59 +84,6 @@ static NumberOption<int64_t> profileBytes(
     "coconetc synth --machine: the bytes of a rank's buffer the topology's "
     "costs are for (a TACCL profile is for one size); default 1048576",
     1, int64_t(1) << 40, int64_t(1) << 20, synthCategory());
-
-std::optional<synth::NodeProfile>
-profileOfMachine(const tune::Machine &m, synth::NodeKind kind, double bytes) {
-  if (m.ranksPerNode < 1 ||
-      m.ranksPerNode > static_cast<int64_t>(synth::kMaxGpusPerNode)) {
-    reportToolError("coconetc synth: machine '" + m.name + "' has " +
-                    std::to_string(m.ranksPerNode) +
-                    " ranks a node; a topology has 1 to " +
-                    std::to_string(synth::kMaxGpusPerNode) + " GPUs a node");
-    return std::nullopt;
-  }
-  auto line = [&](tune::Level level) {
-    const tune::LinkCost *c =
-        m.find(tune::Collective::AllGather, tune::Algorithm::Ring, level,
-               ir::DType::F32);
-    return c ? c
-             : m.find(tune::Collective::AllGather, tune::Algorithm::Library,
-                      level, ir::DType::F32);
-  };
-  if (kind == synth::NodeKind::NDv2 && m.ranksPerNode != 8) {
-    reportToolError("coconetc synth: an NDv2 node has 8 GPUs (its hybrid "
-                    "cube-mesh); machine '" +
-                    m.name + "' has " + std::to_string(m.ranksPerNode) +
-                    " ranks a node");
-    return std::nullopt;
-  }
-  const tune::LinkCost *node = line(tune::Level::Node);
-  if (!node || node->bandwidth <= 0) {
-    reportToolError("coconetc synth: machine '" + m.name +
-                    "' prices no allgather ring (or library) on the node "
-                    "level: nothing to give its links");
-    return std::nullopt;
-  }
-  synth::NodeProfile p;
-  p.name = m.name;
-  p.gpusPerNode = static_cast<unsigned>(m.ranksPerNode);
-  p.nicsPerNode = p.gpusPerNode;
-  p.alpha = node->latency * 1e6;
-  const double beta = bytes / node->bandwidth * 1e6;
-  // (NDv2 lists its two link types; the machine has one.)
-  p.betas = {beta, beta};
-  p.invbws = {p.alpha + beta, p.alpha + beta};
-  if (const tune::LinkCost *net = line(tune::Level::Network);
-      net && net->bandwidth > 0) {
-    p.hasRemote = true;
-    p.remoteAlpha = net->latency * 1e6;
-    p.remoteBeta = bytes / net->bandwidth * 1e6;
-    p.remoteInvbw = p.remoteAlpha + p.remoteBeta;
-  }
-  if (kind != synth::NodeKind::NDv2)
-    p.betas.resize(1), p.invbws.resize(1);
-  return p;
-}
 
 /// The options that take their value as the next word (for the driver's
 /// search of synth's two words).
@@ -302,10 +250,13 @@ int runSynth(llvm::StringRef kindName, llvm::StringRef collectiveName,
     std::optional<tune::Machine> machine = loadMachine(c);
     if (!machine)
       return diags.hadError() ? 1 : 2;
-    profile =
-        profileOfMachine(*machine, *kind, static_cast<double>(*profileBytes));
-    if (!profile)
+    auto made = tune::profileOfMachine(*machine, *kind,
+                                       static_cast<double>(*profileBytes));
+    if (!made) {
+      reportToolError("coconetc synth: " + llvm::toString(made.takeError()));
       return 1;
+    }
+    profile = std::move(*made);
   }
   support::ReadFile topo;
   if (!fromMachine) {

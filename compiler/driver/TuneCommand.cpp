@@ -24,6 +24,8 @@
 #include "synth/Synthesize.h"
 #include "tune/CostModel.h"
 #include "tune/Measure.h"
+#include "tune/Session.h"
+#include "tune/Synthesis.h"
 #include "tune/Table.h"
 #include "tune/Tuner.h"
 
@@ -298,80 +300,29 @@ static bool synthesizeForMachine(
                     "': " + ec.message());
     return false;
   }
-  auto axisRanks = [&](int axis) {
-    int64_t n = 1;
-    for (unsigned a = 0; a < program.mesh.size(); ++a)
-      if (axis < 0 || static_cast<unsigned>(axis) == a) {
-        auto it = sizes.find(program.mesh.axes[a].size);
-        n *= it == sizes.end() ? 1 : it->second;
-      }
-    return n;
-  };
-  // Each collective of the program, and for an allreduce the
-  // reducescatter and allgather a split makes of it.
-  std::vector<std::pair<synth::Collective, int64_t>> wanted;
-  for (const auto &stage : program.getStages()) {
-    if (stage->axis < 0 && program.mesh.size() > 1)
-      continue;
-    const int64_t ranks = axisRanks(stage->axis);
-    // (Not a switch: every other stage kind synthesises nothing.)
-    const ir::StageKind k = stage->kind;
-    if (k == ir::StageKind::AllGather)
-      wanted.push_back({synth::Collective::AllGather, ranks});
-    else if (k == ir::StageKind::AllToAll)
-      wanted.push_back({synth::Collective::AllToAll, ranks});
-    else if (k == ir::StageKind::ReduceScatter)
-      wanted.push_back({synth::Collective::ReduceScatter, ranks});
-    else if (k == ir::StageKind::AllReduce)
-      for (synth::Collective c :
-           {synth::Collective::AllReduce, synth::Collective::ReduceScatter,
-            synth::Collective::AllGather})
-        wanted.push_back({c, ranks});
+  auto jobs = tune::synthesisJobs(program, sizes, machine);
+  if (!jobs) {
+    reportToolError("coconetc tune --synthesize: " +
+                    llvm::toString(jobs.takeError()));
+    return false;
   }
-  std::set<std::pair<synth::Collective, int64_t>> done;
   sema::AlgorithmFiles files;
-  for (const auto &[kind, ranks] : wanted) {
-    const std::optional<synth::Collective> collective = kind;
-    const int64_t perNode = std::min(ranks, machine.ranksPerNode);
-    if (ranks < 2 || ranks > synth::kMaxRanks || perNode < 1 ||
-        perNode > synth::kMaxGpusPerNode || ranks % perNode != 0 ||
-        ranks / perNode > synth::kMaxNodes ||
-        !done.insert({*collective, ranks}).second)
-      continue;
-    std::optional<synth::NodeProfile> profile = profileOfMachine(
-        machine, synth::NodeKind::HubAndSpoke, double(1 << 20));
-    if (!profile)
-      return false;
-    profile->gpusPerNode = profile->nicsPerNode =
-        static_cast<unsigned>(perNode);
-    synth::Sketch sketch;
-    sketch.nodes = static_cast<unsigned>(ranks / perNode);
-    sketch.intra = synth::Sketch::Intra::Switch;
-    synth::Sketch::SwitchGroup group;
-    for (unsigned g = 0; g < perNode; ++g)
-      group.gpus.push_back(g);
-    sketch.switches.push_back(group);
-    if (sketch.nodes > 1) {
-      if (!profile->hasRemote)
-        continue; // no network line: nothing to give the links between nodes
-      for (unsigned g = 0; g < perNode; ++g)
-        sketch.internodeConn[g] = {g};
-      sketch.symmetryOffsets.push_back(
-          {static_cast<unsigned>(perNode), static_cast<unsigned>(ranks)});
-    }
-    synth::Topology topology =
-        synth::buildTopology(synth::NodeKind::HubAndSpoke, *profile, sketch);
+  for (const tune::SynthesisJob &job : *jobs) {
+    const synth::Collective collective = job.collective;
+    const int64_t ranks = job.ranks, perNode = job.perNode;
+    const synth::Sketch &sketch = job.sketch;
+    const synth::Topology &topology = job.topology;
     synth::SynthOptions options;
     options.seconds = 20;
-    auto result = synth::synthesize(*collective, topology, sketch, options);
+    auto result = synth::synthesize(collective, topology, sketch, options);
     if (!result) {
-      llvm::errs() << "coconetc tune: no " << synth::collectiveName(*collective)
+      llvm::errs() << "coconetc tune: no " << synth::collectiveName(collective)
                    << " synthesised for " << ranks
                    << " ranks: " << llvm::toString(result.takeError()) << "\n";
       continue;
     }
     llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, synth::collectiveName(*collective).str() +
+    llvm::sys::path::append(path, synth::collectiveName(collective).str() +
                                       "-" + std::to_string(ranks) + ".alg");
     {
       std::error_code ec;
@@ -384,7 +335,7 @@ static bool synthesizeForMachine(
       synth::writeAlgorithm(result->algorithm, topology.name, result->time, os);
     }
     llvm::errs() << "coconetc tune: synthesised "
-                 << synth::collectiveName(*collective) << " for " << ranks
+                 << synth::collectiveName(collective) << " for " << ranks
                  << " ranks (" << sketch.nodes << " node"
                  << (sketch.nodes == 1 ? "" : "s") << " of " << perNode
                  << ") into " << path << ": " << result->algorithm.steps.size()
@@ -539,39 +490,13 @@ int runTune(const std::string &path, const std::string &programName) {
       !synthesizeForMachine(*c, *program, sizes, *machine, *tables))
     return 1;
 
-  llvm::errs() << "coconetc tune: enumerating the schedules of '"
-               << program->name << "'...\n";
-  tune::SpaceOptions space = spaceOptions(base, sizes);
-  space.algorithmFiles = std::move(*tables);
-  auto result = tune::tuneProgram(*c->module, *program, space, *machine);
-  if (!result) {
-    reportToolError(llvm::toString(result.takeError()));
-    return 1;
-  }
-  llvm::errs() << "coconetc tune: " << result->ranked.size()
-               << " schedules priced\n";
-  if (result->ranked.empty()) {
-    reportToolError(tune::noSchedule(*program, *result));
-    return 1;
-  }
-
-  // The file's own schedules, recognised by the program they make.
-  const std::map<std::string, std::string> known =
-      tune::knownSchedules(*c->module, *program);
-  tune::TableView view;
-  view.program = program;
-  view.base = base;
-  view.machine = &*machine;
-  view.sizes = &sizes;
-  view.rows = *top == 0 ? result->ranked.size()
-                        : std::min<size_t>(*top, result->ranked.size());
-  view.known = &known;
-  llvm::raw_ostream &os = llvm::outs();
-  tune::printHeader(os, *result, view);
-  // --measure: each row built and timed on this machine (tune/Measure.h:
-  // the rounds, their order and what is kept).
-  tune::Measured measured;
-  std::string measureDir;
+  tune::SessionOptions options;
+  options.base = base;
+  options.space = spaceOptions(base, sizes);
+  options.space.algorithmFiles = std::move(*tables);
+  options.top = static_cast<size_t>(*top);
+  options.tunedName = tunedName;
+  options.writeTable = writeTable;
   if (measure) {
     if (machine->target != "cpu") {
       reportToolError("--measure times the CPU target on this machine; "
@@ -586,39 +511,33 @@ int runTune(const std::string &path, const std::string &programName) {
                       ec.message());
       return 2;
     }
-    measureDir = std::string(tmp);
-    // Every schedule written first, then timed.
-    std::vector<MeasureRun> runs;
-    for (size_t i = 0; i < view.rows; ++i) {
-      const tune::Ranked &r = result->ranked[i];
-      llvm::SmallString<128> dir(measureDir);
-      llvm::sys::path::append(dir, "r" + std::to_string(i + 1));
-      auto run =
-          prepareMeasure(*c, *r.candidate.program, "r" + std::to_string(i + 1),
-                         sizes, machine->threadsPerRank, dir);
-      if (!run) {
-        reportToolError(llvm::toString(run.takeError()));
-        return 1;
-      }
-      runs.push_back(std::move(*run));
-    }
-    tune::MeasurePolicy policy;
-    policy.iterations = *measureIterations;
-    policy.runTimeMs = *measureRunTime;
-    policy.rounds = *measureRounds;
-    auto times = tune::measureRows(
-        view.rows, policy,
-        [&](size_t i, int64_t steps) { return measureOnce(runs[i], steps); },
-        [&](size_t i) { return result->ranked[i].candidate.summary; },
-        llvm::errs());
-    if (!times) {
-      reportToolError(llvm::toString(times.takeError()));
-      return 1;
-    }
-    measured = std::move(*times);
-    view.measured = measured.seconds;
+    options.measure = true;
+    options.measureDir = std::string(tmp);
+    options.policy.iterations = *measureIterations;
+    options.policy.runTimeMs = *measureRunTime;
+    options.policy.rounds = *measureRounds;
   }
-  tune::printRows(os, *result, view);
+  // --measure: row i's program written with its driver under DIR/rI.
+  auto prepare = [&](size_t i, const ir::Program &scheduled,
+                     llvm::StringRef name) -> llvm::Expected<tune::RowRunner> {
+    llvm::SmallString<128> dir(options.measureDir);
+    llvm::sys::path::append(dir, "r" + std::to_string(i + 1));
+    auto run = prepareMeasure(*c, scheduled, name, sizes,
+                              machine->threadsPerRank, dir);
+    if (!run)
+      return run.takeError();
+    return [run = std::move(*run)](int64_t steps) mutable {
+      return measureOnce(run, steps);
+    };
+  };
+  llvm::raw_ostream &os = llvm::outs();
+  auto session = tune::runSession(*c->module, *program, *machine, sizes,
+                                  options, prepare, os, llvm::errs());
+  if (!session) {
+    reportToolError(llvm::toString(session.takeError()));
+    return 1;
+  }
+  const tune::Session &s = **session;
   if (!csvPath.empty()) {
     std::error_code ec;
     llvm::ToolOutputFile csv(csvPath, ec, llvm::sys::fs::OF_Text);
@@ -626,22 +545,12 @@ int runTune(const std::string &path, const std::string &programName) {
       reportToolError("cannot write '" + csvPath + "': " + ec.message());
       return 2;
     }
-    tune::writeCsv(csv.os(), *result, view);
+    tune::writeCsv(csv.os(), s.result, s.view);
     csv.keep();
   }
-  if (measure)
-    tune::printMeasured(os, *result, view, measured.steps, *measureRounds,
-                        *measureRunTime, measureDir);
-
-  const double best = result->ranked.front().time.seconds;
-  const size_t rows = view.rows;
-  const std::string schedule =
-      tune::tunedSchedules(*result, view, tunedName, writeTable);
   const std::string &out = outputPath();
   if (out == "-") {
-    os << (writeTable ? "\nthe table, as schedule text:\n"
-                      : "\nthe fastest, as schedule text:\n")
-       << schedule;
+    os << "\n" << s.what << ", as schedule text:\n" << s.schedule;
     return 0;
   }
   std::error_code ec;
@@ -650,25 +559,9 @@ int runTune(const std::string &path, const std::string &programName) {
     reportToolError("cannot write '" + out + "': " + ec.message());
     return 2;
   }
-  if (writeTable)
-    file.os() << "// coconetc tune: the " << rows << " fastest of "
-              << result->ranked.size() << " schedules of " << program->name
-              << " on machine " << machine->shownName() << " at "
-              << tune::sizesText(sizes) << ".\n";
-  else
-    file.os() << "// coconetc tune: the fastest of " << result->ranked.size()
-              << " schedules of " << program->name << " on machine "
-              << machine->shownName() << ", predicted "
-              << tune::formatSeconds(best) << " per step at "
-              << tune::sizesText(sizes) << ".\n";
-  file.os() << schedule;
+  file.os() << s.fileComment << s.schedule;
   file.keep();
-  if (writeTable)
-    os << "\nthe table written to " << out << " (schedules " << tunedName
-       << "_1 to " << tunedName << "_" << rows << ")\n";
-  else
-    os << "\nthe fastest written to " << out << " (schedule " << tunedName
-       << ")\n";
+  os << "\n" << s.what << " written to " << out << " " << s.names << "\n";
   return 0;
 }
 

@@ -316,15 +316,25 @@ std::string Program::sizeNote(const std::string &text, int i,
     if (s < 0 || std::find(seen.begin(), seen.end(), s) != seen.end())
       continue;
     seen.push_back(s);
-    note += (note.empty() ? "" : ", ") + id + "=" + std::to_string(sizes[s]);
-    if (from[s].kind == SizeSource::Param && from[s].param != i)
-      note += " from " + q(from[s].param);
-    else if (from[s].kind == SizeSource::Ranks)
-      note += " (the number of ranks)";
-    else if (from[s].kind == SizeSource::Table)
-      note += " (the table's length)";
+    note += (note.empty() ? "" : ", ") + id + "=" + std::to_string(sizes[s]) +
+            sourceNote(from[s], i);
   }
   return note;
+}
+
+std::string Program::sourceNote(const SizeSource &source, int i) const {
+  switch (source.kind) {
+  case SizeSource::Param:
+    return source.param == i ? "" : " from " + q(source.param);
+  case SizeSource::Ranks:
+    return " (the number of ranks)";
+  case SizeSource::Table:
+    return " (the table's length)";
+  case SizeSource::Unknown:
+  case SizeSource::Given:
+    break;
+  }
+  return "";
 }
 
 void Program::checkShape(int i, const int64_t *shape, const int64_t *offset,
@@ -361,13 +371,7 @@ void Program::checkShape(int i, const int64_t *shape, const int64_t *offset,
     const std::string text = dimText(k);
     std::string named = text + "=" + std::to_string(global(k));
     if (p.p->dims[k] >= 0) {
-      const int s = p.p->dims[k];
-      if (from[s].kind == SizeSource::Param && from[s].param != i)
-        named += " from " + q(from[s].param);
-      else if (from[s].kind == SizeSource::Ranks)
-        named += " (the number of ranks)";
-      else if (from[s].kind == SizeSource::Table)
-        named += " (the table's length)";
+      named += sourceNote(from[p.p->dims[k]], i);
     } else {
       const std::string inner = sizeNote(text, i, sizes, from);
       if (!inner.empty())
