@@ -157,11 +157,17 @@ bool ProgramChecker::checkParams() {
       }
       type.shape.push_back(dim);
     }
-    if (!param.type.isTensor && !param.type.layout.empty()) {
-      diags.report(param.type.layout.front().range, DiagId::ScalarLayout);
-      paramOk = false;
-    }
-    auto layout = checkLayout(*this, param, type.rank());
+    // A scalar is replicated (the same on every rank) or local (each
+    // rank's own, on the axes named); it has no dimension to slice.
+    bool sliceless = true;
+    if (!param.type.isTensor)
+      for (const ast::LayoutTerm &term : param.type.layout)
+        if (term.kind == ast::LayoutKind::Sliced) {
+          diags.report(term.range, DiagId::ScalarSliced, param.name.name);
+          sliceless = paramOk = false;
+        }
+    auto layout =
+        sliceless ? checkLayout(*this, param, type.rank()) : std::nullopt;
     if (!layout)
       paramOk = false;
     else

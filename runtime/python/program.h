@@ -44,7 +44,8 @@ struct BlockView {
   // Per dimension: the size that is its extent (an index into the size
   // names), or -1 where the extent is not one size (4*H).
   std::vector<int> dims;
-  // Per mesh axis: kReplicatedAxis, kLocalAxis or the sliced dimension.
+  // Per mesh axis: kReplicatedAxis, kLocalAxis or the sliced dimension (a
+  // scalar: replicated or local, where the description gives its layout).
   std::vector<int> layout;
   const char *type;     // as declared: "f32[N] sliced(0)"
   std::string segments; // its segment table's name, or ""
@@ -122,6 +123,9 @@ private:
   std::string sizeNote(const std::string &text, int i,
                        const std::vector<int64_t> &sizes,
                        const std::vector<SizeSource> &from) const;
+  // " from 'g'" (a parameter other than i), " (the number of ranks)", " (the
+  // table's length)", or "" (parameter i itself, or given).
+  std::string sourceNote(const SizeSource &source, int i) const;
   int sizeIndex(const std::string &name) const;
   std::string sizeList() const;
   // program_call.cpp

@@ -137,7 +137,8 @@ void Program::load(const std::string &path) {
                            ? static_cast<int>(e.sizes[0])
                            : -1);
     }
-    if (b.kind != CC_BLOCK_SCALAR)
+    // A scalar's layout says whether it is each rank's own (local).
+    if (b.layout)
       for (int a = 0; a < numAxes_; ++a) {
         const cc_axis_layout &l = b.layout[a];
         if (l.state == CC_AXIS_REPLICATED)
@@ -279,16 +280,15 @@ nb::dict Program::info() const {
       else
         dims.append(nb::none());
     }
-    if (p.kind != CC_BLOCK_SCALAR)
-      for (int a = 0; a < numAxes_; ++a) {
-        const int l = p.layout[a];
-        if (l == kReplicatedAxis)
-          layout.append("replicated");
-        else if (l == kLocalAxis)
-          layout.append("local");
-        else
-          layout.append(l);
-      }
+    for (size_t a = 0; a < p.layout.size(); ++a) {
+      const int l = p.layout[a];
+      if (l == kReplicatedAxis)
+        layout.append("replicated");
+      else if (l == kLocalAxis)
+        layout.append("local");
+      else
+        layout.append(l);
+    }
     d["dims"] = dims;
     d["layout"] = layout;
     d["type"] = p.type;

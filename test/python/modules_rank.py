@@ -79,6 +79,11 @@ def check(entry, framework, torch, rank, comm=None, emulated=False):
         step = module.Step(sizes=entry["sizes"], tables=entry["tables"], **on)
     args, kwargs, blocks, wrapped = [], {}, {}, {}
     for p in info["params"]:
+        if p["kind"] == "scalar" and entry["scalars"][p["name"]] is None:
+            # A per-rank scalar: this rank's entry of the stacked values.
+            x = np.load(f"{entry['inputs']}/{p['name']}.npy")
+            args.append(x[rank].item())
+            continue
         if p["kind"] == "scalar":
             text = entry["scalars"][p["name"]]
             value = {"true": True, "false": False}.get(text)

@@ -213,7 +213,21 @@ def prepare(args, module, ranks, info, seed):
         sim += ["--segments", f"{t['name']}={file}"]
     scalars = {}
     for p in info["params"]:
-        if p["kind"] == "scalar":
+        if p["kind"] == "scalar" and "local" in p["layout"]:
+            # A per-rank scalar: each local group its own value (exact in
+            # every dtype), stacked by rank as for a local tensor; each
+            # rank passes its entry (modules_rank.py).
+            axis = [sizes[a] for a in info["sizes"][:axes]]
+            groups = [local_group(p["layout"], axis, r) for r in range(ranks)]
+            kind = np.dtype(p["numpy_dtype"]).kind
+            values = [(g % 2 == 0) if kind == "b" else
+                      0.5 + 0.25 * g if kind == "f" else 3 + g
+                      for g in groups]
+            file = os.path.join(inputs, p["name"] + ".npy")
+            np.save(file, np.array(values, dtype=p["numpy_dtype"]))
+            scalars[p["name"]] = None
+            sim += ["--input", f"{p['name']}={file}"]
+        elif p["kind"] == "scalar":
             value = NAMED.get(p["name"], SCALARS[p["numpy_dtype"]])
             scalars[p["name"]] = value
             sim += ["--set", f"{p['name']}={value}"]
