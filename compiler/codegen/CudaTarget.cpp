@@ -95,8 +95,7 @@ TargetInfo cudaInfo() {
             "// main stream computes the next part.\n"
             "COCONET_RETURN_IF_ERROR(cc_s.cc_side.fork(cc_s.stream));",
             "{", "cudaStream_t cc_stream = cc_s.cc_side.stream();", "", "}"};
-  i.dispatch.create =
-      "COCONET_RETURN_IF_ERROR(state->cc_side.addArrivals($K));";
+  i.dispatch.prepare = "state->cc_side.addArrivals";
   i.dispatch.before =
       "// Every part's alltoall on the second stream once what comes before "
       "is done;\n"

@@ -54,21 +54,6 @@ int64_t dispatchParts(const Plan &plan) {
   return most;
 }
 
-/// A target's dispatch hook with $K (the most parts of any dispatch)
-/// filled in.
-std::string fill(llvm::StringRef hook, int64_t parts) {
-  std::string out;
-  for (size_t i = 0; i < hook.size(); ++i) {
-    if (hook[i] == '$' && i + 1 < hook.size() && hook[i + 1] == 'K') {
-      out += std::to_string(parts);
-      ++i;
-      continue;
-    }
-    out += hook[i];
-  }
-  return out;
-}
-
 bool anyInChunks(const Plan &plan) {
   return llvm::any_of(plan.overlaps,
                       [](const OverlapGroup &o) { return o.inChunks(); });
@@ -188,7 +173,7 @@ void emitOverlapState(CodeWriter &w, const Plan &plan, const Target &t) {
              indexOf(plan, o) + " = 1, cc_part" + indexOf(plan, o) + " = 0;");
   emitLines(w, t.info.overlapState);
   if (anyDispatch(plan))
-    emitLines(w, fill(t.info.dispatch.state, dispatchParts(plan)));
+    emitLines(w, t.info.dispatch.state);
 }
 
 void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
@@ -211,8 +196,9 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   }
   if (!anyInChunks(plan))
     return;
-  if (anyDispatch(plan))
-    emitLines(w, fill(t.info.dispatch.create, dispatchParts(plan)));
+  if (anyDispatch(plan) && !t.info.dispatch.prepare.empty())
+    w.line("COCONET_RETURN_IF_ERROR(" + t.info.dispatch.prepare.str() + "(" +
+           std::to_string(dispatchParts(plan)) + "));");
   for (const OverlapGroup &o : plan.overlaps) {
     if (!o.inChunks())
       continue;
@@ -249,7 +235,7 @@ void emitOverlapDestroy(CodeWriter &w, const Plan &plan, const Target &t) {
   if (anyInChunks(plan))
     emitLines(w, t.info.overlapDestroy);
   if (anyDispatch(plan))
-    emitLines(w, fill(t.info.dispatch.destroy, dispatchParts(plan)));
+    emitLines(w, t.info.dispatch.destroy);
 }
 
 /// Opens the loop over an overlap's `chunks` parts of `part` elements:

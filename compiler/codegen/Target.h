@@ -153,14 +153,14 @@ struct TargetInfo {
   /// After the last part: the steps that follow see every part done.
   llvm::StringRef overlapEnd;
   /// A dispatch (an alltoall's parts, each read by a matmul as soon as it
-  /// has arrived): State members, their creation and destruction (where
-  /// any overlap has a dispatch); `before` before the first loop; each
-  /// part's alltoall in `part` but opened by `open` (instead of
-  /// part.open), followed by `arrived`; `await` before the matmul's part in
-  /// the second loop. In state, create and destroy $K is the most parts of
-  /// any dispatch; the loops' part is cc_c.
+  /// has arrived): State members and their destruction (where any overlap
+  /// has a dispatch); `prepare`, a runtime call create() makes with the
+  /// most parts of any dispatch as its argument (none: no call); `before`
+  /// before the first loop; each part's alltoall in `part` but opened by
+  /// `open` (instead of part.open), followed by `arrived`; `await` before
+  /// the matmul's part in the second loop. The loops' part is cc_c.
   struct Dispatch {
-    llvm::StringRef state, create, destroy, before, open, arrived, await;
+    llvm::StringRef state, prepare, destroy, before, open, arrived, await;
   } dispatch;
 
   // --- Fused collectives ---
