@@ -44,6 +44,13 @@ CASES = [
     ([os.path.join(work, "a-dir.coco")], 1, "is not a regular file"),
     ([fifo], 1, "is not a regular file"),
     ([bad], 1, "coconetc failed (exit status 1)"),
+    # --schedule auto needs the sizes (and a machine): coconetc says which.
+    (["--schedule", "auto", sample], 1,
+     "--schedule=auto needs every size of 'sgd' bound; not bound: P, N"),
+    (["--schedule", "auto", "--size", "N=1024", "--ranks", "2", sample], 1,
+     "no machine: give --machine FILE"),
+    (["--ranks", "two\x1b[2J", "--size", "N=8", sample], 1,
+     "coconetc failed (exit status 2)"),
 ]
 
 
@@ -85,4 +92,22 @@ for extra, status, says in CASES:
     else:
         print("ok: %s: exit %d" % (name, status))
 print("%d of %d cases behave" % (len(CASES) - failures, len(CASES)))
+
+# And one that builds: the tuner's fastest schedule of SGD for 2 ranks on
+# this machine's file, a module named sgd_auto.
+argv = [sys.executable, "-m", "coconet", "build", "-o", out, "--schedule",
+        "auto", "--machine", "cpu-2x1", "--size", "N=1024", "--ranks", "2",
+        sample]
+p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   env=env, timeout=600)
+text = p.stdout.decode() + p.stderr.decode()
+if (p.returncode != 0 or "built " not in text or
+        not os.path.exists(os.path.join(out, "sgd_auto.py")) or
+        not any(n.startswith("_sgd_auto") for n in os.listdir(out))):
+    failures += 1
+    print("FAILED: --schedule auto --machine cpu-2x1: exit %d\n%s"
+          % (p.returncode, text[-2000:]))
+else:
+    print("ok: --schedule auto --machine cpu-2x1 --size N=1024 --ranks 2: "
+          "built sgd_auto")
 sys.exit(1 if failures else 0)

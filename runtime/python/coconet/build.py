@@ -40,12 +40,18 @@ def _shown(text):
 _CUDA_ARCH = re.compile(r"[0-9]{2,3}[af]?")
 
 
+def _quoted(arg):
+    """One word of a command as a message shows it: quoted for a shell, or
+    escaped and cut (_shown) where it holds what a terminal would act on."""
+    return shlex.quote(arg) if arg.isprintable() else _shown(arg)
+
+
 def _run(what, cmd):
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True)
     if proc.returncode != 0:
         raise BuildError("%s failed (exit status %d):\n  %s\n%s" % (
-            what, proc.returncode, " ".join(shlex.quote(c) for c in cmd),
+            what, proc.returncode, " ".join(_quoted(c) for c in cmd),
             proc.stdout.rstrip()))
     return proc.stdout
 
@@ -100,12 +106,31 @@ def _compile_cuda(out_dir, name, arch):
             + sources + libs + _config.CUDA_LINK_FLAGS)
 
 
+def _size_text(size):
+    """--size's text from "N=1024,P=2" or {"N": 1024}; BuildError if it is
+    neither."""
+    if isinstance(size, str):
+        return size
+    if isinstance(size, dict) and all(
+            isinstance(k, str) and isinstance(v, int) and
+            not isinstance(v, bool) for k, v in size.items()):
+        return ",".join("%s=%d" % (k, v) for k, v in size.items())
+    raise BuildError("size is NAME=VALUE,... or a dict of size names to "
+                     "integers, not %s" % _shown(size))
+
+
 def build(source, program=None, schedule=None, target="cpu", out_dir=".",
-          include=(), verbose=False, cuda_arch="90"):
+          include=(), verbose=False, cuda_arch="90", size=None, ranks=None,
+          machine=None):
     """Builds program `program` (under `schedule`) of `source` into a module
     in `out_dir`; returns the paths of the NAME.py written (one per program
     coconetc wrote: without `program`, every program of the file). Raises
-    BuildError naming the step that failed and what it printed."""
+    BuildError naming the step that failed and what it printed.
+
+    `size` ("N=1024" or {"N": 1024}), `ranks` and `machine` (a machine
+    file's name or path) are coconetc's --size, --ranks and --machine: what
+    `schedule="auto"` (the tuner's fastest schedule) needs. coconetc checks
+    their values."""
     if target == "cpu" and not _config.HAS_CPU:
         raise BuildError("this coconet was built without its CPU runtime "
                          "(MPI and OpenMP): it cannot build for the cpu target")
@@ -118,6 +143,12 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
     if not _CUDA_ARCH.fullmatch(str(cuda_arch)):
         raise BuildError("--cuda-arch is a compute capability as sm_N spells "
                          "it (90, 100a), not %s" % _shown(cuda_arch))
+    if ranks is not None and (isinstance(ranks, bool) or
+                              not isinstance(ranks, (int, str))):
+        raise BuildError("ranks is a number of ranks, not %s" % _shown(ranks))
+    if machine is not None and not isinstance(machine, str):
+        raise BuildError("machine is a machine file's name or path, not %s"
+                         % _shown(machine))
     if not os.path.exists(source):
         raise BuildError("no such file: %s" % _shown(source))
     if not os.path.isfile(source):
@@ -131,12 +162,18 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
         cmd.append("--program=" + program)
     if schedule:
         cmd.append("--schedule=" + schedule)
+    if size is not None:
+        cmd.append("--size=" + _size_text(size))
+    if ranks is not None:
+        cmd.append("--ranks=" + str(ranks))
+    if machine is not None:
+        cmd.append("--machine=" + machine)
     for d in include:
         cmd += ["-I", d]
     cmd += ["-o", out_dir, source]
     before = _stamps(out_dir)
     if verbose:
-        print(" ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+        print(" ".join(_quoted(c) for c in cmd), file=sys.stderr)
     _run("coconetc", cmd)
     after = _stamps(out_dir)
     ext = "_python.cpp" if target == "cpu" else "_python.cu"
@@ -163,7 +200,7 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
         try:
             cmd += ["-o", tmp]
             if verbose:
-                print(" ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+                print(" ".join(_quoted(c) for c in cmd), file=sys.stderr)
             _run("compiling " + name, cmd)
             os.chmod(tmp, 0o755)
             os.replace(tmp, lib)
@@ -177,6 +214,7 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
 USAGE = """\
 usage: python3 -m coconet build FILE.coco [--program P] [--schedule S]
                                 [--target cpu|cuda] [--cuda-arch N] [-o DIR]
+                                [--size N=V,...] [--ranks R] [--machine M]
                                 [-I DIR ...] [-v]
 
 Compiles program P of FILE.coco (every program of it without --program),
@@ -190,7 +228,11 @@ sys.path:
     step(...)               # the program's parameters, in order
 
   --program P      the program to build (default: all of FILE's)
-  --schedule S     the schedule to apply (default: none, unscheduled)
+  --schedule S     the schedule to apply (default: none, unscheduled);
+                   auto: the tuner's fastest on --machine at --size/--ranks
+  --size N=V,...   the sizes --schedule auto tunes for
+  --ranks R        the number of ranks (the world axis's size P)
+  --machine M      a machine file, by name (cpu-2x1, h100-sxm-8) or path
   --target T       cpu (default: C++, OpenMP and MPI) or cuda (CUDA, NCCL)
   --cuda-arch N    the cuda target's GPU architecture, sm_N (default 90)
   -o DIR           where to write the module (created if missing)
@@ -206,7 +248,7 @@ def main(argv):
     if argv[:1] == ["build"]:
         argv = argv[1:]
     opts = {"program": None, "schedule": None, "target": "cpu", "out": ".",
-            "cuda_arch": "90"}
+            "cuda_arch": "90", "size": None, "ranks": None, "machine": None}
     include, files, verbose = [], [], False
     i = 0
     while i < len(argv):
@@ -221,7 +263,9 @@ def main(argv):
         key = None
         for flag, k in (("--program", "program"), ("--schedule", "schedule"),
                         ("--target", "target"), ("-o", "out"),
-                        ("--cuda-arch", "cuda_arch"), ("-I", "include")):
+                        ("--cuda-arch", "cuda_arch"), ("-I", "include"),
+                        ("--size", "size"), ("--ranks", "ranks"),
+                        ("--machine", "machine")):
             if a == flag:
                 if i + 1 >= len(argv):
                     print("coconet build: %s needs a value\n\n%s" % (a, USAGE),
@@ -261,7 +305,9 @@ def main(argv):
     try:
         modules = build(files[0], program=opts["program"], schedule=opts["schedule"],
                         target=opts["target"], out_dir=opts["out"], include=include,
-                        verbose=verbose, cuda_arch=opts["cuda_arch"])
+                        verbose=verbose, cuda_arch=opts["cuda_arch"],
+                        size=opts["size"], ranks=opts["ranks"],
+                        machine=opts["machine"])
     except BuildError as e:
         print("coconet build: %s" % e, file=sys.stderr)
         return 1
