@@ -600,10 +600,7 @@ std::optional<ir::Schedule> autoSchedule(Compilation &c,
     DiagnosticEngine quiet(sm, silent);
     if (auto plain = passes::scheduleProgram(*c.module, program, nullptr, quiet,
                                              passes::PassOptions{})) {
-      auto launches = tune::planLaunches(*plain);
-      auto t = launches ? tune::predictStep(*plain, *launches, *machine, sizes,
-                                            staging)
-                        : llvm::Expected<tune::StepTime>(launches.takeError());
+      auto t = tune::priceStep(*plain, *machine, sizes, staging);
       if (t)
         unscheduled = t->seconds;
       else

@@ -5,6 +5,7 @@
 #include "ir/Program.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -91,6 +92,8 @@ synthesisJobs(const ir::Program &program, const ir::DimEnv &sizes,
   }
   std::vector<SynthesisJob> jobs;
   std::set<std::pair<synth::Collective, int64_t>> done;
+  // The machine's profile, made once a job needs it.
+  std::optional<synth::NodeProfile> machineProfile;
   for (const auto &[collective, ranks] : wanted) {
     const int64_t perNode = std::min(ranks, m.ranksPerNode);
     if (ranks < 2 || ranks > synth::kMaxRanks || perNode < 1 ||
@@ -98,10 +101,14 @@ synthesisJobs(const ir::Program &program, const ir::DimEnv &sizes,
         ranks / perNode > synth::kMaxNodes ||
         !done.insert({collective, ranks}).second)
       continue;
-    auto profile = profileOfMachine(m, synth::NodeKind::HubAndSpoke,
-                                    static_cast<double>(1 << 20));
-    if (!profile)
-      return profile.takeError();
+    if (!machineProfile) {
+      auto made = profileOfMachine(m, synth::NodeKind::HubAndSpoke,
+                                   static_cast<double>(1 << 20));
+      if (!made)
+        return made.takeError();
+      machineProfile = std::move(*made);
+    }
+    std::optional<synth::NodeProfile> profile = machineProfile;
     profile->gpusPerNode = profile->nicsPerNode =
         static_cast<unsigned>(perNode);
     SynthesisJob job;

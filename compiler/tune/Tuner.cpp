@@ -22,17 +22,14 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// The step of `program` as its plan runs it, priced; its launches into
-/// `launches` where given.
-static llvm::Expected<StepTime>
+llvm::Expected<StepTime>
 priceStep(const ir::Program &program, const Machine &machine,
-          const SpaceOptions &options,
-          std::vector<analysis::LaunchCost> *launches = nullptr) {
+          const ir::DimEnv &sizes, bool staging,
+          std::vector<analysis::LaunchCost> *launches) {
   auto planned = planLaunches(program);
   if (!planned)
     return planned.takeError();
-  auto time =
-      predictStep(program, *planned, machine, options.sizes, options.staging);
+  auto time = predictStep(program, *planned, machine, sizes, staging);
   if (launches)
     *launches = std::move(planned->launches);
   return time;
@@ -128,7 +125,7 @@ bool chooseAlgorithmFiles(Candidate &c, const StepTime &time,
         std::unique_ptr<ir::Program> next = c.program->clone();
         if (failed(passes::createAlgorithmPass(d, {})->run(*next, quiet)))
           continue;
-        auto priced = priceStep(*next, machine, options);
+        auto priced = priceStep(*next, machine, options.sizes, options.staging);
         if (!priced) {
           llvm::consumeError(priced.takeError());
           continue;
@@ -163,15 +160,18 @@ llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
   start = std::chrono::steady_clock::now();
   for (Candidate &c : candidates) {
     Ranked r;
-    auto time = priceStep(*c.program, machine, options, &r.launches);
+    auto time = priceStep(*c.program, machine, options.sizes, options.staging,
+                          &r.launches);
     // Collectives another algorithm would move faster, where the target
     // runs it and a schedule can name the stage: say so in the schedule.
     if (time && chooseAlgorithms(c, *time, machine)) {
-      time = priceStep(*c.program, machine, options, &r.launches);
+      time = priceStep(*c.program, machine, options.sizes, options.staging,
+                       &r.launches);
     }
     // Algorithm files the caller offers, where one makes the step faster.
     if (time && chooseAlgorithmFiles(c, *time, machine, options)) {
-      time = priceStep(*c.program, machine, options, &r.launches);
+      time = priceStep(*c.program, machine, options.sizes, options.staging,
+                       &r.launches);
     }
     if (!time) {
       std::string why = llvm::toString(time.takeError());

@@ -42,6 +42,14 @@ struct TuneResult {
   double predictSeconds = 0;
 };
 
+/// The step of `program` as its lowered plan runs it (planLaunches), priced
+/// on `machine` at `sizes`; its launches into `launches` where given. An
+/// error says why the lowering refuses it or what the price lacks.
+llvm::Expected<StepTime>
+priceStep(const ir::Program &program, const Machine &machine,
+          const ir::DimEnv &sizes, bool staging = false,
+          std::vector<analysis::LaunchCost> *launches = nullptr);
+
 /// Enumerates and prices the schedules of `program`; an error names what
 /// the machine or the sizes lack.
 llvm::Expected<TuneResult> tuneProgram(const ir::Module &module,
