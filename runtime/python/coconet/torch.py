@@ -1,0 +1,581 @@
+"""PyTorch optimizers whose step is a compiled coconet program.
+
+    import coconet.torch
+    opt = coconet.torch.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    ...
+    loss.backward()
+    opt.step()          # the gradients averaged over the ranks, then AdamW
+    opt.zero_grad()
+
+`AdamW`, `Adam` and `SGD` take torch.optim's arguments and follow its
+definitions; `LAMB` is timm's without clipping. Each is a
+torch.optim.Optimizer (param groups, LR schedulers, state_dict), data
+parallel over the ranks of an MPI communicator (run one process per rank
+under mpirun; one process is one rank): use it instead of
+DistributedDataParallel's gradient allreduce, not with it.
+
+The program (stdlib/optim/torch.coco, under `schedule`) is compiled on the
+first step and cached (coconet.cache). The parameters are moved into one
+flat buffer and their gradients into another: each parameter's `.data`
+and `.grad` become views into them (each aligned to 64 bytes, the buffer
+padded to a multiple of the ranks), so the step reads and writes the
+tensors the model computes with. docs/python.md ("PyTorch optimizers")
+has the rest: the rules for `.grad`, what is checked, the bound against
+torch.optim.
+"""
+
+import inspect
+import math
+import os
+import warnings
+
+import numpy as np
+import torch
+
+from . import _config
+from . import cache as _cache
+
+__all__ = ["AdamW", "Adam", "SGD", "LAMB", "SOURCE"]
+
+#: The programs the optimizers run (the optimizer convention: its header).
+SOURCE = os.path.join(_config.STDLIB_DIR, "optim", "torch.coco")
+
+#: Each parameter starts at a multiple of ALIGN elements (64 bytes of f32).
+ALIGN = 16
+
+_SCHEDULES = ("ar_c", "rs_c_ag", "fused_rs_c_ag")
+
+# torch.optim.Optimizer.zero_grad's default: False before torch 2.0, True since.
+_SET_TO_NONE = inspect.signature(
+    torch.optim.Optimizer.zero_grad).parameters["set_to_none"].default
+
+
+def _world(communicator):
+    """(the mpi4py communicator or None, its number of ranks, this rank)."""
+    comm = communicator
+    if comm is None:
+        try:
+            from mpi4py import MPI
+        except ImportError:
+            size = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or
+                       os.environ.get("PMI_SIZE") or 1)
+            if size > 1:
+                raise RuntimeError(
+                    "coconet.torch: %d ranks were started but mpi4py cannot be "
+                    "imported: install it (the optimizer exchanges which "
+                    "parameters have gradients, and gathers sharded state, "
+                    "over MPI)" % size)
+            return None, 1, 0
+        comm = MPI.COMM_WORLD
+    if not hasattr(comm, "Get_size"):
+        raise TypeError("coconet.torch: communicator is an mpi4py communicator "
+                        "(or None: MPI_COMM_WORLD), not %s" % type(comm).__name__)
+    return comm, comm.Get_size(), comm.Get_rank()
+
+
+class _FlatOptimizer(torch.optim.Optimizer):
+    """What every optimizer here shares: the flat buffers, the checks of
+    .data and .grad, the program's call, state_dict."""
+
+    #: the program of stdlib/optim/torch.coco
+    _program_name = None
+    #: the program's state parameters and torch's names for them
+    _state = ()
+    #: whether torch's state has each parameter's "step"
+    _counted = True
+
+    def __init__(self, params, defaults, schedule, communicator, average,
+                 machine, cache_dir):
+        self._ready = False
+        super().__init__(params, defaults)
+        if schedule not in (None, "none", "auto") + _SCHEDULES:
+            raise ValueError(
+                "coconet.torch: schedule is one of %s, 'auto' or None, not %s"
+                % (", ".join(repr(s) for s in _SCHEDULES), ascii(schedule)[:64]))
+        if schedule == "auto" and not machine:
+            raise ValueError("coconet.torch: schedule='auto' needs machine= (a "
+                             "machine file's name or path, e.g. 'cpu-2x1')")
+        self._schedule = None if schedule == "none" else schedule
+        self._machine = machine
+        self._cache_dir = cache_dir
+        self._average = bool(average)
+        self._comm, self._ranks, self._rank = _world(communicator)
+        self._communicator = communicator
+        self._params = [p for g in self.param_groups for p in g["params"]]
+        self._group_of = [i for i, g in enumerate(self.param_groups)
+                          for _ in g["params"]]
+        self._check_params()
+        for g in self.param_groups:
+            self._check_group(g)
+        self._layout()
+        self._module = None
+        self._step_fn = None
+        self._tensors = None  # the state buffers, by program name
+        self._pending = None  # state loaded before the program was made
+        self._rewired = 0
+        self._ready = True
+
+    # --- the parameters -------------------------------------------------------
+    def add_param_group(self, param_group):
+        if getattr(self, "_ready", False):
+            raise RuntimeError(
+                "coconet.torch: parameter groups are laid out in the flat "
+                "buffers when the optimizer is made: give every group then")
+        super().add_param_group(param_group)
+
+    def _check_params(self):
+        seen = set()
+        if not self._params:
+            raise ValueError("coconet.torch: the optimizer got no parameters")
+        device = self._params[0].device
+        for i, p in enumerate(self._params):
+            what = "coconet.torch: parameter %d (shape %s)" % (i, tuple(p.shape))
+            if id(p) in seen:
+                raise ValueError("%s appears twice: give each parameter once"
+                                 % what)
+            seen.add(id(p))
+            if not p.is_leaf:
+                raise ValueError("%s is not a leaf tensor: an optimizer steps "
+                                 "a model's parameters" % what)
+            if p.dtype != torch.float32:
+                raise TypeError("%s is %s: coconet.torch's optimizers step "
+                                "float32 parameters" % (what, p.dtype))
+            if p.is_sparse or p.layout != torch.strided:
+                raise TypeError("%s is sparse: give dense parameters" % what)
+            if p.device != device:
+                raise ValueError("%s is on %s, parameter 0 on %s: give "
+                                 "parameters on one device" % (what, p.device, device))
+        if device.type == "cpu":
+            self._target = "cpu"
+        elif device.type == "cuda":
+            self._target = "cuda"
+        else:
+            raise ValueError("coconet.torch: parameters on %s: the cpu and cuda "
+                             "targets take CPU and CUDA tensors" % device)
+        self._device = device
+
+    def _check_group(self, g):
+        """torch.optim's checks of a group's values, and this program's."""
+        lr = float(g["lr"])
+        if not lr >= 0.0 or math.isinf(lr):
+            raise ValueError("Invalid learning rate: %s" % g["lr"])
+        if not g.get("weight_decay", 0.0) >= 0.0:
+            raise ValueError("Invalid weight_decay value: %s" % g["weight_decay"])
+        for flag in ("maximize", "amsgrad", "capturable", "differentiable"):
+            if g.get(flag):
+                raise ValueError("coconet.torch: %s=True is not supported by %s"
+                                 % (flag, type(self).__name__))
+        for name in self._shared:
+            if g[name] != self.param_groups[0][name]:
+                index = next(i for i, x in enumerate(self.param_groups) if x is g)
+                raise ValueError(
+                    "coconet.torch: every parameter group has the same %s (the "
+                    "program takes one); group %d has %s, group 0 %s"
+                    % (name, index, g[name], self.param_groups[0][name]))
+
+    def _layout(self):
+        """The flat buffers w and g; each parameter's .data and .grad views."""
+        self._offsets, self._lengths = [], []
+        n = 0
+        for p in self._params:
+            self._offsets.append(n)
+            k = -(-p.numel() // ALIGN) * ALIGN
+            self._lengths.append(k)
+            n += k
+        quantum = ALIGN * self._ranks
+        total = -(-n // quantum) * quantum
+        self._lengths[-1] += total - n  # the padding belongs to the last tensor
+        self._n = total
+        self._w = torch.zeros(total, dtype=torch.float32, device=self._device)
+        self._g = torch.zeros(total, dtype=torch.float32, device=self._device)
+        self._wviews, self._gviews = [], []
+        t = len(self._params)
+        # Which tensors had a gradient since the last zero_grad (backward's
+        # hooks), and each tensor's own step count (torch's state["step"]).
+        self._active = np.zeros(t, dtype=np.float32)
+        self._steps = np.zeros(t, dtype=np.int64)
+        for i, (p, o) in enumerate(zip(self._params, self._offsets)):
+            k = p.numel()
+            wv = self._w[o:o + k].view_as(p)
+            gv = self._g[o:o + k].view_as(p)
+            wv.copy_(p.data)
+            if p.grad is not None:
+                gv.copy_(p.grad)
+                self._active[i] = 1.0
+            p.data = wv
+            p.grad = gv
+            self._wviews.append(wv)
+            self._gviews.append(gv)
+        for i, p in enumerate(self._params):
+            if p.requires_grad:
+                p.register_hook(self._hook(i))
+
+    def _hook(self, i):
+        active = self._active
+
+        def mark(grad):
+            active[i] = 1.0
+        return mark
+
+    def zero_grad(self, set_to_none=_SET_TO_NONE):
+        """Sets every gradient to zero; they stay views into the flat buffer.
+        set_to_none (the default is this torch's) keeps torch's meaning: a
+        parameter that backward does not reach before the next step() is
+        skipped, as torch skips a .grad of None; with False it is stepped
+        with a zero gradient, as torch steps a zeroed .grad."""
+        self._g.zero_()
+        for p, gv in zip(self._params, self._gviews):
+            if p.grad is None or p.grad.data_ptr() != gv.data_ptr():
+                p.grad = gv
+        if set_to_none:
+            self._active[:] = 0.0
+
+    def _collect(self):
+        """Checks each parameter's .data and .grad against the buffers:
+        a .data or .grad replaced (model.zero_grad() sets .grad to None,
+        backward then makes a new one) is copied in and made a view again;
+        a .grad of None, or of a tensor that does not require grad, marks
+        the tensor skipped, its gradient zero."""
+        for i, (p, wv, gv) in enumerate(zip(self._params, self._wviews, self._gviews)):
+            if p.data.data_ptr() != wv.data_ptr() or p.data.shape != wv.shape:
+                if p.data.shape != wv.shape or p.data.dtype != wv.dtype:
+                    raise ValueError(
+                        "coconet.torch: parameter %d's .data was replaced by a %s "
+                        "tensor of shape %s; it was %s of shape %s"
+                        % (i, p.data.dtype, tuple(p.data.shape), wv.dtype, tuple(wv.shape)))
+                wv.copy_(p.data)
+                p.data = wv
+            grad = p.grad
+            if grad is None or not p.requires_grad:
+                gv.zero_()
+                self._active[i] = 0.0
+                if grad is None:
+                    p.grad = gv
+                continue
+            if grad.data_ptr() != gv.data_ptr():
+                if grad.is_sparse or grad.shape != gv.shape:
+                    raise ValueError(
+                        "coconet.torch: parameter %d's .grad is a %s tensor of "
+                        "shape %s; the parameter's shape is %s"
+                        % (i, "sparse" if grad.is_sparse else "dense",
+                           tuple(grad.shape), tuple(gv.shape)))
+                gv.copy_(grad)
+                p.grad = gv
+                self._active[i] = 1.0
+                self._rewired += 1
+        if self._rewired:
+            warnings.warn(
+                "coconet.torch: %d gradients were not views into the "
+                "optimizer's buffer (model.zero_grad() sets them to None) and "
+                "were copied into it; optimizer.zero_grad() keeps them views "
+                "and avoids the copy" % self._rewired, RuntimeWarning, stacklevel=3)
+            self._rewired = 0
+
+    # --- the program ---------------------------------------------------------
+    def _program(self):
+        if self._step_fn is not None:
+            return self._step_fn
+        schedule = self._schedule
+        full = None if schedule is None else (
+            schedule if schedule == "auto" else
+            "%s_%s" % (self._program_name, schedule))
+        extra = {}
+        if schedule == "auto":
+            extra = dict(size={"N": self._n, "T": len(self._params)},
+                         ranks=self._ranks, machine=self._machine)
+        self._module = _cache.load(SOURCE, self._program_name, full,
+                                   self._target, cache_dir=self._cache_dir, **extra)
+        tables = {"layers": self._lengths}
+        sizes = {"N": self._n, "T": len(self._params)}
+        if self._target == "cpu":
+            step = self._module.Step(self._communicator, sizes=sizes, tables=tables)
+        else:
+            step = self._module.Step(self._communicator, sizes=sizes, tables=tables,
+                                     stream=torch.cuda.current_stream(self._device))
+        self._tensors = {}
+        for name, _ in self._state:
+            _, shape = step.block(name)
+            self._tensors[name] = torch.zeros(shape, dtype=torch.float32,
+                                              device=self._device)
+        self._step_fn = step
+        if self._pending is not None:
+            self._restore(self._pending)
+            self._pending = None
+        return step
+
+    def _vector(self, values):
+        v = torch.from_numpy(np.asarray(values, dtype=np.float32))
+        return v if self._target == "cpu" else v.to(self._device, non_blocking=True)
+
+    def _agree(self):
+        """The tensors stepped: those with a gradient on any rank."""
+        if self._comm is not None and self._ranks > 1:
+            from mpi4py import MPI
+            out = np.empty_like(self._active)
+            self._comm.Allreduce(self._active, out, op=MPI.MAX)
+            return out
+        return self._active.copy()
+
+    def _group_values(self, key):
+        return np.array([float(self.param_groups[g][key]) for g in self._group_of],
+                        dtype=np.float64)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        """One step over every parameter: the gradients summed over the ranks
+        (averaged unless average=False), then the update."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for g in self.param_groups:
+            self._check_group(g)
+        self._collect()
+        step = self._program()
+        on = self._agree()
+        self._steps += (on > 0)
+        args = self._arguments(on)
+        step(self._g, self._w, *[self._tensors[n] for n, _ in self._state],
+             self._vector(on), *[self._vector(a) for a in args[0]],
+             1.0 / self._ranks if self._average else 1.0, *args[1])
+        return loss
+
+    # --- state_dict ------------------------------------------------------------
+    def _full(self, name):
+        """The whole flat state buffer `name` (gathered where it is sharded)."""
+        local = self._tensors[name]
+        if local.numel() == self._n:
+            return local.detach().cpu().clone()
+        if self._comm is None:
+            raise RuntimeError("coconet.torch: sharded state needs mpi4py to gather")
+        full = np.empty(self._n, dtype=np.float32)
+        self._comm.Allgather(local.detach().cpu().numpy(), full)
+        return torch.from_numpy(full)
+
+    def state_dict(self):
+        """torch.optim's format: per parameter `step` and the state under
+        torch's names. Collective where the state is sharded (each rank's
+        slice is gathered)."""
+        self.state.clear()
+        fulls = {}
+        if self._tensors is not None:
+            fulls = {n: self._full(n) for n, _ in self._state}
+        for i, p in enumerate(self._params):
+            if self._steps[i] == 0:
+                continue
+            st = {"step": torch.tensor(float(self._steps[i]))} if self._counted else {}
+            o, k = self._offsets[i], p.numel()
+            for name, torch_name in self._state:
+                if name in fulls:
+                    st[torch_name] = fulls[name][o:o + k].view_as(p).clone().to(p.device)
+                elif self._pending is not None:
+                    st[torch_name] = self._pending[name][o:o + k].view_as(p).clone().to(p.device)
+            self.state[p] = st
+        try:
+            return super().state_dict()
+        finally:
+            self.state.clear()
+
+    def load_state_dict(self, state_dict):
+        """Loads a state_dict of this optimizer or of torch.optim's: its
+        hyperparameters and per-parameter state (a parameter without state
+        starts from zero)."""
+        super().load_state_dict(state_dict)
+        for g in self.param_groups:
+            self._check_group(g)
+        fulls = {name: torch.zeros(self._n) for name, _ in self._state}
+        steps = np.zeros(len(self._params), dtype=np.int64)
+        for i, p in enumerate(self._params):
+            st = self.state.get(p)
+            if not st:
+                continue
+            # torch's SGD keeps no step: a parameter with state has stepped.
+            steps[i] = int(float(st["step"])) if self._counted else 1
+            o, k = self._offsets[i], p.numel()
+            for name, torch_name in self._state:
+                value = st.get(torch_name)
+                if value is None:
+                    continue
+                if value.shape != p.shape:
+                    raise ValueError("coconet.torch: state %r of parameter %d has "
+                                     "shape %s, the parameter %s" % (
+                                         torch_name, i, tuple(value.shape), tuple(p.shape)))
+                fulls[name][o:o + k] = value.detach().reshape(-1).float().cpu()
+        self.state.clear()
+        self._steps[:] = steps
+        if self._tensors is None:
+            self._pending = fulls
+        else:
+            self._restore(fulls)
+
+    def _restore(self, fulls):
+        for name, _ in self._state:
+            local = self._tensors[name]
+            offset, shape = self._step_fn.block(name)
+            start = offset[0] if offset else 0
+            local.copy_(fulls[name][start:start + local.numel()].view(shape))
+
+
+def _betas(betas):
+    b1, b2 = betas
+    if not 0.0 <= b1 < 1.0:
+        raise ValueError("Invalid beta parameter at index 0: %s" % b1)
+    if not 0.0 <= b2 < 1.0:
+        raise ValueError("Invalid beta parameter at index 1: %s" % b2)
+
+
+class _AdamFamily(_FlatOptimizer):
+    _state = (("m", "exp_avg"), ("v", "exp_avg_sq"))
+    _shared = ("betas", "eps")
+
+    def __init__(self, params, lr, betas, eps, weight_decay, amsgrad, maximize,
+                 schedule, communicator, average, machine, cache_dir, **flags):
+        if not 0.0 <= eps:
+            raise ValueError("Invalid epsilon value: %s" % eps)
+        _betas(betas)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize)
+        for k, v in flags.items():
+            if v:
+                raise ValueError("coconet.torch: %s=%s is torch's own kernel "
+                                 "choice; the step here is the program's" % (k, v))
+        super().__init__(params, defaults, schedule, communicator, average,
+                         machine, cache_dir)
+
+    def _corrections(self):
+        b1, b2 = self.param_groups[0]["betas"]
+        t = np.maximum(self._steps, 1).astype(np.float64)
+        bc1 = 1.0 - np.power(float(b1), t)
+        sbc2 = np.sqrt(1.0 - np.power(float(b2), t))
+        return bc1, sbc2
+
+    def _scalars(self):
+        b1, b2 = self.param_groups[0]["betas"]
+        return (float(b1), float(b2), 1.0 - float(b1), 1.0 - float(b2),
+                float(self.param_groups[0]["eps"]))
+
+
+class AdamW(_AdamFamily):
+    """torch.optim.AdamW: Adam with decoupled weight decay.
+
+    AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+          *, schedule="fused_rs_c_ag", communicator=None, average=True,
+          machine=None, cache_dir=None)
+
+    schedule: the program's schedule (stdlib/optim/torch.coco): "ar_c",
+    "rs_c_ag" (ZeRO: the moments sharded over the ranks), "fused_rs_c_ag"
+    (the same as one kernel), None (unscheduled) or "auto" (the tuner's
+    fastest on `machine`). communicator: an mpi4py communicator (None:
+    MPI_COMM_WORLD). average: the gradients are averaged over the ranks
+    (as DistributedDataParallel does), else summed."""
+
+    _program_name = "adamw"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=1e-2, amsgrad=False, *, maximize=False,
+                 schedule="fused_rs_c_ag", communicator=None, average=True,
+                 machine=None, cache_dir=None, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
+                         schedule, communicator, average, machine, cache_dir,
+                         foreach=foreach, capturable=capturable,
+                         differentiable=differentiable, fused=fused)
+
+    def _arguments(self, on):
+        bc1, sbc2 = self._corrections()
+        lr = self._group_values("lr")
+        wd = self._group_values("weight_decay")
+        return (lr / bc1, 1.0 - lr * wd, sbc2), self._scalars()
+
+
+class Adam(_AdamFamily):
+    """torch.optim.Adam: weight decay as an L2 term of the gradient. The
+    arguments are AdamW's (weight_decay defaults to 0)."""
+
+    _program_name = "adam"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=0.0, amsgrad=False, *, maximize=False,
+                 schedule="fused_rs_c_ag", communicator=None, average=True,
+                 machine=None, cache_dir=None, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
+                         schedule, communicator, average, machine, cache_dir,
+                         foreach=foreach, capturable=capturable,
+                         differentiable=differentiable, fused=fused)
+
+    def _arguments(self, on):
+        bc1, sbc2 = self._corrections()
+        lr = self._group_values("lr")
+        wd = self._group_values("weight_decay")
+        return (lr / bc1, wd, sbc2), self._scalars()
+
+
+class LAMB(_AdamFamily):
+    """LAMB (You et al., 2020) as timm's Lamb without gradient clipping:
+    AdamW's direction u = mhat / (sqrt(vhat) + eps) + weight_decay * w,
+    scaled per tensor by its trust ratio ||w|| / ||u|| (1 where either
+    is 0). The arguments are AdamW's (weight_decay defaults to 0)."""
+
+    _program_name = "lamb"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6,
+                 weight_decay=0.0, *, schedule="fused_rs_c_ag", communicator=None,
+                 average=True, machine=None, cache_dir=None):
+        super().__init__(params, lr, betas, eps, weight_decay, False, False,
+                         schedule, communicator, average, machine, cache_dir)
+
+    def _arguments(self, on):
+        bc1, sbc2 = self._corrections()
+        return ((self._group_values("lr"), self._group_values("weight_decay"),
+                 bc1, sbc2), self._scalars())
+
+
+class SGD(_FlatOptimizer):
+    """torch.optim.SGD: momentum, dampening, Nesterov and weight decay as
+    torch defines them.
+
+    SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+        nesterov=False, *, schedule="fused_rs_c_ag", communicator=None,
+        average=True, machine=None, cache_dir=None)"""
+
+    _shared = ("momentum", "dampening", "nesterov")
+    _counted = False
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0,
+                 weight_decay=0.0, nesterov=False, *, maximize=False,
+                 schedule="fused_rs_c_ag", communicator=None, average=True,
+                 machine=None, cache_dir=None, foreach=None,
+                 differentiable=False, fused=None):
+        if momentum < 0.0:
+            raise ValueError("Invalid momentum value: %s" % momentum)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        for k, v in dict(foreach=foreach, differentiable=differentiable,
+                         fused=fused).items():
+            if v:
+                raise ValueError("coconet.torch: %s=%s is torch's own kernel "
+                                 "choice; the step here is the program's" % (k, v))
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize)
+        self._program_name = "sgd_momentum" if momentum != 0 else "sgd"
+        self._state = (("buf", "momentum_buffer"),) if momentum != 0 else ()
+        super().__init__(params, defaults, schedule, communicator, average,
+                         machine, cache_dir)
+
+    def _check_group(self, g):
+        super()._check_group(g)
+        if (g["momentum"] != 0) != (self._program_name == "sgd_momentum"):
+            raise ValueError("coconet.torch: momentum cannot change between "
+                             "zero and non-zero after the optimizer is made")
+
+    def _arguments(self, on):
+        lr = self._group_values("lr")
+        wd = self._group_values("weight_decay")
+        if self._program_name == "sgd":
+            return (lr, wd), ()
+        g0 = self.param_groups[0]
+        first = (self._steps == 1).astype(np.float64)
+        return ((lr, wd, first), (float(g0["momentum"]), 1.0 - float(g0["dampening"]),
+                                  1.0 if g0["nesterov"] else 0.0))
