@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# CTest python-torch-train: test/python/torch_train.py on 1, 2 and 4 ranks
+# (a small transformer trained with each coconet.torch optimizer against
+# torch's own; the modules built once into WORK_DIR/cache).
+#   torch_train.sh PYTHON WORK_DIR
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+python=$1
+work=$2
+rm -rf "$work"
+mkdir -p "$work"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+for ranks in 1 2 4; do
+  mpirun --oversubscribe -np "$ranks" "$python" "$here/torch_train.py" --cache "$work/cache"
+done
