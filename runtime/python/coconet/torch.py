@@ -14,7 +14,7 @@ parallel over the ranks of an MPI communicator (run one process per rank
 under mpirun; one process is one rank): use it instead of
 DistributedDataParallel's gradient allreduce, not with it.
 
-The program (stdlib/optim/torch.coco, under `schedule`) is compiled on the
+The program (stdlib/optim/torch.coco, under `schedule`, rs_c_ag by default) is compiled on the
 first step and cached (coconet.cache). The parameters are moved into one
 flat buffer and their gradients into another: each parameter's `.data`
 and `.grad` become views into them (each aligned to 64 bytes, the buffer
@@ -437,8 +437,8 @@ class _AdamFamily(_FlatOptimizer):
                         amsgrad=amsgrad, maximize=maximize)
         for k, v in flags.items():
             if v:
-                raise ValueError("coconet.torch: %s=%s is torch's own kernel "
-                                 "choice; the step here is the program's" % (k, v))
+                raise ValueError("coconet.torch: %s=True is not supported by %s"
+                                 % (k, type(self).__name__))
         super().__init__(params, defaults, schedule, communicator, average,
                          machine, cache_dir)
 
@@ -459,27 +459,29 @@ class AdamW(_AdamFamily):
     """torch.optim.AdamW: Adam with decoupled weight decay.
 
     AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-          *, schedule="fused_rs_c_ag", communicator=None, average=True,
+          *, schedule="rs_c_ag", communicator=None, average=True,
           machine=None, cache_dir=None)
 
     schedule: the program's schedule (stdlib/optim/torch.coco): "ar_c",
-    "rs_c_ag" (ZeRO: the moments sharded over the ranks), "fused_rs_c_ag"
-    (the same as one kernel), None (unscheduled) or "auto" (the tuner's
-    fastest on `machine`). communicator: an mpi4py communicator (None:
+    "rs_c_ag" (ZeRO: the moments sharded over the ranks; the default, the
+    fastest measured from Python on the CPU: docs/bench/torch-optim-cpu.md),
+    "fused_rs_c_ag" (the same as one kernel, which from Python stages the
+    team's tensors through its shared memory), None (unscheduled) or "auto"
+    (the tuner's fastest on `machine`). communicator: an mpi4py communicator (None:
     MPI_COMM_WORLD). average: the gradients are averaged over the ranks
-    (as DistributedDataParallel does), else summed."""
+    (as DistributedDataParallel does), else summed. foreach and fused, torch's
+    choices of kernel, are accepted and ignored: the step is the program's."""
 
     _program_name = "adamw"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=1e-2, amsgrad=False, *, maximize=False,
-                 schedule="fused_rs_c_ag", communicator=None, average=True,
+                 schedule="rs_c_ag", communicator=None, average=True,
                  machine=None, cache_dir=None, foreach=None, capturable=False,
                  differentiable=False, fused=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
                          schedule, communicator, average, machine, cache_dir,
-                         foreach=foreach, capturable=capturable,
-                         differentiable=differentiable, fused=fused)
+                         capturable=capturable, differentiable=differentiable)
 
     def _arguments(self, on):
         bc1, sbc2 = self._corrections()
@@ -496,13 +498,12 @@ class Adam(_AdamFamily):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=0.0, amsgrad=False, *, maximize=False,
-                 schedule="fused_rs_c_ag", communicator=None, average=True,
+                 schedule="rs_c_ag", communicator=None, average=True,
                  machine=None, cache_dir=None, foreach=None, capturable=False,
                  differentiable=False, fused=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
                          schedule, communicator, average, machine, cache_dir,
-                         foreach=foreach, capturable=capturable,
-                         differentiable=differentiable, fused=fused)
+                         capturable=capturable, differentiable=differentiable)
 
     def _arguments(self, on):
         bc1, sbc2 = self._corrections()
@@ -520,7 +521,7 @@ class LAMB(_AdamFamily):
     _program_name = "lamb"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6,
-                 weight_decay=0.0, *, schedule="fused_rs_c_ag", communicator=None,
+                 weight_decay=0.0, *, schedule="rs_c_ag", communicator=None,
                  average=True, machine=None, cache_dir=None):
         super().__init__(params, lr, betas, eps, weight_decay, False, False,
                          schedule, communicator, average, machine, cache_dir)
@@ -536,7 +537,7 @@ class SGD(_FlatOptimizer):
     torch defines them.
 
     SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-        nesterov=False, *, schedule="fused_rs_c_ag", communicator=None,
+        nesterov=False, *, schedule="rs_c_ag", communicator=None,
         average=True, machine=None, cache_dir=None)"""
 
     _shared = ("momentum", "dampening", "nesterov")
@@ -544,18 +545,15 @@ class SGD(_FlatOptimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0,
                  weight_decay=0.0, nesterov=False, *, maximize=False,
-                 schedule="fused_rs_c_ag", communicator=None, average=True,
+                 schedule="rs_c_ag", communicator=None, average=True,
                  machine=None, cache_dir=None, foreach=None,
                  differentiable=False, fused=None):
         if momentum < 0.0:
             raise ValueError("Invalid momentum value: %s" % momentum)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        for k, v in dict(foreach=foreach, differentiable=differentiable,
-                         fused=fused).items():
-            if v:
-                raise ValueError("coconet.torch: %s=%s is torch's own kernel "
-                                 "choice; the step here is the program's" % (k, v))
+        if differentiable:
+            raise ValueError("coconet.torch: differentiable=True is not supported by SGD")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize)
