@@ -68,6 +68,13 @@ configure() {
   else
     return 0
   fi
+  # COCONET_BUILD_NO_RECONFIGURE (the README's test runs tools/demo.sh
+  # while CTest runs from this tree): a build that would be reconfigured is
+  # an error instead.
+  if [[ -n ${COCONET_BUILD_NO_RECONFIGURE:-} ]]; then
+    echo "build.sh: COCONET_BUILD_NO_RECONFIGURE is set: not reconfiguring $dir" >&2
+    exit 1
+  fi
   # The rest of its cache (compilers, options) stays as it is.
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$want" -DCOCONET_WERROR=ON \
     -DCOCONET_TEST_EXTENDED="$extended" "${python[@]}" >/dev/null
