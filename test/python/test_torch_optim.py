@@ -90,7 +90,7 @@ OPTIMIZERS = [
                                         weight_decay=0.1)),
     ("SGD-nesterov", torch.optim.SGD, ct.SGD, dict(lr=1e-2, momentum=0.9,
                                                   nesterov=True)),
-    ("SGD-plain", torch.optim.SGD, ct.SGD, dict(lr=1e-2)),
+    ("SGD-plain", torch.optim.SGD, ct.SGD, dict(lr=1e-2, dampening=0.5, weight_decay=0.1)),
 ]
 
 

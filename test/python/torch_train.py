@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small transformer trained data parallel with each coconet.torch
-optimizer against torch's own (CTest python-torch-train, on 1, 2 and 4
-ranks):
+optimizer against torch's own (CTest python-torch-train, torch_train.sh:
+every optimizer on 1 and 2 ranks, AdamW and LAMB on 4):
 
     mpirun -np 2 python3 test/python/torch_train.py --cache DIR
 
@@ -150,21 +150,25 @@ def averaged_grads(model, comm):
     return grads
 
 
-def shadow_step(name, model, opt, comm, state):
-    """What torch's optimizer makes of the coconet run's state: a copy of the
-    model and torch's optimizer loaded with the coconet optimizer's
-    state_dict, given the averaged gradients, stepped. Returns the weights
-    before and after."""
-    ref_cls, _, kw, _ = OPTIMIZERS[name]
-    shadow = Tiny(0)
-    shadow.load_state_dict(model.state_dict())
-    sopt = ref_cls(shadow.parameters(), **kw)
-    sopt.load_state_dict(state)
-    for p, g in zip(shadow.parameters(), averaged_grads(model, comm)):
-        p.grad = g
-    before = flat(shadow)
-    sopt.step()
-    return before, flat(shadow)
+class Shadow:
+    """What torch's optimizer makes of the coconet run's state: a model and
+    torch's optimizer, loaded each step with the coconet run's weights and
+    state_dict, given the averaged gradients and stepped."""
+
+    def __init__(self, name):
+        ref_cls, _, kw, _ = OPTIMIZERS[name]
+        self.model = Tiny(0)
+        self.opt = ref_cls(self.model.parameters(), **kw)
+
+    def step(self, model, state, comm):
+        """The weights before and after torch's step from `model` and `state`."""
+        self.model.load_state_dict(model.state_dict())
+        self.opt.load_state_dict(state)
+        for p, g in zip(self.model.parameters(), averaged_grads(model, comm)):
+            p.grad = g
+        before = flat(self.model)
+        self.opt.step()
+        return before, flat(self.model)
 
 
 def agree(comm, problem):
@@ -183,6 +187,7 @@ def run(name, args, comm):
     ropt = ref_cls(ref.parameters(), **kw)
     gopt = cls(got.parameters(), schedule=schedule, cache_dir=args.cache, **kw)
     restored = None
+    shadow = Shadow(name)
     worst_step, worst_loss, first_loss = 0.0, 0.0, None
     eps = torch.finfo(torch.float32).eps
     for t in range(1, args.steps + 1):
@@ -200,7 +205,7 @@ def run(name, args, comm):
             loss.backward()
             if model is got:
                 lgot = loss
-        before, expected = shadow_step(name, got, gopt, comm, gopt.state_dict())
+        before, expected = shadow.step(got, gopt.state_dict(), comm)
         for model, opt in [(got, gopt)] + ([restored] if restored else []):
             opt.step()
         if first_loss is None:

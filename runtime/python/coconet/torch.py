@@ -79,7 +79,8 @@ class _FlatOptimizer(torch.optim.Optimizer):
 
     #: the program of stdlib/optim/torch.coco
     _program_name = None
-    #: the program's state parameters and torch's names for them
+    #: the program's state parameters and torch's names for them (None:
+    #: not in torch's state)
     _state = ()
     #: whether torch's state has each parameter's "step"
     _counted = True
@@ -359,13 +360,15 @@ class _FlatOptimizer(torch.optim.Optimizer):
         self.state.clear()
         fulls = {}
         if self._tensors is not None:
-            fulls = {n: self._full(n) for n, _ in self._state}
+            fulls = {n: self._full(n) for n, torch_name in self._state if torch_name}
         for i, p in enumerate(self._params):
             if self._steps[i] == 0:
                 continue
             st = {"step": torch.tensor(float(self._steps[i]))} if self._counted else {}
             o, k = self._offsets[i], p.numel()
             for name, torch_name in self._state:
+                if torch_name is None:
+                    continue
                 if name in fulls:
                     st[torch_name] = fulls[name][o:o + k].view_as(p).clone().to(p.device)
                 elif self._pending is not None:
@@ -389,11 +392,13 @@ class _FlatOptimizer(torch.optim.Optimizer):
             st = self.state.get(p)
             if not st:
                 continue
-            # torch's SGD keeps no step: a parameter with state has stepped.
+            # torch's SGD keeps no step: a parameter with state has stepped
+            # (without momentum it has none, and needs none: the velocity is
+            # the gradient).
             steps[i] = int(float(st["step"])) if self._counted else 1
             o, k = self._offsets[i], p.numel()
             for name, torch_name in self._state:
-                value = st.get(torch_name)
+                value = st.get(torch_name) if torch_name else None
                 if value is None:
                     continue
                 if value.shape != p.shape:
@@ -472,7 +477,7 @@ class AdamW(_AdamFamily):
     (as DistributedDataParallel does), else summed. foreach and fused, torch's
     choices of kernel, are accepted and ignored: the step is the program's."""
 
-    _program_name = "adamw"
+    _program_name = "torch_adam"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=1e-2, amsgrad=False, *, maximize=False,
@@ -487,14 +492,14 @@ class AdamW(_AdamFamily):
         bc1, sbc2 = self._corrections()
         lr = self._group_values("lr")
         wd = self._group_values("weight_decay")
-        return (lr / bc1, 1.0 - lr * wd, sbc2), self._scalars()
+        return (lr / bc1, np.zeros_like(wd), 1.0 - lr * wd, sbc2), self._scalars()
 
 
 class Adam(_AdamFamily):
     """torch.optim.Adam: weight decay as an L2 term of the gradient. The
     arguments are AdamW's (weight_decay defaults to 0)."""
 
-    _program_name = "adam"
+    _program_name = "torch_adam"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=0.0, amsgrad=False, *, maximize=False,
@@ -509,7 +514,7 @@ class Adam(_AdamFamily):
         bc1, sbc2 = self._corrections()
         lr = self._group_values("lr")
         wd = self._group_values("weight_decay")
-        return (lr / bc1, wd, sbc2), self._scalars()
+        return (lr / bc1, wd, np.ones_like(wd), sbc2), self._scalars()
 
 
 class LAMB(_AdamFamily):
@@ -518,7 +523,7 @@ class LAMB(_AdamFamily):
     scaled per tensor by its trust ratio ||w|| / ||u|| (1 where either
     is 0). The arguments are AdamW's (weight_decay defaults to 0)."""
 
-    _program_name = "lamb"
+    _program_name = "torch_lamb"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6,
                  weight_decay=0.0, *, schedule="rs_c_ag", communicator=None,
@@ -557,23 +562,23 @@ class SGD(_FlatOptimizer):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize)
-        self._program_name = "sgd_momentum" if momentum != 0 else "sgd"
-        self._state = (("buf", "momentum_buffer"),) if momentum != 0 else ()
+        self._program_name = "torch_sgd"
+        self._state = (("buf", "momentum_buffer" if momentum != 0 else None),)
         super().__init__(params, defaults, schedule, communicator, average,
                          machine, cache_dir)
 
     def _check_group(self, g):
         super()._check_group(g)
-        if (g["momentum"] != 0) != (self._program_name == "sgd_momentum"):
+        if (g["momentum"] != 0) != (self._state[0][1] is not None):
             raise ValueError("coconet.torch: momentum cannot change between "
                              "zero and non-zero after the optimizer is made")
 
     def _arguments(self, on):
         lr = self._group_values("lr")
         wd = self._group_values("weight_decay")
-        if self._program_name == "sgd":
-            return (lr, wd), ()
         g0 = self.param_groups[0]
         first = (self._steps == 1).astype(np.float64)
-        return ((lr, wd, first), (float(g0["momentum"]), 1.0 - float(g0["dampening"]),
-                                  1.0 if g0["nesterov"] else 0.0))
+        nest = np.full(len(self._params), 1.0 if g0["nesterov"] else 0.0)
+        # Without momentum torch steps by the gradient (its dampening unused).
+        damp = 1.0 - float(g0["dampening"]) if g0["momentum"] != 0 else 1.0
+        return ((lr, wd, first, nest), (float(g0["momentum"]), damp))
