@@ -460,7 +460,39 @@ class _AdamFamily(_FlatOptimizer):
                 float(self.param_groups[0]["eps"]))
 
 
-class AdamW(_AdamFamily):
+class _TorchAdam(_AdamFamily):
+    """torch.optim.AdamW and torch.optim.Adam: one program, whose weight
+    decay is decoupled (AdamW: decay = 1 - lr * wd) or an L2 term of the
+    gradient (Adam), the other term its identity."""
+
+    _program_name = "torch_adam"
+    #: AdamW's decoupled weight decay, or Adam's L2 term
+    _decoupled = None
+    _default_weight_decay = None
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=None, amsgrad=False, *, maximize=False,
+                 schedule="rs_c_ag", communicator=None, average=True,
+                 machine=None, cache_dir=None, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        if weight_decay is None:
+            weight_decay = self._default_weight_decay
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
+                         schedule, communicator, average, machine, cache_dir,
+                         capturable=capturable, differentiable=differentiable)
+
+    def _arguments(self, on):
+        bc1, sbc2 = self._corrections()
+        lr = self._group_values("lr")
+        wd = self._group_values("weight_decay")
+        if self._decoupled:
+            l2, decay = np.zeros_like(wd), 1.0 - lr * wd
+        else:
+            l2, decay = wd, np.ones_like(wd)
+        return (lr / bc1, l2, decay, sbc2), self._scalars()
+
+
+class AdamW(_TorchAdam):
     """torch.optim.AdamW: Adam with decoupled weight decay.
 
     AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
@@ -477,44 +509,16 @@ class AdamW(_AdamFamily):
     (as DistributedDataParallel does), else summed. foreach and fused, torch's
     choices of kernel, are accepted and ignored: the step is the program's."""
 
-    _program_name = "torch_adam"
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                 weight_decay=1e-2, amsgrad=False, *, maximize=False,
-                 schedule="rs_c_ag", communicator=None, average=True,
-                 machine=None, cache_dir=None, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
-                         schedule, communicator, average, machine, cache_dir,
-                         capturable=capturable, differentiable=differentiable)
-
-    def _arguments(self, on):
-        bc1, sbc2 = self._corrections()
-        lr = self._group_values("lr")
-        wd = self._group_values("weight_decay")
-        return (lr / bc1, np.zeros_like(wd), 1.0 - lr * wd, sbc2), self._scalars()
+    _decoupled = True
+    _default_weight_decay = 1e-2
 
 
-class Adam(_AdamFamily):
+class Adam(_TorchAdam):
     """torch.optim.Adam: weight decay as an L2 term of the gradient. The
     arguments are AdamW's (weight_decay defaults to 0)."""
 
-    _program_name = "torch_adam"
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                 weight_decay=0.0, amsgrad=False, *, maximize=False,
-                 schedule="rs_c_ag", communicator=None, average=True,
-                 machine=None, cache_dir=None, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
-                         schedule, communicator, average, machine, cache_dir,
-                         capturable=capturable, differentiable=differentiable)
-
-    def _arguments(self, on):
-        bc1, sbc2 = self._corrections()
-        lr = self._group_values("lr")
-        wd = self._group_values("weight_decay")
-        return (lr / bc1, wd, np.ones_like(wd), sbc2), self._scalars()
+    _decoupled = False
+    _default_weight_decay = 0.0
 
 
 class LAMB(_AdamFamily):
