@@ -51,8 +51,19 @@ configure() {
       "${python[@]}" "$@" >/dev/null
     return
   fi
-  local have werror py tier
+  local have werror py tier jax jax_now
   have=$(cached "$dir" CMAKE_BUILD_TYPE)
+  # jaxlib's FFI headers in the venv (tools/setup.sh --tests installs
+  # JAX): coconet.jax's handler is built where they are, so that a build
+  # configured before JAX came (or after it went) is configured again.
+  jax=$(cached "$dir" COCONET_JAX_FFI_INCLUDE)
+  jax_now=
+  if [[ ${#python[@]} -gt 0 ]]; then
+    local h
+    for h in "$venv"/lib/python3*/site-packages/jaxlib/include/xla/ffi/api/ffi.h; do
+      [[ -f $h ]] && jax_now=${h%/xla/ffi/api/ffi.h}
+    done
+  fi
   werror=$(cached "$dir" COCONET_WERROR)
   py=$(cached "$dir" Python_EXECUTABLE)
   tier=$(cached "$dir" COCONET_TEST_EXTENDED)
@@ -65,6 +76,9 @@ configure() {
   elif [[ ${#python[@]} -gt 0 && $py != "$venv/bin/python3" ]]; then
     echo "build.sh: $dir was configured with Python_EXECUTABLE=${py:-none};" \
       "reconfiguring it with $venv/bin/python3"
+  elif [[ ${#python[@]} -gt 0 && $jax != "$jax_now" ]]; then
+    echo "build.sh: $dir was configured with JAX's FFI headers at ${jax:-none};" \
+      "now ${jax_now:-none}: reconfiguring it"
   else
     return 0
   fi

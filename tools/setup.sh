@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs every Debian package coconetc needs to build and test. Idempotent:
-# it only calls apt-get when something is missing. Runs as root or via sudo.
+# Installs the Debian packages coconetc needs to build and run the demo
+# (tools/demo.sh); with --tests (tools/test.sh) also those only the tests
+# and the Python frameworks need (torch, clang 19 for the libFuzzer build
+# and clang-format, JAX and optax from PyPI). Idempotent: it only calls
+# apt-get or pip when something is missing. Runs as root or via sudo.
 #
 # It prints one line per step ("setup: installing ... ok"); apt-get's own
 # output is kept and printed only when a step fails, and then setup.sh exits
@@ -10,9 +13,11 @@
 #
 # Then it makes the Python environment the coconet Python package is built
 # with (runtime/python/): a virtual environment ${COCONET_VENV:-.venv} of
-# /usr/bin/python3 that sees Debian's site packages (numpy, torch, mpi4py)
-# and has nanobind from PyPI, made or completed only where
-# `$venv/bin/python3 -c 'import nanobind'` fails. COCONET_SETUP_PYTHON
+# /usr/bin/python3 that sees Debian's site packages (numpy, mpi4py; torch
+# with --tests) and has nanobind from PyPI, made or completed only where
+# `$venv/bin/python3 -c 'import nanobind'` fails; with --tests also JAX and
+# optax (pinned, and held to Debian's numpy, which Debian's torch is built
+# against), installed only where their versions are not these. COCONET_SETUP_PYTHON
 # replaces /usr/bin/python3 (its test); with COCONET_SETUP_APT_GET set and
 # COCONET_SETUP_PYTHON not, this step is skipped (nothing real is touched).
 set -euo pipefail
@@ -30,9 +35,28 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin            # the CPU target's runtime and its MPI tests
   libboost-context-dev                  # fibers: CUDA threads in the emulation (test/emu)
   python3-dev python3-venv python3-pip  # the coconet Python package (runtime/python/)
-  python3-numpy python3-torch python3-mpi4py # ... and the arrays and MPI it is used with
+  python3-numpy python3-mpi4py          # ... and the arrays and MPI it is used with
+)
+# Only the tests need these (--tests).
+TEST_PACKAGES=(
+  clang-19 libclang-rt-19-dev           # the libFuzzer build (the extended tier)
+  clang-format-19                       # the code style (CTest format)
+  python3-torch                         # coconet.torch and the modules' torch tests
 )
 NANOBIND=nanobind==3.1.0
+# JAX's last release that runs on Debian bookworm's numpy 1.24 (jax.ffi is
+# jax.extend.ffi there), and the optax of its time.
+JAX=(jax==0.4.38 jaxlib==0.4.38 optax==0.2.5)
+
+tests=0
+case ${1:-} in
+  --tests) tests=1 ;;
+  "") ;;
+  *) echo "usage: setup.sh [--tests]" >&2; exit 2 ;;
+esac
+if ((tests)); then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+fi
 
 dpkg_query=${COCONET_SETUP_DPKG_QUERY:-dpkg-query}
 missing=()
@@ -99,4 +123,27 @@ if "$venv/bin/python3" -c 'import nanobind' >/dev/null 2>&1; then
   echo "setup: $venv has nanobind"
 else
   step "installing $NANOBIND into $venv" make_venv
+fi
+
+# install_jax: JAX and optax, numpy held at the version the venv sees
+# (Debian's: pip would otherwise bring numpy 2, which Debian's torch was not
+# built for).
+install_jax() {
+  local numpy constraints
+  numpy=$("$venv/bin/python3" -c 'import numpy; print(numpy.__version__)') || return
+  constraints=$(mktemp "${TMPDIR:-/tmp}/coconet-constraints.XXXXXX")
+  echo "numpy==$numpy" >"$constraints"
+  "$venv/bin/python3" -m pip install -q -c "$constraints" "${JAX[@]}"
+  local rc=$?
+  rm -f "$constraints"
+  return $rc
+}
+
+if ((tests)); then
+  want="${JAX[*]}"
+  if "$venv/bin/python3" -c "import jax, jaxlib, optax, sys; sys.exit(f'jax=={jax.__version__} jaxlib=={jaxlib.__version__} optax=={optax.__version__}' != '$want')" >/dev/null 2>&1; then
+    echo "setup: $venv has ${JAX[*]}"
+  else
+    step "installing ${JAX[*]} into $venv" install_jax
+  fi
 fi

@@ -12,7 +12,7 @@ if [[ ${1:-} == --extended ]]; then
   COCONET_TEST_EXTENDED=1
   shift
 fi
-"$root/tools/setup.sh"
+"$root/tools/setup.sh" --tests
 "$root/tools/build.sh"
 cd "$build"
 rc=0

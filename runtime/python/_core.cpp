@@ -61,6 +61,10 @@ NB_MODULE(_core, m) {
         "Program takes as comm), for nccl_destroy.");
   m.def("nccl_destroy", &ncclDestroy, "library"_a, "world"_a,
         "Destroys a communicator nccl_init made (ncclCommDestroy).");
+  m.def("jax_ffi_handler", &jaxFfiHandler,
+        "The address of the XLA FFI handler that runs a program's step "
+        "(coconet.jax registers it); 0 where _core was built without JAX's "
+        "FFI headers.");
   nb::class_<Program>(m, "Program",
                       "A coconetc-generated program, loaded from its library "
                       "(_NAME.so) and called with arrays (DLPack).")
@@ -74,6 +78,14 @@ NB_MODULE(_core, m) {
           "create", &Program::create,
           "Creates the program now (collective over the communicator's ranks); "
           "every size must be known.")
+      .def("ffi_call", &Program::ffiCall,
+           "The address of the program's call description for XLA's FFI "
+           "(the attribute `call` of coconet.jax's FFI call); creates the "
+           "program. The cpu target only.")
+      .def_prop_ro("ffi_stats", &Program::ffiStats,
+                   "{'calls', 'copies'}: the steps XLA's FFI handler ran, "
+                   "and the tensors it copied because a result was not "
+                   "aliased to its operand.")
       .def("synchronize", &Program::synchronize,
            "Waits until every step enqueued on the program's stream has run "
            "(cudaStreamSynchronize); nothing on the CPU target.")

@@ -15,6 +15,7 @@
 
 #include "core_messages.h"
 #include "core_types.h"
+#include "ffi_call.h"
 
 #include "coconet/python_abi.h"
 
@@ -24,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,12 @@ public:
   nb::object call(nb::args args);
   void create();
   void synchronize();
+  /// The program's FfiCall (ffi_call.h), made at the first call: its
+  /// address, for coconet.jax. Creates the program if it is not yet.
+  uintptr_t ffiCall();
+  /// {"calls": steps the FFI handler ran, "copies": tensors it copied
+  /// because XLA had not aliased a result to its operand}.
+  nb::dict ffiStats() const;
   /// The description, once loaded.
   const cc_py_program &description() const { return *d_; }
   bool created() const { return program_ != nullptr; }
@@ -156,6 +164,7 @@ private:
   // program is destroyed (a member: destroyed after ~Program's body).
   nb::object keep_;
   void *program_ = nullptr;
+  std::unique_ptr<FfiCall> ffi_; // once ffiCall() made it
 
   // Per call, reused.
   bool busy_ = false;

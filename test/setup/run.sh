@@ -87,8 +87,10 @@ case "$1 $2" in
   "-m pip")  echo "pip ${*:3}" >>"$LOG"
              echo "Collecting nanobind"; echo "Downloading nanobind.whl"
              if [[ $FAIL_STEP == pip ]]; then echo "ERROR: No matching distribution" >&2; exit 1; fi
-             touch "$here/nanobind" ;;
+             if [[ $* == *jax==* ]]; then touch "$here/jax"; else touch "$here/nanobind"; fi ;;
   "-c import nanobind") [[ -e $here/nanobind ]] ;;
+  "-c import numpy"*) echo 1.24.2 ;;
+  "-c import jax"*) [[ -e $here/jax ]] ;;
   "-c ") exit 0 ;;
   *) echo "fake python3: $*" >&2; exit 2 ;;
 esac
@@ -129,4 +131,28 @@ check "pip fails: pip's error is shown" \
   grep -q "^ERROR: No matching distribution" <<<"$out"
 check "pip fails: the existing venv is not made again" \
   bash -c '! grep -q "^venv" "$1"' _ "$LOG"
+
+# 8. --tests: the test-only packages too (without it, one missing is not
+# installed), and JAX and optax into the environment, numpy held at the
+# environment's; run again, nothing more.
+: >"$LOG"
+rc=0; out=$(MISSING="python3-torch" FAIL_STEP="" "$setup" 2>&1) || rc=$?
+check "no --tests: a test-only package is not installed" \
+  bash -c '! grep -qE "^(update|install)" "$1"' _ "$LOG"
+check "no --tests: JAX not installed" [ ! -e "$work/venv/jax" ]
+rc=0; out=$(MISSING="python3-torch" FAIL_STEP="" "$setup" --tests 2>&1) || rc=$?
+check "--tests: exit 0" [ "$rc" = 0 ]
+check "--tests: the test-only package installed" \
+  grep -qx "install -y -q --no-install-recommends python3-torch" "$LOG"
+check "--tests: JAX and optax installed, numpy held" \
+  grep -qE "^pip install -q -c .* jax==0.4.38 jaxlib==0.4.38 optax==0.2.5$" "$LOG"
+check "--tests: one line for JAX" \
+  grep -qx "setup: installing jax==0.4.38 jaxlib==0.4.38 optax==0.2.5 into $work/venv ... ok" <<<"$out"
+: >"$LOG"
+rc=0; out=$(MISSING="" FAIL_STEP="" "$setup" --tests 2>&1) || rc=$?
+check "--tests again: JAX there, pip not run" bash -c '! grep -q "^pip" "$1"' _ "$LOG"
+check "--tests again: says so" \
+  grep -qx "setup: $work/venv has jax==0.4.38 jaxlib==0.4.38 optax==0.2.5" <<<"$out"
+rc=0; out=$(MISSING="" FAIL_STEP="" "$setup" --bogus 2>&1) || rc=$?
+check "an unknown option: usage, exit status 2" [ "$rc" = 2 ]
 exit "$fail"
