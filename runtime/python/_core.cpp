@@ -78,10 +78,14 @@ NB_MODULE(_core, m) {
           "create", &Program::create,
           "Creates the program now (collective over the communicator's ranks); "
           "every size must be known.")
-      .def("ffi_call", &Program::ffiCall,
-           "The address of the program's call description for XLA's FFI "
-           "(the attribute `call` of coconet.jax's FFI call); creates the "
-           "program. The cpu target only.")
+      .def("ffi_call", &Program::ffiCall, "pieces"_a = nb::none(),
+           "deltas"_a = nb::none(),
+           "The address of a new call description of the program for XLA's "
+           "FFI (the attribute `call` of coconet.jax's FFI call); creates "
+           "the program. pieces: {name: [(offset, count), ...]}, tensors "
+           "passed as pieces of their block; deltas: names of written "
+           "pieced tensors whose results are new - old. The cpu target "
+           "only.")
       .def_prop_ro("ffi_stats", &Program::ffiStats,
                    "{'calls', 'copies'}: the steps XLA's FFI handler ran, "
                    "and the tensors it copied because a result was not "

@@ -5,9 +5,11 @@
 // holds raw buffers and no Python objects (XLA's FFI, jax_ffi.cpp) needs to
 // run a created program's step: the step and the program, and per
 // parameter its kind, element type and the number of elements of this
-// rank's block, so that every buffer is checked before the step runs.
-// Program::ffiCall (program_call.cpp) makes it once the program is
-// created; the Program owns it, so it lives as long as the Program.
+// rank's block, so that every buffer is checked before the step runs; a
+// tensor may be passed as pieces (a pytree's leaves), which the handler
+// copies into a staging block and back. Program::ffiCall (program_ffi.cpp)
+// makes one per configuration once the program is created; the Program
+// owns them, so they live as long as the Program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,13 @@ struct FfiParam {
   ScalarKind scalar;
   int64_t count;     // tensors: the elements of this rank's block
   std::string shape; // tensors: this rank's block shape, "(4, 8)"
+  // Passed as pieces (a pytree's leaves): operands, and results where it is
+  // written, one per piece, each at its offset (in elements) into the
+  // block, which is staged in `staging` (made once, zero where no piece
+  // lies). Empty: one buffer, the block.
+  std::vector<int64_t> pieceOffset, pieceCount;
+  bool delta = false; // pieces written: each result is new - old
+  std::shared_ptr<void> staging;
 };
 
 struct FfiCall {

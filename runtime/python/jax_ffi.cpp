@@ -121,23 +121,36 @@ void readScalar(const FfiParam &p, const void *data, ScalarValue &v) {
   }
 }
 
+// out[j] = a[j] - b[j]: a pieced result's new - old.
+template <typename T>
+void subtract(void *out, const void *a, const void *b, int64_t n) {
+  T *o = static_cast<T *>(out);
+  const T *x = static_cast<const T *>(a);
+  const T *y = static_cast<const T *>(b);
+  for (int64_t j = 0; j < n; ++j)
+    o[j] = x[j] - y[j];
+}
+
 ffi::Error runStep(FfiCall &c, const ffi::RemainingArgs &args,
                    const ffi::RemainingRets &rets) {
   const std::string who = "coconet: " + c.name + ": ";
   size_t numArgs = 0, numRets = 0;
   for (const FfiParam &p : c.params) {
-    numArgs += p.kind != CC_BLOCK_OUTPUT;
-    numRets += p.kind != CC_BLOCK_SCALAR && p.written;
+    const size_t n = p.pieceCount.empty() ? 1 : p.pieceCount.size();
+    numArgs += p.kind != CC_BLOCK_OUTPUT ? n : 0;
+    numRets += p.kind != CC_BLOCK_SCALAR && p.written ? n : 0;
   }
   if (args.size() != numArgs || rets.size() != numRets)
     return ffi::Error::InvalidArgument(
         who + "the call has " + std::to_string(args.size()) + " operands and " +
         std::to_string(rets.size()) + " results; the program takes " +
         std::to_string(numArgs) + " and writes " + std::to_string(numRets));
+  // Every buffer checked (and pieces staged) before the step runs.
   size_t a = 0, r = 0;
   for (size_t i = 0; i < c.params.size(); ++i) {
     const FfiParam &p = c.params[i];
     const std::string q = "'" + p.name + "'";
+    const size_t bytes = static_cast<size_t>(kDTypes[p.dtype].bytes);
     if (p.kind == CC_BLOCK_OUTPUT) {
       auto out = rets.get<ffi::AnyBuffer>(r++);
       if (out.has_error())
@@ -149,6 +162,31 @@ ffi::Error runStep(FfiCall &c, const ffi::RemainingArgs &args,
             who + "result " + q + ": expected " + kDTypes[p.dtype].name +
             " of shape " + p.shape + ", got " + typeText(o));
       c.args[i] = o.untyped_data();
+      continue;
+    }
+    if (!p.pieceCount.empty()) {
+      // Each piece checked and copied to its place in the staging block.
+      char *block = static_cast<char *>(p.staging.get());
+      for (size_t j = 0; j < p.pieceCount.size(); ++j) {
+        auto in = args.get<ffi::AnyBuffer>(a + j);
+        if (in.has_error())
+          return in.error();
+        const ffi::AnyBuffer &b = *in;
+        if (dtypeOf(b.element_type()) != p.dtype ||
+            static_cast<int64_t>(b.element_count()) != p.pieceCount[j])
+          return ffi::Error::InvalidArgument(
+              who + q + ", piece " + std::to_string(j) + ": expected " +
+              kDTypes[p.dtype].name + " of " + std::to_string(p.pieceCount[j]) +
+              " elements, got " + typeText(b));
+        if (p.pieceCount[j] > 0)
+          std::memcpy(block + static_cast<size_t>(p.pieceOffset[j]) * bytes,
+                      b.untyped_data(),
+                      static_cast<size_t>(p.pieceCount[j]) * bytes);
+      }
+      a += p.pieceCount.size();
+      if (p.written)
+        r += p.pieceCount.size();
+      c.args[i] = block;
       continue;
     }
     auto in = args.get<ffi::AnyBuffer>(a++);
@@ -178,20 +216,75 @@ ffi::Error runStep(FfiCall &c, const ffi::RemainingArgs &args,
       // Aliased, the result is the operand's buffer; where XLA did not
       // alias them, the step updates the result, from the operand's values.
       if (into != data && p.count > 0) {
-        std::memcpy(into, data,
-                    static_cast<size_t>(p.count) * kDTypes[p.dtype].bytes);
+        std::memcpy(into, data, static_cast<size_t>(p.count) * bytes);
         ++c.copies;
       }
       data = into;
     }
     c.args[i] = data;
   }
+  // The pieced results' shapes, before the step (a refused call runs
+  // nothing).
+  r = 0;
+  for (const FfiParam &p : c.params) {
+    if (p.kind == CC_BLOCK_SCALAR || !p.written)
+      continue;
+    if (p.pieceCount.empty()) {
+      ++r;
+      continue;
+    }
+    for (size_t j = 0; j < p.pieceCount.size(); ++j) {
+      auto out = rets.get<ffi::AnyBuffer>(r + j);
+      if (out.has_error())
+        return out.error();
+      if (dtypeOf((*out)->element_type()) != p.dtype ||
+          static_cast<int64_t>((*out)->element_count()) != p.pieceCount[j])
+        return ffi::Error::InvalidArgument(
+            who + "result '" + p.name + "', piece " + std::to_string(j) +
+            ": expected " + kDTypes[p.dtype].name + " of " +
+            std::to_string(p.pieceCount[j]) + " elements, got " +
+            typeText(**out));
+    }
+    r += p.pieceCount.size();
+  }
+
+  ++c.calls;
   char err[4096];
   err[0] = '\0';
-  ++c.calls;
   if (c.step(c.program, c.args.data(), err, sizeof err) != 0)
     return ffi::Error::Internal(err[0] ? std::string(err)
                                        : who + "the step failed");
+
+  // Pieced results: the staged block's new values, or new - old.
+  a = 0;
+  r = 0;
+  for (const FfiParam &p : c.params) {
+    const size_t n = p.pieceCount.empty() ? 1 : p.pieceCount.size();
+    const size_t operands = p.kind != CC_BLOCK_OUTPUT ? n : 0;
+    const size_t results = p.kind != CC_BLOCK_SCALAR && p.written ? n : 0;
+    if (!p.pieceCount.empty() && p.written) {
+      const size_t bytes = static_cast<size_t>(kDTypes[p.dtype].bytes);
+      const char *block = static_cast<const char *>(p.staging.get());
+      for (size_t j = 0; j < n; ++j) {
+        void *out = (*rets.get<ffi::AnyBuffer>(r + j))->untyped_data();
+        const char *now = block + static_cast<size_t>(p.pieceOffset[j]) * bytes;
+        const int64_t k = p.pieceCount[j];
+        if (!p.delta) {
+          std::memcpy(out, now, static_cast<size_t>(k) * bytes);
+          continue;
+        }
+        const void *old = args.get<ffi::AnyBuffer>(a + j)->untyped_data();
+        if (kDTypes[p.dtype].bytes == 8)
+          subtract<double>(out, now, old, k);
+        else if (kDTypes[p.dtype].bytes == 4)
+          subtract<float>(out, now, old, k);
+        else
+          return ffi::Error::Internal(who + "a delta of a 16-bit tensor");
+      }
+    }
+    a += operands;
+    r += results;
+  }
   return ffi::Error::Success();
 }
 

@@ -91,11 +91,15 @@ public:
   nb::object call(nb::args args);
   void create();
   void synchronize();
-  /// The program's FfiCall (ffi_call.h), made at the first call: its
-  /// address, for coconet.jax. Creates the program if it is not yet.
-  uintptr_t ffiCall();
+  /// A new FfiCall (ffi_call.h) of the program, owned by it: its address,
+  /// for coconet.jax (program_ffi.cpp). `pieces`: {name: [(offset, count),
+  /// ...]}, tensors passed as pieces of their block (a pytree's leaves);
+  /// `deltas`: names of written ones whose results are new - old. Creates
+  /// the program if it is not yet.
+  uintptr_t ffiCall(nb::handle pieces, nb::handle deltas);
   /// {"calls": steps the FFI handler ran, "copies": tensors it copied
-  /// because XLA had not aliased a result to its operand}.
+  /// because XLA had not aliased a result to its operand}, over every
+  /// FfiCall of the program.
   nb::dict ffiStats() const;
   /// The description, once loaded.
   const cc_py_program &description() const { return *d_; }
@@ -164,7 +168,7 @@ private:
   // program is destroyed (a member: destroyed after ~Program's body).
   nb::object keep_;
   void *program_ = nullptr;
-  std::unique_ptr<FfiCall> ffi_; // once ffiCall() made it
+  std::vector<std::unique_ptr<FfiCall>> ffi_; // those ffiCall() made
 
   // Per call, reused.
   bool busy_ = false;

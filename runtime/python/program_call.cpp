@@ -384,47 +384,6 @@ nb::object Program::call(nb::args args) {
   return result;
 }
 
-uintptr_t Program::ffiCall() {
-  if (ffi_)
-    return reinterpret_cast<uintptr_t>(ffi_.get());
-  if (d_->synchronize)
-    fail(PyExc_ValueError,
-         std::string("coconet.jax runs the cpu target's programs; this is "
-                     "the ") +
-             d_->target + " target's");
-  create();
-  auto c = std::make_unique<FfiCall>();
-  c->name = desc_->name;
-  c->step = d_->step;
-  c->program = program_;
-  for (const Param &p : params_) {
-    FfiParam f{p.name,     p.p->kind,
-               p.p->dtype, p.p->kind == CC_BLOCK_OUTPUT || p.p->written != 0,
-               p.scalar,   0,
-               ""};
-    if (p.tensor()) {
-      f.count = 1;
-      const int64_t *dims = shape_.data() + p.dimOffset;
-      f.shape = tupleText(dims, static_cast<size_t>(p.p->rank));
-      for (int k = 0; k < p.p->rank; ++k)
-        f.count *= dims[k];
-    }
-    c->params.push_back(std::move(f));
-  }
-  c->args.resize(params_.size());
-  c->scalars.resize(params_.size());
-  ffi_ = std::move(c);
-  addFfiCall(ffi_.get());
-  return reinterpret_cast<uintptr_t>(ffi_.get());
-}
-
-nb::dict Program::ffiStats() const {
-  nb::dict out;
-  out["calls"] = ffi_ ? ffi_->calls.load() : 0;
-  out["copies"] = ffi_ ? ffi_->copies.load() : 0;
-  return out;
-}
-
 void Program::synchronize() {
   if (!d_->synchronize) // the CPU target: a step has run when it returns
     return;

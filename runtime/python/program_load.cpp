@@ -236,8 +236,8 @@ Program::Program(const std::string &library, int64_t comm, nb::handle stream,
 }
 
 Program::~Program() {
-  if (ffi_)
-    removeFfiCall(ffi_.get()); // a stale address is refused, not run
+  for (const auto &c : ffi_)
+    removeFfiCall(c.get()); // a stale address is refused, not run
   if (program_)
     d_->destroy(program_);
 }

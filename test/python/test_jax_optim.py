@@ -10,7 +10,9 @@ stdlib/nn/bias_dropout_residual.coco: f16 tensors, an output, a u64
 scalar), every buffer checked by the FFI handler itself (a call made
 around ffi_step's own checks is refused, not run), the optimizer state
 updated where it lies when donated (its buffers' addresses unchanged), a
-learning-rate schedule, and the refusals. Prints ok/FAILED per case;
+learning-rate schedule, tensors passed as pieces (a pytree's leaves, with
+optax's new - old as the result) bit for bit the module's call on the flat
+buffers, and the refusals. Prints ok/FAILED per case;
 exits 1 on a failure.
 """
 import os
@@ -131,10 +133,72 @@ def ffi_step_checks_before_calling():
     raises(TypeError, "takes 9 arguments", f, g, w)
     raises(TypeError, "'g': expected float32, got int32", f,
            g.astype(np.int32), w, w, w, 1e-3, 0.9, 0.999, 1e-8, 1)
-    raises(ValueError, "'w': expected this rank's block of shape (1000,)", f,
+    raises(ValueError, "'w': expected shape (1000,), got shape (10,)", f,
            g, w[:10], w, w, 1e-3, 0.9, 0.999, 1e-8, 1)
     raises(ValueError, "'lr' is a scalar", f, g, w, w, w, np.ones(2), 0.9, 0.999, 1e-8, 1)
     raises(TypeError, "expected a Step", cj.ffi_step, object())
+
+
+@case
+def pieces_and_deltas():
+    # g and w as three pieces each (leaves of shapes (10, 20), (7,), (9, 3)
+    # at offsets 0, 208, 224: gaps between them), w's result as new values
+    # and as new - old: each equal bit for bit to the module's own call on
+    # the flat buffers (zero in the gaps).
+    module = adam_module("rs_c_ag")
+    shapes, offsets = [(10, 20), (7,), (9, 3)], [0, 208, 224]
+    where = list(zip(offsets, shapes))
+    ref = module.Step(sizes={"N": 256})
+    news = jax.jit(cj.ffi_step(module.Step(sizes={"N": 256}),
+                               pieces={"g": where, "w": where}))
+    deltas = jax.jit(cj.ffi_step(module.Step(sizes={"N": 256}),
+                                 pieces={"g": where, "w": where}, deltas=["w"]))
+    rng = np.random.default_rng(4)
+    gs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    ws = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+    def flat(xs):
+        out = np.zeros(256, np.float32)
+        for o, x in zip(offsets, xs):
+            out[o:o + x.size] = x.ravel()
+        return out
+
+    g, w = flat(gs), flat(ws)
+    _, shape = ref.block("m")
+    m, v = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+    m1, v1, m2, v2 = (jnp.asarray(m) for _ in range(4))
+    w1, w2 = [jnp.asarray(x) for x in ws], [jnp.asarray(x) for x in ws]
+    for t in (1, 2):
+        ref(g, w, m, v, 1e-2, 0.9, 0.999, 1e-8, t)
+        w1, m1, v1 = news(gs, w1, m1, v1, 1e-2, 0.9, 0.999, 1e-8, t)
+        d, m2, v2 = deltas(gs, w2, m2, v2, 1e-2, 0.9, 0.999, 1e-8, t)
+        w2 = [a + b for a, b in zip(w2, d)]
+        assert np.array_equal(bits(flat([np.asarray(x) for x in w1])), bits(w)), t
+        assert np.array_equal(bits(m1), bits(m)) and np.array_equal(bits(v2), bits(v)), t
+        for a, b in zip(w2, w1):  # old + (new - old) == new here
+            assert np.array_equal(bits(a), bits(b)), t
+    step = module.Step(sizes={"N": 256})
+    raises(ValueError, "overlaps the one before it", cj.ffi_step, step,
+           pieces={"w": [(0, (20,)), (10, (4,))]})
+    raises(ValueError, "lies outside the block of 256 elements", cj.ffi_step, step,
+           pieces={"w": [(250, (7,))]})
+    raises(ValueError, "'zz' is not a tensor parameter", cj.ffi_step, step,
+           pieces={"zz": [(0, (1,))]})
+    raises(ValueError, "deltas: 'g' is not written", cj.ffi_step, step,
+           pieces={"g": where}, deltas=["g"])
+    raises(ValueError, "deltas: 'w' is not passed as pieces", cj.ffi_step, step,
+           deltas=["w"])
+    raises(ValueError, "'w': expected 3 pieces, got 2", news, gs, ws[:2], m, v,
+           1e-2, 0.9, 0.999, 1e-8, 1)
+    # The handler's own check of a piece, around ffi_step's.
+    address = step._program.ffi_call({"g": [(0, 200), (208, 7)]}, [])
+    f32 = jax.ShapeDtypeStruct((256,), jnp.float32)
+    call = cj._ffi.ffi_call(cj._TARGET, (f32, f32, f32), has_side_effect=True)
+    s5 = [jnp.float32(x) for x in (1e-3, 0.9, 0.999, 1e-8)] + [jnp.int32(1)]
+    full = jnp.ones(256, jnp.float32)
+    raises(Exception, "'g', piece 1: expected f32 of 7 elements, got f32[8]",
+           lambda: jax.block_until_ready(call(jnp.ones(200), jnp.ones(8), full, full,
+                                              full, *s5, call=np.int64(address))))
 
 
 @case
@@ -232,6 +296,6 @@ def an_output_f16_and_a_u64_scalar():
     assert np.count_nonzero(np.asarray(out) == np.asarray(res)) > 0, "no element dropped"
 
 
-print("%d cases, %d failed%s" % (7, len(failures),
+print("%d cases, %d failed%s" % (8, len(failures),
                                   (": " + ", ".join(failures)) if failures else ""))
 sys.exit(1 if failures else 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small transformer trained data parallel with each coconet.torch
 optimizer against torch's own (CTest python-torch-train, torch_train.sh:
-every optimizer on 1 and 2 ranks, AdamW and LAMB on 4):
+every optimizer on 1 and 2 ranks, AdamW and LAMB on 4 in the extended tier):
 
     mpirun -np 2 python3 test/python/torch_train.py --cache DIR
 

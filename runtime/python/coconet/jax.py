@@ -43,7 +43,7 @@ except ImportError:  # jax 0.4.x
 from . import _config
 from . import _core
 from . import cache as _cache
-from .runtime import mpi_handle
+from .runtime import mpi_world
 
 __all__ = ["adamw", "lamb", "ffi_step", "CoconetState", "SOURCE", "ALIGN"]
 
@@ -74,7 +74,7 @@ def _register():
     _registered = True
 
 
-def ffi_step(step):
+def ffi_step(step, pieces=None, deltas=()):
     """The step of `step` (a Step of a module of the cpu target, or its
     coconet._core.Program) as a JAX function, usable under jax.jit:
 
@@ -87,6 +87,15 @@ def ffi_step(step):
     array of the declared type). It returns, as a tuple, the tensors the
     step updates, in order, each aliased to its operand (donate them to the
     jitted function and they are updated in place), then the outputs.
+
+    pieces: {name: [(offset, shape), ...]}: tensor `name` is passed as a
+    sequence of arrays (a pytree's leaves), each copied to its offset (in
+    elements) in this rank's block, which the call keeps between steps
+    (zero where no piece lies); where the step updates it, its result is a
+    list of arrays of those shapes: the new values, or, for a name in
+    `deltas`, new - old (optax's updates). No concatenation in XLA, and no
+    aliasing for such a tensor.
+
     Creates the program (collective over the ranks) if it is not yet. The
     step lives as long as `step`: keep it while the function is used."""
     _register()
@@ -95,7 +104,11 @@ def ffi_step(step):
         raise TypeError("coconet.jax.ffi_step: expected a Step of a coconet "
                         "module (or its coconet._core.Program), got %s"
                         % type(step).__name__)
-    address = program.ffi_call()  # creates it; refuses the cuda target
+    pieces = {k: [(int(o), tuple(int(d) for d in shape)) for o, shape in v]
+              for k, v in dict(pieces or {}).items()}
+    address = program.ffi_call(  # creates it; refuses the cuda target
+        {k: [(o, math.prod(shape)) for o, shape in v] for k, v in pieces.items()},
+        list(deltas))
     info = program.info
     operands, results, aliases = [], [], {}
     for p in info["params"]:
@@ -108,13 +121,32 @@ def ffi_step(step):
         if p["kind"] == "output":
             results.append(jax.ShapeDtypeStruct(shape, dtype))
             continue
+        if p["name"] in pieces:
+            shapes = [s for _, s in pieces[p["name"]]]
+            if p["written"]:
+                results.extend(jax.ShapeDtypeStruct(s, dtype) for s in shapes)
+            operands.append((p["name"], dtype, shapes))
+            continue
         if p["written"]:
-            aliases[len(operands)] = len(results)
+            aliases[sum(len(o[2]) if isinstance(o[2], list) else 1
+                        for o in operands)] = len(results)
             results.append(jax.ShapeDtypeStruct(shape, dtype))
         operands.append((p["name"], dtype, shape))
     call = _ffi.ffi_call(_TARGET, results, has_side_effect=True,
                          input_output_aliases=aliases)
     name = info["name"]
+    written = [(p["name"], p["kind"] == "output" or p["written"])
+               for p in info["params"] if p["kind"] != "scalar"]
+
+    def tensor(pname, dtype, shape, x):
+        x = jnp.asarray(x)
+        if x.dtype != dtype:
+            raise TypeError("%s: '%s': expected %s, got %s" % (
+                name, pname, dtype, x.dtype))
+        if x.size != math.prod(shape):
+            raise ValueError("%s: '%s': expected shape %s, got shape %s" % (
+                name, pname, shape, x.shape))
+        return x.reshape(shape)
 
     def run(*args):
         if len(args) != len(operands):
@@ -134,18 +166,28 @@ def ffi_step(step):
                 if x.ndim != 0:
                     raise ValueError("%s: '%s' is a scalar; got an array of "
                                      "shape %s" % (name, pname, x.shape))
+                xs.append(x)
+            elif isinstance(shape, list):
+                x = list(x)
+                if len(x) != len(shape):
+                    raise ValueError("%s: '%s': expected %d pieces, got %d" % (
+                        name, pname, len(shape), len(x)))
+                xs.extend(tensor("%s' piece '%d" % (pname, j), dtype, s, y)
+                          for j, (s, y) in enumerate(zip(shape, x)))
             else:
-                x = jnp.asarray(x)
-                if x.dtype != dtype:
-                    raise TypeError("%s: '%s': expected %s, got %s" % (
-                        name, pname, dtype, x.dtype))
-                if x.size != math.prod(shape):
-                    raise ValueError("%s: '%s': expected this rank's block of "
-                                     "shape %s, got shape %s" % (
-                                         name, pname, shape, x.shape))
-                x = x.reshape(shape)
-            xs.append(x)
-        return tuple(call(*xs, call=np.int64(address)))
+                xs.append(tensor(pname, dtype, shape, x))
+        out = list(call(*xs, call=np.int64(address)))
+        grouped = []
+        for pname, is_written in written:
+            if not is_written:
+                continue
+            k = len(pieces[pname]) if pname in pieces else 0
+            if k:
+                grouped.append(out[:k])
+                out = out[k:]
+            else:
+                grouped.append(out.pop(0))
+        return tuple(grouped)
 
     run.program = program
     run.step = step
@@ -176,23 +218,9 @@ jax.tree_util.register_pytree_node(
 
 
 def _world(communicator):
-    if communicator is None:
-        try:
-            from mpi4py import MPI
-        except ImportError:
-            size = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or
-                       os.environ.get("PMI_SIZE") or 1)
-            if size > 1:
-                raise RuntimeError(
-                    "coconet.jax: %d ranks were started but mpi4py cannot be "
-                    "imported: install it" % size)
-            return 1
-        return MPI.COMM_WORLD.Get_size()
-    if not hasattr(communicator, "Get_size"):
-        raise TypeError("coconet.jax: communicator is an mpi4py communicator "
-                        "(or None: MPI_COMM_WORLD), not %s"
-                        % type(communicator).__name__)
-    return communicator.Get_size()
+    """The number of ranks of `communicator` (None: MPI_COMM_WORLD)."""
+    return mpi_world(communicator, "coconet.jax",
+                     "the step's program is created over MPI's ranks")[1]
 
 
 class _Layout:
@@ -308,7 +336,9 @@ class _Transformation:
                              cache_dir=self.cache_dir, **extra)
         step = module.Step(self.communicator, sizes={"N": layout.n, "T": len(leaves)},
                            tables={"layers": layout.lengths})
-        made = (layout, ffi_step(step), step)
+        where = list(zip(layout.offsets, layout.shapes))
+        made = (layout, ffi_step(step, pieces={"g": where, "w": where},
+                                 deltas=("w",)), step)
         self.made[key] = made
         return made
 
@@ -342,13 +372,13 @@ class _Transformation:
         wd = jnp.asarray(_mask_vector(self.mask, params, treedef, n) * self.wd,
                          jnp.float32)
         ones = jnp.ones([n], jnp.float32)
-        w = layout.flatten(leaves)
-        g = layout.flatten(grads)
         vectors = self._vectors(lr, wd, bc1, sbc2, ones)
         scalars = (1.0 / self.ranks if self.average else 1.0, self.b1, self.b2,
                    1.0 - self.b1, 1.0 - self.b2, self.eps)
-        w1, m1, v1 = run(g, w, m, v, ones, *vectors, *scalars)
-        return layout.unflatten(w1 - w), CoconetState(t, m1, v1)
+        # The leaves go in as they are (the call stages them in its flat
+        # buffers); the weights come back as optax's updates, new - old.
+        deltas, m1, v1 = run(grads, leaves, m, v, ones, *vectors, *scalars)
+        return treedef.unflatten(deltas), CoconetState(t, m1, v1)
 
 
 class _AdamW(_Transformation):

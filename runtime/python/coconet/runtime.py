@@ -51,6 +51,28 @@ def allocate(shape, dtype, like=None):
     return numpy.empty(shape, dtype=dtype)
 
 
+def mpi_world(comm, who, why):
+    """(the mpi4py communicator or None, its number of ranks, this rank) of
+    `comm`, an mpi4py communicator or None (MPI_COMM_WORLD; one rank where
+    mpi4py is missing and the launcher started one process). `who` starts
+    the messages; `why` says what MPI is needed for."""
+    if comm is None:
+        try:
+            from mpi4py import MPI
+        except ImportError:
+            size = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or
+                       os.environ.get("PMI_SIZE") or 1)
+            if size > 1:
+                raise RuntimeError("%s: %d ranks were started but mpi4py cannot "
+                                   "be imported: install it (%s)" % (who, size, why))
+            return None, 1, 0
+        comm = MPI.COMM_WORLD
+    if not hasattr(comm, "Get_size"):
+        raise TypeError("%s: communicator is an mpi4py communicator (or None: "
+                        "MPI_COMM_WORLD), not %s" % (who, type(comm).__name__))
+    return comm, comm.Get_size(), comm.Get_rank()
+
+
 def mpi_handle(comm=None):
     """The MPI communicator `comm` as the int coconet.Program takes: an
     mpi4py communicator's Fortran handle (comm.py2f()), an int as it is, and

@@ -34,6 +34,7 @@ import torch
 
 from . import _config
 from . import cache as _cache
+from . import runtime as _runtime
 
 __all__ = ["AdamW", "Adam", "SGD", "LAMB", "SOURCE"]
 
@@ -52,25 +53,9 @@ _SET_TO_NONE = inspect.signature(
 
 def _world(communicator):
     """(the mpi4py communicator or None, its number of ranks, this rank)."""
-    comm = communicator
-    if comm is None:
-        try:
-            from mpi4py import MPI
-        except ImportError:
-            size = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or
-                       os.environ.get("PMI_SIZE") or 1)
-            if size > 1:
-                raise RuntimeError(
-                    "coconet.torch: %d ranks were started but mpi4py cannot be "
-                    "imported: install it (the optimizer exchanges which "
-                    "parameters have gradients, and gathers sharded state, "
-                    "over MPI)" % size)
-            return None, 1, 0
-        comm = MPI.COMM_WORLD
-    if not hasattr(comm, "Get_size"):
-        raise TypeError("coconet.torch: communicator is an mpi4py communicator "
-                        "(or None: MPI_COMM_WORLD), not %s" % type(comm).__name__)
-    return comm, comm.Get_size(), comm.Get_rank()
+    return _runtime.mpi_world(
+        communicator, "coconet.torch", "the optimizer exchanges which "
+        "parameters have gradients, and gathers sharded state, over MPI")
 
 
 class _FlatOptimizer(torch.optim.Optimizer):
