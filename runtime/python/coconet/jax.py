@@ -224,9 +224,9 @@ def _world(communicator):
 
 
 class _Layout:
-    """The flat buffer of a pytree's leaves: each leaf at a multiple of
-    ALIGN, the whole padded to a multiple of ALIGN times the ranks (the
-    padding is the last leaf's segment)."""
+    """Where a pytree's leaves lie in the program's flat buffers: each leaf
+    at a multiple of ALIGN, the whole padded to a multiple of ALIGN times
+    the ranks (the padding is the last leaf's segment)."""
 
     def __init__(self, leaves, treedef, ranks):
         self.treedef = treedef
@@ -242,14 +242,6 @@ class _Layout:
         total = max(-(-n // quantum) * quantum, quantum)
         self.lengths[-1] += total - n
         self.n = total
-
-    def flatten(self, leaves):
-        parts = []
-        for x, k, length in zip(leaves, self.sizes, self.lengths):
-            parts.append(jnp.ravel(x))
-            if length > k:
-                parts.append(jnp.zeros(length - k, jnp.float32))
-        return jnp.concatenate(parts)
 
     def unflatten(self, flat):
         return self.treedef.unflatten(
@@ -281,8 +273,8 @@ def _mask_vector(mask, params, treedef, count):
 
 
 class _Transformation:
-    """What adamw and lamb share: the program made at init, the flat
-    buffers, the FFI call."""
+    """What adamw and lamb share: the program made at init for the
+    pytree's layout, the FFI call with the leaves as pieces."""
 
     def __init__(self, program, learning_rate, b1, b2, eps, weight_decay,
                  mask, schedule, communicator, average, machine, cache_dir):
@@ -318,7 +310,7 @@ class _Transformation:
         self.machine = machine
         self.cache_dir = cache_dir
         self.ranks = _world(communicator)
-        self.made = {}  # per layout key: (layout, step function)
+        self.made = {}  # per layout: (layout, FFI step function, Step)
 
     def _made(self, leaves, treedef):
         key = (treedef, tuple(tuple(x.shape) for x in leaves))
