@@ -295,6 +295,9 @@ struct BodyOverrides {
   std::string inputValue;
   std::optional<unsigned> tileMember;
   std::optional<unsigned> skipStore;
+  /// A tile within one segment: each value per segment is the tile's one
+  /// value `cc_u<i>`, not its filled tile `cc_l<i>[cc_j]` (CpuTarget).
+  bool tableScalars = false;
 };
 
 /// Is `in` read at consecutive elements along the last dimension of a

@@ -438,19 +438,32 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
     const Buffer &b = plan.buffers[in.buffer];
     const bool reduced = f && f->reducedInput == i;
     if (in.table) {
-      // The tile of a value per segment: each run of the tile's elements in
-      // one segment gets that segment's value (the walk starts at the
-      // chunk of the tile's first element: segment_walk.h).
+      // A value per segment: where the tile lies in one segment (the
+      // common case: segments are tensors, tiles 512 elements), its one
+      // value cc_u<i>, which the element loop reads as a scalar; else the
+      // tile cc_l<i>, each run of its elements in one segment given that
+      // segment's value (the walk starts at the chunk of the tile's first
+      // element: segment_walk.h).
       const std::string ends =
           plan.buffers[c.plan.tables[*in.table].buffer].name;
-      const std::string tile = "cc_l" + std::to_string(i);
+      const std::string n = std::to_string(i);
+      const std::string tile = "cc_l" + n;
       const std::string type = computeType(b.dtype);
       w.line(type + " " + tile + "[" + tileSize + "];");
+      w.line(type + " cc_u" + n + " = 0;");
+      w.line("bool cc_one" + n + ";");
       w.line("{");
       w.indent();
       w.line("const int64_t cc_g0 = cc_g.segoff + cc_first;");
-      w.line("int64_t cc_seg = " + ends + "[cc_g.t" + std::to_string(i) +
+      w.line("int64_t cc_seg = " + ends + "[cc_g.t" + n +
              " + (cc_g0 >> coconet::rt::kSegmentChunkLog2)];");
+      w.line("while (" + ends + "[cc_seg] <= cc_g0)");
+      w.line("  ++cc_seg;");
+      w.line("cc_one" + n + " = " + ends + "[cc_seg] >= cc_g0 + cc_len;");
+      w.open("if (cc_one" + n + ")");
+      w.line("cc_u" + n + " = " + load(b.dtype, b.name + "[cc_seg]") + ";");
+      w.close(" else {");
+      w.indent();
       w.open("for (int64_t cc_p = 0; cc_p < cc_len;)");
       w.line("while (" + ends + "[cc_seg] <= cc_g0 + cc_p)");
       w.line("  ++cc_seg;");
@@ -461,6 +474,7 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
       w.line("for (int64_t cc_j = cc_p; cc_j < cc_q; ++cc_j)");
       w.line("  " + tile + "[cc_j] = cc_v;");
       w.line("cc_p = cc_q;");
+      w.close();
       w.close();
       w.close();
       return;
@@ -505,18 +519,39 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
       w.line(std::string(isNarrow(dtype) ? "float" : storageType(dtype)) +
              " cc_s" + std::to_string(m) + "[" + tileSize + "];");
     }
-    w.line("#pragma omp simd");
-    w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
-    w.line("const int64_t cc_i = cc_first + cc_j;");
-    w.line("(void)cc_i;"); // unused when every tensor is in a tile
-    if (form == ElementForm::RowTile && usedCoordinates(k)[rank - 1]) {
-      // Unused when only tiles read along the row.
-      const std::string inner = "cc_c" + std::to_string(rank - 1);
-      w.line("const int64_t " + inner + " = cc_lo + cc_j;");
-      w.line("(void)" + inner + ";");
+    // The element loop: where the kernel reads values per segment, twice,
+    // for a tile within one segment (each value one scalar) and for one
+    // that crosses a segment's end (each value from its filled tile).
+    auto elementLoop = [&](bool tableScalars) {
+      w.line("#pragma omp simd");
+      w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
+      w.line("const int64_t cc_i = cc_first + cc_j;");
+      w.line("(void)cc_i;"); // unused when every tensor is in a tile
+      if (form == ElementForm::RowTile && usedCoordinates(k)[rank - 1]) {
+        // Unused when only tiles read along the row.
+        const std::string inner = "cc_c" + std::to_string(rank - 1);
+        w.line("const int64_t " + inner + " = cc_lo + cc_j;");
+        w.line("(void)" + inner + ";");
+      }
+      BodyOverrides overrides = tileOverrides(c);
+      overrides.tableScalars = tableScalars;
+      emitElementBody(w, plan, c.step, k, *this, form, c.uniform, overrides);
+      w.close();
+    };
+    std::string oneSegment;
+    for (unsigned i = 0; i < k.inputs.size(); ++i)
+      if (k.inputs[i].table)
+        oneSegment += (oneSegment.empty() ? "" : " && ") +
+                      std::string("cc_one") + std::to_string(i);
+    if (oneSegment.empty()) {
+      elementLoop(false);
+      return;
     }
-    emitElementBody(w, plan, c.step, k, *this, form, c.uniform,
-                    tileOverrides(c));
+    w.open("if (" + oneSegment + ")");
+    elementLoop(true);
+    w.close(" else {");
+    w.indent();
+    elementLoop(false);
     w.close();
     return;
   }

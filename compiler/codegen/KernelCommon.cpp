@@ -109,15 +109,17 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
       continue;
     }
     if (in.table) {
-      // One value per segment: a tile's were filled before its loop; an
-      // element finds its segment from its chunk's (segment_walk.h).
+      // One value per segment: a tile's were filled before its loop (or,
+      // in a tile within one segment, are its one value); an element finds
+      // its segment from its chunk's (segment_walk.h).
       const std::string ends = plan.buffers[plan.tables[*in.table].buffer].name;
       const std::string value =
-          tile ? "cc_l" + std::to_string(i) + "[cc_j]"
-               : target.load(b.dtype, b.name + "[coconet::rt::segmentAt(" +
-                                          ends + ", " + ends + " + " + geom +
-                                          ".t" + std::to_string(i) + ", " +
-                                          geom + ".segoff + cc_i)]");
+          tile && overrides.tableScalars ? "cc_u" + std::to_string(i)
+          : tile                         ? "cc_l" + std::to_string(i) + "[cc_j]"
+                 : target.load(b.dtype, b.name + "[coconet::rt::segmentAt(" +
+                                            ends + ", " + ends + " + " + geom +
+                                            ".t" + std::to_string(i) + ", " +
+                                            geom + ".segoff + cc_i)]");
       w.line("const " + computeType(b.dtype) + " " + name + " = " + value +
              ";");
       inputs.push_back(name);
