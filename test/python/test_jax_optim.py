@@ -166,7 +166,9 @@ def pieces_and_deltas():
     g, w = flat(gs), flat(ws)
     _, shape = ref.block("m")
     m, v = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
-    m1, v1, m2, v2 = (jnp.asarray(m) for _ in range(4))
+    # Copies: jnp.asarray may alias a 64-byte-aligned numpy array on the
+    # CPU, and ref() below updates m and v in place.
+    m1, v1, m2, v2 = (jnp.array(m, copy=True) for _ in range(4))
     w1, w2 = [jnp.asarray(x) for x in ws], [jnp.asarray(x) for x in ws]
     for t in (1, 2):
         ref(g, w, m, v, 1e-2, 0.9, 0.999, 1e-8, t)
