@@ -95,6 +95,7 @@ block
 stmt
     : name=IDENT ASSIGN expr SEMI       # assignStmt
     | RETURN expr (COMMA expr)* SEMI    # returnStmt
+    | REQUIRE LPAREN cond=expr COMMA message=STRING RPAREN SEMI # requireStmt
     ;
 
 // ------------------------------------------------------------- expressions
@@ -163,6 +164,7 @@ APPLY      : 'apply';
 CHUNKS     : 'chunks';
 MESH       : 'mesh';
 RETURN     : 'return';
+REQUIRE    : 'require';
 LOCAL      : 'local';
 REPLICATED : 'replicated';
 SLICED     : 'sliced';
@@ -206,7 +208,7 @@ IDENT
     : [a-zA-Z_] [a-zA-Z_0-9]*
     ;
 
-// A file name: no escapes, no line break.
+// A file name or a requirement's message: no escapes, no line break.
 STRING
     : '"' ~["\\\r\n]* '"'
     ;

@@ -114,12 +114,15 @@ struct Expr {
 
 using ExprPtr = std::unique_ptr<Expr>;
 
-/// `name = expr;` or `return a, b;`.
+/// `name = expr;`, `return a, b;` or `require(cond, "message");`.
 struct Stmt {
-  enum class Kind { Assign, Return };
+  enum class Kind { Assign, Return, Require };
   Kind kind = Kind::Assign;
-  Ident name;                  ///< Assign only.
-  std::vector<ExprPtr> values; ///< One for Assign; the results for Return.
+  Ident name; ///< Assign only.
+  /// One for Assign and Require (the condition); the results for Return.
+  std::vector<ExprPtr> values;
+  /// Require: the message between the quotes, and the literal's range.
+  Ident message;
   llvm::SMRange range;
 };
 

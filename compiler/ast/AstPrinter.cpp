@@ -218,6 +218,12 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
   }
   for (const Stmt &stmt : program.body) {
     os << "  stmt ";
+    if (stmt.kind == Stmt::Kind::Require) {
+      os << "require ";
+      printValues(stmt.values, os);
+      os << ", \"" << stmt.message.name << "\"\n";
+      continue;
+    }
     if (stmt.kind == Stmt::Kind::Return)
       os << "return ";
     else

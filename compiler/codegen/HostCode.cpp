@@ -182,6 +182,12 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
              "` receives the new value "
              "of the scalar `" +
              r.updates + "`.");
+  if (!plan.requirements.empty()) {
+    w.line("/// A call is refused (InvalidArgument, before anything runs) "
+           "unless:");
+    for (const Plan::Requirement &r : plan.requirements)
+      w.line("///   " + r.text + "  (" + r.message + ")");
+  }
   emitLines(w, t.info.classStepDoc);
   w.open("class " + plan.name);
   w.dedent();
@@ -542,6 +548,56 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   emitTeamMethods(w, plan, t);
 }
 
+/// Does a requirement read scalar buffer `b`?
+static bool requirementReads(const Plan &plan, unsigned b) {
+  return llvm::any_of(plan.requirements, [&](const Plan::Requirement &r) {
+    return llvm::is_contained(r.buffers, b);
+  });
+}
+
+/// A scalar parameter's value as a requirement's refusal prints it (as the
+/// simulator does: the shortest text that reads back in its type).
+static std::string valueText(const Buffer &b) {
+  if (ir::isFloat(b.dtype))
+    return "coconet::rt::numberText(" + runtimeDType(b.dtype) +
+           ", static_cast<double>(" + b.name + "))";
+  if (b.dtype == ir::DType::Bool)
+    return "std::string(" + b.name + " ? \"true\" : \"false\")";
+  return "std::to_string(" + b.name + ")";
+}
+
+/// The requirements on the scalar parameters, before anything runs (on
+/// the host on both targets: scalars are arguments, so no synchronisation),
+/// each computed as the simulator computes it: the CPU target's spelling,
+/// which the host compiler of a .cu file compiles as well.
+static void emitRequirements(CodeWriter &w, const Plan &plan) {
+  const Target &host = Target::get(TargetKind::Cpu);
+  for (const Plan::Requirement &r : plan.requirements) {
+    llvm::SmallVector<std::string, 2> operands;
+    for (unsigned b : r.buffers)
+      operands.push_back(plan.buffers[b].name);
+    w.line("{");
+    w.indent();
+    unsigned temp = 0;
+    emitBody(w, r.condition, operands, "", "cc_holds", host, temp);
+    // The refusal: its text, a parameter's value at each '\x01'.
+    std::string message = "std::string(" + quoted(plan.name + ": ") + ")";
+    llvm::SmallVector<llvm::StringRef, 4> pieces;
+    llvm::StringRef(r.failure).split(pieces, '\x01');
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (i)
+        message += " + " + valueText(plan.buffers[r.buffers[i - 1]]);
+      if (!pieces[i].empty())
+        message += " + " + quoted(pieces[i]);
+    }
+    w.open("if (!cc_holds)");
+    w.line("return Status::error(StatusCode::InvalidArgument, " + message +
+           ");");
+    w.close();
+    w.close();
+  }
+}
+
 void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
   std::string args = apiParams(plan, target);
   std::string outs = apiOutputs(plan, target);
@@ -577,10 +633,11 @@ void emitOperator(CodeWriter &w, const Plan &plan, const Target &target) {
     if (b.dtype == ir::DType::BF16)
       w.line(b.name + " = coconet::rt::roundToBFloat16(" + b.name + ");");
   }
+  emitRequirements(w, plan);
   // Scalars no step reads (their uses were folded or dead).
   for (unsigned b = 0; b < plan.buffers.size(); ++b)
     if (plan.buffers[b].kind == Buffer::Kind::ScalarParam &&
-        !scalarRead(plan, b))
+        !scalarRead(plan, b) && !requirementReads(plan, b))
       w.line("(void)" + plan.buffers[b].name + ";");
   // Scratch buffers.
   for (const Buffer &b : plan.buffers)
@@ -650,6 +707,8 @@ std::string emitSource(const Plan &plan, const EmitOptions &options) {
   // The numeric semantics and the one combine rule (numeric.h with it).
   w.line("#include \"coconet/combine.h\"");
   w.line("#include \"coconet/sizes.h\"");
+  if (!plan.requirements.empty())
+    w.line("#include \"coconet/float_range.h\"");
   if (!plan.tables.empty())
     w.line("#include \"coconet/segment_walk.h\"")
         .line("#include \"coconet/segments.h\"");

@@ -36,26 +36,23 @@ static std::string formatDouble(double v) {
   return s;
 }
 
-/// Prints a body iteratively: a stack of (node, next child) frames.
-static void printBody(const Program &program, const Stage &stage,
+/// Prints a body iteratively: a stack of (node, next child) frames;
+/// `operand` prints an Operand leaf.
+static void printExpr(const ScalarExpr *root,
+                      llvm::function_ref<void(unsigned)> operand,
                       llvm::raw_ostream &os) {
   struct Frame {
     const ScalarExpr *expr;
     unsigned next;
   };
   llvm::SmallVector<Frame, 16> stack;
-  stack.push_back({stage.body, 0});
+  stack.push_back({root, 0});
   while (!stack.empty()) {
     Frame &frame = stack.back();
     const ScalarExpr *e = frame.expr;
     if (frame.next == 0) {
       if (e->op == ScalarOp::Operand) {
-        if (e->operandIndex >= stage.operands.size())
-          os << "%<bad operand " << e->operandIndex << '>';
-        else if (readsBySegment(program, stage, e->operandIndex))
-          os << "expand(%" << stage.operands[e->operandIndex]->id << ')';
-        else
-          os << '%' << stage.operands[e->operandIndex]->id;
+        operand(e->operandIndex);
         stack.pop_back();
         continue;
       }
@@ -89,6 +86,22 @@ static void printBody(const Program &program, const Stage &stage,
     os << ')';
     stack.pop_back();
   }
+}
+
+/// An elementwise stage's body, its leaves the stage's operands.
+static void printBody(const Program &program, const Stage &stage,
+                      llvm::raw_ostream &os) {
+  printExpr(
+      stage.body,
+      [&](unsigned i) {
+        if (i >= stage.operands.size())
+          os << "%<bad operand " << i << '>';
+        else if (readsBySegment(program, stage, i))
+          os << "expand(%" << stage.operands[i]->id << ')';
+        else
+          os << '%' << stage.operands[i]->id;
+      },
+      os);
 }
 
 /// The right-hand side of a stage: operation, attributes and operands
@@ -151,6 +164,19 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
        << t.length.str() << '\n';
   for (const auto &stage : program.getStages())
     printStage(program, *stage, os);
+  for (const Requirement &r : program.requirements) {
+    os << "  require ";
+    printExpr(
+        r.condition,
+        [&](unsigned i) {
+          if (i >= r.params.size())
+            os << "%<bad operand " << i << '>';
+          else
+            os << '%' << r.params[i]->id;
+        },
+        os);
+    os << " \"" << r.message << "\"\n";
+  }
   os << "  results";
   for (size_t i = 0; i < program.getResults().size(); ++i) {
     const Stage *r = program.getResults()[i];

@@ -360,7 +360,23 @@ std::unique_ptr<Program> Program::clone() const {
     c.consumer = stageMap.lookup(o.consumer);
     copy->overlaps.push_back(c);
   }
+  for (const Requirement &r : requirements) {
+    Requirement c = r;
+    c.condition = cloneExpr(r.condition);
+    for (Stage *&p : c.params)
+      p = stageMap.lookup(p);
+    copy->requirements.push_back(std::move(c));
+  }
   return copy;
+}
+
+std::string requirementFailure(const Requirement &r,
+                               llvm::ArrayRef<std::string> values) {
+  std::string out;
+  for (size_t i = 0; i < r.params.size(); ++i)
+    out += (i ? ", " : "") + r.params[i]->name + " = " + values[i];
+  out += (out.empty() ? "" : ": ") + r.message;
+  return out + " (require(" + r.text + ") at " + r.where + ")";
 }
 
 const SegmentTableDecl *Program::findTable(llvm::StringRef tableName) const {

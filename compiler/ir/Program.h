@@ -177,6 +177,31 @@ struct SegmentTableDecl {
   llvm::SMRange loc;
 };
 
+/// `require(cond, "message");`: a condition over the program's scalar
+/// parameters (replicated, so every rank decides alike) that must hold for
+/// the step to mean anything. Every host checks it before the step runs
+/// and refuses the call with the message: the simulator, the generated
+/// operator() on both targets (on the host, no synchronisation), and so
+/// the Python module and the drivers.
+struct Requirement {
+  /// A bool body whose Operand leaves read `params[operandIndex]`.
+  const ScalarExpr *condition = nullptr;
+  /// The scalar parameters it reads, in order of first read.
+  llvm::SmallVector<Stage *, 2> params;
+  /// The condition as the source writes it ("step >= 1"), and the message.
+  std::string text, message;
+  /// "adam.coco:14", for the refusal.
+  std::string where;
+  llvm::SMRange loc;
+};
+
+/// The refusal every host prints when `r` fails, after its own prefix
+/// ("adam: "): the parameters' values as `values` gives them (one text
+/// each, in the order of r.params), e.g.
+///   "step = 0: the step counts from 1 (require(step >= 1) at adam.coco:14)".
+std::string requirementFailure(const Requirement &r,
+                               llvm::ArrayRef<std::string> values);
+
 /// A program: parameters, stages and results.
 class Program {
 public:
@@ -248,6 +273,8 @@ public:
   /// A deep copy: stages, bodies, kernels and overlaps.
   std::unique_ptr<Program> clone() const;
 
+  /// Requirements on the scalar parameters, in source order.
+  std::vector<Requirement> requirements;
   /// Kernels (fuse groups), in the order they were created.
   std::vector<Kernel> kernels;
   /// Overlapped producer/consumer pairs.

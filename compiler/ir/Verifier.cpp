@@ -339,6 +339,17 @@ std::string verifyProgram(const Program &program) {
         o.dim >= static_cast<int>(o.producer->type.rank()))
       return pair + "bad chunking";
   }
+  for (const Requirement &r : program.requirements) {
+    for (const Stage *p : r.params)
+      if (!defined.contains(p) || !p->isParam() || !p->type.isScalar())
+        return "require(" + r.text +
+               "): reads something that is not a scalar parameter";
+    if (!r.condition || r.condition->dtype != DType::Bool)
+      return "require(" + r.text + "): the condition is not a bool";
+    for (const ScalarExpr *e : postOrder(r.condition))
+      if (e->op == ScalarOp::Operand && e->operandIndex >= r.params.size())
+        return "require(" + r.text + "): a leaf reads no parameter";
+  }
   return "";
 }
 

@@ -327,6 +327,17 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
     l.bufferOf[p] = id;
     plan->params.push_back({p->name, p->paramIndex, p->type, id});
   }
+  for (const ir::Requirement &r : program.requirements) {
+    Plan::Requirement q;
+    q.condition = r.condition;
+    for (const Stage *p : r.params)
+      q.buffers.push_back(l.bufferOf.lookup(p));
+    q.failure = ir::requirementFailure(
+        r, llvm::SmallVector<std::string, 2>(r.params.size(), "\x01"));
+    q.text = r.text;
+    q.message = r.message;
+    plan->requirements.push_back(std::move(q));
+  }
 
   // 2. Units, in the order they run.
   auto units = formUnits(program);

@@ -577,6 +577,20 @@ struct Plan {
   std::vector<OverlapGroup> overlaps;
   std::vector<SizeCheck> checks;
 
+  /// A requirement on the scalar parameters (ir::Requirement), checked by
+  /// operator() before anything runs: the condition, whose Operand leaves
+  /// read `buffers` (ScalarParams), and the refusal after the program
+  /// object's name, with a '\x01' where each parameter's value goes.
+  struct Requirement {
+    const ir::ScalarExpr *condition = nullptr;
+    llvm::SmallVector<unsigned, 2> buffers;
+    std::string failure;
+    /// The condition as the source writes it, and the message (for the
+    /// header's documentation).
+    std::string text, message;
+  };
+  std::vector<Requirement> requirements;
+
   /// The outputs (returned values), in result order.
   llvm::SmallVector<unsigned, 4> outputs() const;
   /// Every size the program object is created with, each once: the mesh

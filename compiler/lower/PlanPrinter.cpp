@@ -311,6 +311,16 @@ void Printer::print() {
     }
     os << '\n';
   }
+  for (const Plan::Requirement &r : plan.requirements) {
+    std::string text = r.failure;
+    size_t next = 0;
+    for (unsigned b : r.buffers)
+      if (size_t at = text.find('\x01', next); at != std::string::npos) {
+        text.replace(at, 1, "<" + plan.buffers[b].name + ">");
+        next = at;
+      }
+    os << "  require: " << text << '\n';
+  }
   for (const SizeCheck &c : plan.checks) {
     std::string axes;
     for (unsigned a : c.axes)

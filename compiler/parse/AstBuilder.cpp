@@ -292,6 +292,13 @@ ast::Stmt AstBuilder::buildStmt(P::StmtContext &ctx) {
     stmt.kind = ast::Stmt::Kind::Return;
     for (P::ExprContext *value : ret->expr())
       stmt.values.push_back(buildExpr(value));
+  } else if (auto *req = dynamic_cast<P::RequireStmtContext *>(&ctx)) {
+    stmt.kind = ast::Stmt::Kind::Require;
+    stmt.values.push_back(buildExpr(req->cond));
+    stmt.message = ident(req->message);
+    // The lexer's rule keeps both quotes.
+    stmt.message.name =
+        stmt.message.name.substr(1, stmt.message.name.size() - 2);
   }
   return stmt;
 }

@@ -133,7 +133,7 @@ describeExpected(const antlr4::misc::IntervalSet &expected, size_t rule,
          P::PLUS},
         "an expression");
   if (rule == P::RuleBlock)
-    group({P::IDENT, P::RETURN}, "a statement");
+    group({P::IDENT, P::RETURN, P::REQUIRE}, "a statement");
   if (rule == P::RuleScheduleDecl)
     group({P::APPLY, P::LPAREN, P::IDENT}, "a directive");
   group({P::LOCAL, P::REPLICATED, P::SLICED, P::SEGMENTED}, "a layout");
@@ -155,7 +155,8 @@ describeExpected(const antlr4::misc::IntervalSet &expected, size_t rule,
     else if (type == P::FLOAT)
       words.push_back("a number");
     else if (type == P::STRING)
-      words.push_back("a file name in quotes");
+      words.push_back(rule == P::RuleStmt ? "a message in quotes"
+                                          : "a file name in quotes");
     else if (type == P::BAD_CHAR)
       continue;
     else

@@ -344,12 +344,22 @@ ir::Stage *ProgramChecker::materialize(const Value &value, llvm::StringRef name,
 
   // Convert to ScalarExpr, numbering operand stages by first use.
   llvm::SmallVector<ir::Stage *, 4> operands;
+  const ir::ScalarExpr *body = lowerBody(v.body, operands);
+  ir::Stage *stage =
+      program.addStage(StageKind::Elementwise, name, v.type, operands, v.range);
+  stage->body = body;
+  return stage;
+}
+
+const ir::ScalarExpr *
+ProgramChecker::lowerBody(const BodyNode *root,
+                          llvm::SmallVectorImpl<ir::Stage *> &operands) {
   llvm::DenseMap<const BodyNode *, const ir::ScalarExpr *> done;
   struct Frame {
     const BodyNode *node;
     bool expanded;
   };
-  llvm::SmallVector<Frame, 16> stack{{v.body, false}};
+  llvm::SmallVector<Frame, 16> stack{{root, false}};
   while (!stack.empty()) {
     Frame f = stack.pop_back_val();
     if (done.count(f.node))
@@ -375,10 +385,7 @@ ir::Stage *ProgramChecker::materialize(const Value &value, llvm::StringRef name,
       e.args.push_back(done.lookup(a));
     done[f.node] = program.addExpr(std::move(e));
   }
-  ir::Stage *stage =
-      program.addStage(StageKind::Elementwise, name, v.type, operands, v.range);
-  stage->body = done.lookup(v.body);
-  return stage;
+  return done.lookup(root);
 }
 
 //===----------------------------------------------------------------------===//

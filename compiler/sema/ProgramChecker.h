@@ -98,6 +98,11 @@ public:
                          bool copyExisting);
   /// The name for the next stage split out of the current statement.
   std::string nestedName();
+  /// The body `root` as the program's scalar expression; its Operand
+  /// leaves' stages are appended to `operands` in order of first read and
+  /// numbered by their place there.
+  const ir::ScalarExpr *lowerBody(const BodyNode *root,
+                                  llvm::SmallVectorImpl<ir::Stage *> &operands);
 
   const ast::Program &ast;
   DiagnosticEngine &diags;
@@ -126,6 +131,8 @@ private:
   /// length of its tensors.
   bool checkSegmented(llvm::ArrayRef<std::pair<ir::Stage *, ast::Ident>> uses);
   bool checkStatements();
+  /// `require(cond, "message");` (RequireChecker.cpp).
+  bool checkRequire(const ast::Stmt &stmt);
   bool checkUpdate(const ast::Stmt &stmt, const ast::Expr &call);
 };
 

@@ -334,6 +334,11 @@ bool ProgramChecker::checkStatements() {
   for (size_t i = 0; i < ast.body.size(); ++i) {
     const ast::Stmt &stmt = ast.body[i];
     nestedCount = 0;
+    if (stmt.kind == ast::Stmt::Kind::Require) {
+      if (!checkRequire(stmt))
+        ok = false;
+      continue;
+    }
     if (stmt.kind == ast::Stmt::Kind::Return) {
       if (i + 1 != ast.body.size()) {
         diags.report(stmt.range, DiagId::ReturnNotLast);

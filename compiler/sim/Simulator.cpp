@@ -15,6 +15,7 @@
 #include "sim/SimImpl.h"
 #include "support/FloatOrder.h"
 
+#include "coconet/float_range.h"
 #include "coconet/reduce_order.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -647,6 +648,33 @@ static llvm::Error bindTables(const ir::Program &program,
   return llvm::Error::success();
 }
 
+/// The program's requirements on its scalar parameters (replicated: rank
+/// 0's values are every rank's), each evaluated as the hosts evaluate it.
+static llvm::Error checkRequirements(const ir::Program &program,
+                                     const SimResult &result) {
+  for (const ir::Requirement &r : program.requirements) {
+    llvm::SmallVector<ir::Scalar, 2> values;
+    std::vector<std::string> texts;
+    for (const Stage *p : r.params) {
+      const ir::Scalar v = result.value(*p, 0).getScalar(0);
+      values.push_back(v);
+      const ir::DType t = p->type.dtype;
+      if (ir::isFloat(t))
+        texts.push_back(rt::numberText(static_cast<rt::DType>(t), v.f));
+      else if (t == ir::DType::Bool)
+        texts.push_back(v.i ? "true" : "false");
+      else if (t == ir::DType::U64)
+        texts.push_back(std::to_string(v.i));
+      else
+        texts.push_back(std::to_string(static_cast<int64_t>(v.i)));
+    }
+    if (ir::evalScalar(*r.condition, values, 0).i == 0)
+      return llvm::createStringError(program.name + ": " +
+                                     ir::requirementFailure(r, texts));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<SimResult> simulate(const ir::Program &program,
                                    const SimOptions &options) {
   llvm::SmallVector<int64_t, 2> axisSizes;
@@ -677,6 +705,8 @@ llvm::Expected<SimResult> simulate(const ir::Program &program,
   if (auto err = checkOverlaps(program, result))
     return err;
   if (auto err = run.loadParams())
+    return err;
+  if (auto err = checkRequirements(program, result))
     return err;
   for (const auto &stage : program.getStages()) {
     if (stage->isParam())

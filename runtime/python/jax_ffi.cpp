@@ -251,9 +251,11 @@ ffi::Error runStep(FfiCall &c, const ffi::RemainingArgs &args,
   ++c.calls;
   char err[4096];
   err[0] = '\0';
-  if (c.step(c.program, c.args.data(), err, sizeof err) != 0)
-    return ffi::Error::Internal(err[0] ? std::string(err)
-                                       : who + "the step failed");
+  if (int rc = c.step(c.program, c.args.data(), err, sizeof err)) {
+    std::string m = err[0] ? std::string(err) : who + "the step failed";
+    // 2: the values were refused before anything ran (a requirement).
+    return rc == 2 ? ffi::Error::InvalidArgument(m) : ffi::Error::Internal(m);
+  }
 
   // Pieced results: the staged block's new values, or new - old.
   a = 0;

@@ -361,7 +361,7 @@ nb::object Program::call(nb::args args) {
     rc = d_->step(program_, args_.data(), err, sizeof err);
   }
   if (rc)
-    fail(PyExc_RuntimeError, err);
+    fail(rc == 2 ? PyExc_ValueError : PyExc_RuntimeError, err);
 
   size_t nout = 0;
   for (int i : tensors_)

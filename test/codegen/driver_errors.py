@@ -69,8 +69,8 @@ def main():
     ap.add_argument("--sanitize", action="store_true")
     ap.add_argument("--sizes-only", action="store_true",
                     help="only the sizes that overflow or that memory cannot "
-                         "hold (the other cases check the same runtime code "
-                         "on either target)")
+                         "hold and the requirements (the other cases check "
+                         "the same runtime code on either target)")
     args = ap.parse_args()
     if not shutil.which("mpicxx") or not shutil.which("mpirun"):
         print("SKIPPED: mpicxx or mpirun is not installed")
@@ -91,7 +91,8 @@ def main():
     # target: seg is built for --sizes-only too.
     builds = [(os.path.join(ROOT, "samples", "sgd.coco"), "sgd"),
               (os.path.join(work, "cube.coco"), "cube"),
-              (os.path.join(work, "seg.coco"), "seg")]
+              (os.path.join(work, "seg.coco"), "seg"),
+              (os.path.join(ROOT, "samples", "adam.coco"), "adam")]
     for source, name in builds:
         if not build(args, source, name, work):
             return 1
@@ -240,10 +241,19 @@ def main():
          "seg: layers: a generated table of 1099511627776 segments does not "
          "fit in memory (17 bytes a segment while it is made): choose a "
          "smaller count", "seg"),
+        # A requirement (samples/adam.coco: step >= 1), checked by
+        # operator() before anything runs, on every rank alike.
+        (["--set", "step=0"], 1,
+         "adam: invalid argument: step = 0: the step counts from 1 "
+         "(require(step >= 1) at adam.coco:11)", "adam"),
+        (["--set", "beta1=1", "--set", "step=2"], 1,
+         "adam: invalid argument: beta1 = 1: beta1 must be below 1 "
+         "(require(beta1 < 1) at adam.coco:12)", "adam"),
     ]
     if args.sizes_only:
         cases = [c for c in cases if c[1] == 1 and
-                 ("elements" in c[2] or "cannot allocate" in c[2])]
+                 ("elements" in c[2] or "cannot allocate" in c[2] or
+                  "require(" in c[2])]
 
     def check(case):
         """Runs one case: (whether it behaves, its report)."""

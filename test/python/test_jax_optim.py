@@ -298,6 +298,29 @@ def an_output_f16_and_a_u64_scalar():
     assert np.count_nonzero(np.asarray(out) == np.asarray(res)) > 0, "no element dropped"
 
 
-print("%d cases, %d failed%s" % (8, len(failures),
+@case
+def a_requirement_refuses_the_call():
+    # samples/python/adam.coco requires step >= 1 (its bias corrections
+    # divide by 1 - beta^step): the module's call raises ValueError and
+    # changes nothing; through the FFI, JAX raises with the same reason.
+    module = adam_module("rs_c_ag")
+    step = module.Step(sizes={"N": N})
+    g, w = adam_inputs(5)
+    _, shape = step.block("m")
+    m, v = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+    w0 = w.copy()
+    why = "step = 0: the step counts from 1 (require(step >= 1) at adam.coco:"
+    raises(ValueError, why, step, g, w, m, v, 1e-3, 0.9, 0.999, 1e-8, 0)
+    raises(ValueError, "beta2 = 1: beta2 must be below 1", step, g, w, m, v,
+           1e-3, 0.9, 1.0, 1e-8, 3)
+    assert np.array_equal(bits(w), bits(w0)) and not m.any() and not v.any()
+    f = jax.jit(cj.ffi_step(module.Step(sizes={"N": N})))
+    raises(Exception, why, lambda: jax.block_until_ready(
+        f(g, w, m, v, 1e-3, 0.9, 0.999, 1e-8, 0)))
+    step(g, w, m, v, 1e-3, 0.9, 0.999, 1e-8, 1)  # holds: runs
+    assert not np.array_equal(bits(w), bits(w0))
+
+
+print("%d cases, %d failed%s" % (9, len(failures),
                                   (": " + ", ".join(failures)) if failures else ""))
 sys.exit(1 if failures else 0)

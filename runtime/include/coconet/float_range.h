@@ -62,6 +62,19 @@ inline std::string numberText(double v) {
   return buffer;
 }
 
+/// A value of float type `dtype` as the shortest text that reads back to
+/// it in that type ("0.9" for the f32 nearest 0.9), as a requirement's
+/// refusal prints a parameter.
+inline std::string numberText(DType dtype, double v) {
+  char buffer[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
+    if (roundToType(dtype, std::strtod(buffer, nullptr)) == v || std::isnan(v))
+      break;
+  }
+  return buffer;
+}
+
 /// Why finite `value` does not fit float type `dtype` (printed `name`), as
 /// the messages say it: "is out of the range of f32 (largest finite value
 /// 3.4028235e38)", "rounds to 0 in f32"; empty when it fits, and for an

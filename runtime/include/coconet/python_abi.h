@@ -92,6 +92,9 @@ typedef struct cc_py_program {
    * create()'s stream; host memory under "cuda-emulated"), or a pointer to
    * a scalar's value as the C++ API takes it (float for f16/bf16/f32,
    * double, int32_t, int64_t, uint64_t, bool). */
+  /* Returns 0, or 2 where the arguments were refused before anything ran
+   * (InvalidArgument: a requirement of the program), 1 for any other
+   * error; the message in err. */
   int (*step)(void *program, void *const *args, char *err, size_t cap);
   void (*destroy)(void *program);
   /* How fused collectives and overlaps run (Program::path()), or null

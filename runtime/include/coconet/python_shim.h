@@ -22,8 +22,9 @@
 
 namespace coconet::rt::python {
 
-/// 0 for success; else 1, with the message copied into `err` (at most
-/// `cap` bytes, NUL-terminated).
+/// 0 for success; else 2 for an invalid argument (a requirement the
+/// caller's values break) and 1 for any other error, with the message
+/// copied into `err` (at most `cap` bytes, NUL-terminated).
 int report(const Status &status, char *err, size_t cap);
 
 /// cc_py_program::place for `program`, its blocks named `names` in

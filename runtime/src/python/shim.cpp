@@ -16,7 +16,7 @@ int report(const Status &status, char *err, size_t cap) {
     std::memcpy(err, m.data(), n);
     err[n] = '\0';
   }
-  return 1;
+  return status.code() == StatusCode::InvalidArgument ? 2 : 1;
 }
 
 int place(const cc_description &program, const char *const *names,
