@@ -16,9 +16,14 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstdio>
+
 namespace coconet::sema {
 
 namespace {
+
+/// A refusal's message is one line of a terminal.
+constexpr size_t kMaxMessageBytes = 200;
 
 /// The source text of `range` with its runs of white space made one space.
 std::string sourceText(llvm::SMRange range) {
@@ -47,8 +52,25 @@ bool ProgramChecker::checkRequire(const ast::Stmt &stmt) {
   statementName = "require";
   const ast::Expr &cond = *stmt.values[0];
   bool ok = true;
-  if (stmt.message.name.empty()) {
+  llvm::StringRef message = stmt.message.name;
+  if (message.empty()) {
     diags.report(stmt.message.range, DiagId::RequireEmptyMessage);
+    ok = false;
+  } else if (message.size() > kMaxMessageBytes) {
+    diags.report(stmt.message.range, DiagId::RequireMessageText,
+                 "has " + std::to_string(message.size()) + " bytes; at most " +
+                     std::to_string(kMaxMessageBytes));
+    ok = false;
+  } else if (size_t at = message.find_if([](char c) {
+               return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+             });
+             at != llvm::StringRef::npos) {
+    char code[8];
+    std::snprintf(
+        code, sizeof code, "U+%04X",
+        static_cast<unsigned>(static_cast<unsigned char>(message[at])));
+    diags.report(stmt.message.range, DiagId::RequireMessageText,
+                 std::string("holds the control character ") + code);
     ok = false;
   }
   Value v = checkExpr(cond);

@@ -150,6 +150,8 @@ VOCABULARY = [
     ("copy", "target", "a copy of a result computed elsewhere"),
     ("store", "target", "a scalar argument stored into memory"),
     ("check:factor", "target", "a size check with a factor (chunks)"),
+    ("require", "target",
+     "a requirement on the scalar parameters, checked before the step"),
 ]
 
 NAMES = [n for n, _, _ in VOCABULARY]
@@ -193,6 +195,7 @@ PRINTER_WORDS = {
     "pack, unpack": ["pack ", "unpack ", " blocks ", " chunk "],
     "copy, store": ["copy ", "store "],
     "check:*": ["  check: ", " divisible by "],
+    "require": ["  require: "],
 }
 # Literals that are the plan's frame, not a decision.
 STRUCTURE = ["plan ", ": program ", ", schedule ", "\\n  mesh", "\\n  sizes",
@@ -233,6 +236,7 @@ class Plan:
         self.fused = []         # dict(steps, one_kernel, reduced, gathered)
         self.overlaps = []      # dict(producer, consumer, chunks, ...)
         self.checks = []        # text
+        self.requirements = []  # text
 
 
 BUFFER = re.compile(r"^    (\w+) : (\w+)(\[[^\]]*\])?( .*)$")
@@ -314,6 +318,8 @@ def parse(text):
                 "dispatch_from": m.group(12)})
         elif line.startswith("  check: "):
             plan.checks.append(line[len("  check: "):])
+        elif line.startswith("  require: "):
+            plan.requirements.append(line[len("  require: "):])
         elif section == "buffers":
             m = BUFFER.match(line) or bad()
             rest = m.group(4)
@@ -569,6 +575,8 @@ def features(text):
     if any(re.search(r" \* \d+ \(", c) or re.search(r" by \d+ \(", c)
            for c in plan.checks):
         out.add("check:factor")
+    if plan.requirements:
+        out.add("require")
     unknown = out - set(NAMES)
     if unknown:
         raise PlanError(f"features outside the vocabulary: {sorted(unknown)}")
