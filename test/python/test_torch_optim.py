@@ -61,6 +61,10 @@ X = torch.randn(32, 6, generator=GEN)
 Y = torch.randn(32, 3, generator=GEN)
 
 
+#: a max_norm between the norms of the gradients of the steps below
+CLIP = float(os.environ.get("COCONET_TEST_CLIP", "0.5"))
+
+
 def loss(model, k=0):
     x, y = X[k % 4 * 8:(k % 4 + 1) * 8], Y[k % 4 * 8:(k % 4 + 1) * 8]
     return ((model(x) - y) ** 2).mean()
@@ -258,6 +262,42 @@ def state_dict_round_trips():
                 raise AssertionError("%s: restored run differs" % name)
 
 
+@case
+def clip_grad_norm():
+    """max_norm= against torch.nn.utils.clip_grad_norm_ then torch's step:
+    the weights within the bound and the norm within a few f32 roundings of
+    clip_grad_norm_'s, with max_norm between the steps' norms so that some
+    steps are clipped and some not. Unused and frozen parameters (no .grad)
+    count for nothing in the norm."""
+    steps, max_norm = 12, CLIP
+    for name, ref_cls, cls in (("AdamW", torch.optim.AdamW, ct.AdamW),
+                               ("Adam", torch.optim.Adam, ct.Adam)):
+        for schedule in ("ar_c", "rs_c_ag", None):
+            ref, got = Net(1), Net(1)
+            ropt = ref_cls(ref.parameters(), lr=1e-2, weight_decay=0.1)
+            opt = cls(got.parameters(), lr=1e-2, weight_decay=0.1,
+                      max_norm=max_norm, schedule=schedule, cache_dir=CACHE)
+            clipped = 0
+            for k in range(steps):
+                ropt.zero_grad()
+                loss(ref, k).backward()
+                norm = torch.nn.utils.clip_grad_norm_(ref.parameters(), max_norm)
+                ropt.step()
+                opt.zero_grad()
+                loss(got, k).backward()
+                opt.step()
+                clipped += norm.item() > max_norm
+                d = abs(opt.grad_norm.item() - norm.item())
+                if not d <= 4 * 2.0 ** -24 * norm.item():
+                    raise AssertionError("%s %s: step %d: norm %r, torch's %r"
+                                         % (name, schedule, k, opt.grad_norm.item(),
+                                            norm.item()))
+            if not 0 < clipped < steps:
+                raise AssertionError("%s: %d of %d steps clipped: choose another "
+                                     "max_norm" % (name, clipped, steps))
+            close(ref, got, steps, "%s max_norm %s" % (name, schedule))
+
+
 def refuses(what, fn, exc, text):
     try:
         fn()
@@ -288,6 +328,13 @@ def refusals():
     refuses("group betas", lambda: ct.AdamW([{"params": [m.a.weight]},
                                              {"params": [m.b.weight], "betas": (0.8, 0.9)}]),
             ValueError, "every parameter group has the same betas")
+    refuses("max_norm", lambda: ct.AdamW(m.parameters(), max_norm=-1.0), ValueError,
+            "max_norm must be 0 or more, not -1.0")
+    refuses("max_norm type", lambda: ct.AdamW(m.parameters(), max_norm="1"), TypeError,
+            "max_norm is a number, not str")
+    refuses("max_norm fused", lambda: ct.AdamW(m.parameters(), max_norm=1.0,
+                                                schedule="fused_rs_c_ag"),
+            ValueError, "max_norm has no fused_rs_c_ag schedule")
     refuses("nesterov", lambda: ct.SGD(m.parameters(), nesterov=True), ValueError,
             "Nesterov momentum requires a momentum")
     opt = ct.AdamW(m.parameters(), cache_dir=CACHE)

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A small transformer trained data parallel with each coconet.torch
 optimizer against torch's own (CTest python-torch-train, torch_train.sh:
-every optimizer on 1 and 2 ranks, AdamW and LAMB on 4 in the extended tier):
+every optimizer on 1 and 2 ranks, AdamW and LAMB on 4 in the extended tier;
+adamw-clip is AdamW with max_norm= against torch's clip_grad_norm_ before
+its step, with the norm checked too):
 
     mpirun -np 2 python3 test/python/torch_train.py --cache DIR
 
@@ -122,7 +124,15 @@ OPTIMIZERS = {
     "sgd": (torch.optim.SGD, ct.SGD, dict(lr=0.05, momentum=0.9, weight_decay=1e-4), "ar_c"),
     "lamb": (RefLamb, ct.LAMB, dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-6,
                                     weight_decay=0.01), "fused_rs_c_ag"),
+    "adamw-clip": (torch.optim.AdamW, ct.AdamW, dict(lr=3e-3, weight_decay=0.05),
+                   "rs_c_ag"),
 }
+#: Ours clips inside the step (max_norm=); torch's runs clip_grad_norm_ on
+#: the averaged gradients before its step. A max_norm that the run's
+#: gradient norms cross, so that some steps are clipped and some not
+#: (scaled by 1/sqrt(ranks): the average of P ranks' gradients has a
+#: smaller norm: 0.73-1.11 on 1 rank, 0.55-0.75 on 2).
+CLIP = {"adamw-clip": 0.9}
 
 
 def average(model, comm):
@@ -155,10 +165,12 @@ class Shadow:
     torch's optimizer, loaded each step with the coconet run's weights and
     state_dict, given the averaged gradients and stepped."""
 
-    def __init__(self, name):
+    def __init__(self, name, comm):
         ref_cls, _, kw, _ = OPTIMIZERS[name]
         self.model = Tiny(0)
         self.opt = ref_cls(self.model.parameters(), **kw)
+        self.max_norm = (CLIP[name] / math.sqrt(comm.Get_size())
+                         if name in CLIP else None)
 
     def step(self, model, state, comm):
         """The weights before and after torch's step from `model` and `state`."""
@@ -166,6 +178,8 @@ class Shadow:
         self.opt.load_state_dict(state)
         for p, g in zip(self.model.parameters(), averaged_grads(model, comm)):
             p.grad = g
+        if self.max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)
         before = flat(self.model)
         self.opt.step()
         return before, flat(self.model)
@@ -185,9 +199,12 @@ def run(name, args, comm):
     rank, size = comm.Get_rank(), comm.Get_size()
     ref, got = Tiny(0), Tiny(0)
     ropt = ref_cls(ref.parameters(), **kw)
-    gopt = cls(got.parameters(), schedule=schedule, cache_dir=args.cache, **kw)
+    max_norm = CLIP[name] / math.sqrt(size) if name in CLIP else None
+    ours = dict(kw, max_norm=max_norm) if max_norm is not None else kw
+    gopt = cls(got.parameters(), schedule=schedule, cache_dir=args.cache, **ours)
+    clipped, norms = 0, []
     restored = None
-    shadow = Shadow(name)
+    shadow = Shadow(name, comm)
     worst_step, worst_loss, first_loss = 0.0, 0.0, None
     eps = torch.finfo(torch.float32).eps
     for t in range(1, args.steps + 1):
@@ -196,6 +213,10 @@ def run(name, args, comm):
         lref = loss_of(ref, t, rank)
         lref.backward()
         average(ref, comm)
+        if max_norm is not None:
+            norm = torch.nn.utils.clip_grad_norm_(ref.parameters(), max_norm)
+            clipped += norm.item() > max_norm
+            norms.append(norm.item())
         ropt.step()
 
         # coconet's run, each step against torch's step from the same state.
@@ -232,6 +253,15 @@ def run(name, args, comm):
             problem = "%s: step %d: the weights differ from rank 0's" % (name, t)
         elif restored and not torch.equal(flat(restored[0]), w):
             problem = "%s: step %d: the restored run differs" % (name, t)
+        if max_norm is not None and problem is None:
+            # The norm before clipping, within a few f32 roundings of
+            # clip_grad_norm_'s on the same gradients (the shadow's).
+            mine = gopt.grad_norm.item()
+            theirs = torch.linalg.vector_norm(torch.stack([
+                torch.linalg.vector_norm(g) for g in averaged_grads(got, comm)])).item()
+            if not abs(mine - theirs) <= 8 * eps * theirs:
+                problem = "%s: step %d: norm %r, clip_grad_norm_'s %r" % (
+                    name, t, mine, theirs)
         agree(comm, problem)
         if t == args.restore_at:
             buf = io.BytesIO()
@@ -240,9 +270,13 @@ def run(name, args, comm):
             saved = torch.load(buf)
             model = Tiny(99)
             model.load_state_dict(saved["model"])
-            opt = cls(model.parameters(), schedule=schedule, cache_dir=args.cache, **kw)
+            opt = cls(model.parameters(), schedule=schedule, cache_dir=args.cache, **ours)
             opt.load_state_dict(saved["opt"])
             restored = (model, opt)
+    if max_norm is not None and not 0 < clipped < args.steps:
+        raise AssertionError("%s: %d of %d steps clipped (norms %.3g to %.3g): "
+                             "choose another max_norm"
+                             % (name, clipped, args.steps, min(norms), max(norms)))
     if rank == 0:
         print("%-6s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
               "largest difference %.1e)  step vs torch's: largest / bound %.3f  "

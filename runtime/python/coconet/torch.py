@@ -69,6 +69,12 @@ class _FlatOptimizer(torch.optim.Optimizer):
     _state = ()
     #: whether torch's state has each parameter's "step"
     _counted = True
+    #: clip_grad_norm_'s max_norm inside the step (the program "<name>_clip"),
+    #: or None
+    _max_norm = None
+    #: the gradients' global norm before clipping, as clip_grad_norm_
+    #: returns it (a 0-d tensor), after each step() with max_norm; else None
+    grad_norm = None
 
     def __init__(self, params, defaults, schedule, communicator, average,
                  machine, cache_dir):
@@ -321,9 +327,12 @@ class _FlatOptimizer(torch.optim.Optimizer):
         on = self._agree()
         self._steps += (on > 0)
         args = self._arguments(on)
-        step(self._g, self._w, *[self._tensors[n] for n, _ in self._state],
-             self._vector(on), *[self._vector(a) for a in args[0]],
-             1.0 / self._ranks if self._average else 1.0, *args[1])
+        clip = () if self._max_norm is None else (self._max_norm,)
+        out = step(self._g, self._w, *[self._tensors[n] for n, _ in self._state],
+                   self._vector(on), *[self._vector(a) for a in args[0]],
+                   1.0 / self._ranks if self._average else 1.0, *args[1], *clip)
+        if clip:
+            self.grad_norm = out  # the one output
         return loss
 
     # --- state_dict ------------------------------------------------------------
@@ -459,9 +468,23 @@ class _TorchAdam(_AdamFamily):
                  weight_decay=None, amsgrad=False, *, maximize=False,
                  schedule="rs_c_ag", communicator=None, average=True,
                  machine=None, cache_dir=None, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
+                 differentiable=False, fused=None, max_norm=None):
         if weight_decay is None:
             weight_decay = self._default_weight_decay
+        if max_norm is not None:
+            if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
+                raise TypeError("coconet.torch: max_norm is a number, not %s"
+                                % type(max_norm).__name__)
+            if not max_norm >= 0.0:
+                raise ValueError("coconet.torch: max_norm must be 0 or more, not %s"
+                                 % max_norm)
+            if schedule == "fused_rs_c_ag":
+                raise ValueError(
+                    "coconet.torch: max_norm has no fused_rs_c_ag schedule (the "
+                    "norm of every gradient comes between the reducescatter and "
+                    "the update): use rs_c_ag")
+            self._program_name = "torch_adam_clip"
+            self._max_norm = float(max_norm)
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
                          schedule, communicator, average, machine, cache_dir,
                          capturable=capturable, differentiable=differentiable)
@@ -492,7 +515,11 @@ class AdamW(_TorchAdam):
     (the tuner's fastest on `machine`). communicator: an mpi4py communicator (None:
     MPI_COMM_WORLD). average: the gradients are averaged over the ranks
     (as DistributedDataParallel does), else summed. foreach and fused, torch's
-    choices of kernel, are accepted and ignored: the step is the program's."""
+    choices of kernel, are accepted and ignored: the step is the program's.
+    max_norm: clip the gradients by their global norm inside the step, as
+    torch.nn.utils.clip_grad_norm_(params, max_norm) before step() does
+    (every parameter of the optimizer; schedules ar_c and rs_c_ag); the norm
+    before clipping is then `optimizer.grad_norm` after each step."""
 
     _decoupled = True
     _default_weight_decay = 1e-2
