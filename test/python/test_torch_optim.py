@@ -270,13 +270,16 @@ def clip_grad_norm():
     steps are clipped and some not. Unused and frozen parameters (no .grad)
     count for nothing in the norm."""
     steps, max_norm = 12, CLIP
-    for name, ref_cls, cls in (("AdamW", torch.optim.AdamW, ct.AdamW),
-                               ("Adam", torch.optim.Adam, ct.Adam)):
+    for name, ref_cls, cls, kw in (
+            ("AdamW", torch.optim.AdamW, ct.AdamW, dict(lr=1e-2, weight_decay=0.1)),
+            ("Adam", torch.optim.Adam, ct.Adam, dict(lr=1e-2, weight_decay=0.1)),
+            ("SGD", torch.optim.SGD, ct.SGD, dict(lr=1e-2, momentum=0.9,
+                                                weight_decay=0.1))):
         for schedule in ("ar_c", "rs_c_ag", None):
             ref, got = Net(1), Net(1)
-            ropt = ref_cls(ref.parameters(), lr=1e-2, weight_decay=0.1)
-            opt = cls(got.parameters(), lr=1e-2, weight_decay=0.1,
-                      max_norm=max_norm, schedule=schedule, cache_dir=CACHE)
+            ropt = ref_cls(ref.parameters(), **kw)
+            opt = cls(got.parameters(), max_norm=max_norm, schedule=schedule,
+                      cache_dir=CACHE, **kw)
             clipped = 0
             for k in range(steps):
                 ropt.zero_grad()

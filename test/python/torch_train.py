@@ -2,8 +2,8 @@
 """A small transformer trained data parallel with each coconet.torch
 optimizer against torch's own (CTest python-torch-train, torch_train.sh:
 every optimizer on 1 and 2 ranks, AdamW and LAMB on 4 in the extended tier;
-adamw-clip is AdamW with max_norm= against torch's clip_grad_norm_ before
-its step, with the norm checked too):
+adamw-clip, sgd-clip and lamb-clip are the optimizer with max_norm= against
+torch's clip_grad_norm_ before its step, with the norm checked too):
 
     mpirun -np 2 python3 test/python/torch_train.py --cache DIR
 
@@ -126,13 +126,17 @@ OPTIMIZERS = {
                                     weight_decay=0.01), "fused_rs_c_ag"),
     "adamw-clip": (torch.optim.AdamW, ct.AdamW, dict(lr=3e-3, weight_decay=0.05),
                    "rs_c_ag"),
+    "sgd-clip": (torch.optim.SGD, ct.SGD, dict(lr=0.05, momentum=0.9, weight_decay=1e-4),
+                 "rs_c_ag"),
+    "lamb-clip": (RefLamb, ct.LAMB, dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-6,
+                                         weight_decay=0.01), "rs_c_ag"),
 }
 #: Ours clips inside the step (max_norm=); torch's runs clip_grad_norm_ on
 #: the averaged gradients before its step. A max_norm that the run's
 #: gradient norms cross, so that some steps are clipped and some not
 #: (scaled by 1/sqrt(ranks): the average of P ranks' gradients has a
 #: smaller norm: 0.73-1.11 on 1 rank, 0.55-0.75 on 2).
-CLIP = {"adamw-clip": 0.9}
+CLIP = {"adamw-clip": 0.9, "sgd-clip": 0.9, "lamb-clip": 0.9}
 
 
 def average(model, comm):

@@ -107,6 +107,24 @@ class _FlatOptimizer(torch.optim.Optimizer):
         self._rewired = 0
         self._ready = True
 
+    def _clip(self, max_norm, schedule):
+        """max_norm=: the program NAME_clip (before __init__)."""
+        if max_norm is None:
+            return
+        if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
+            raise TypeError("coconet.torch: max_norm is a number, not %s"
+                            % type(max_norm).__name__)
+        if not max_norm >= 0.0:
+            raise ValueError("coconet.torch: max_norm must be 0 or more, not %s"
+                             % max_norm)
+        if schedule == "fused_rs_c_ag":
+            raise ValueError(
+                "coconet.torch: max_norm has no fused_rs_c_ag schedule (the "
+                "norm of every gradient comes between the reducescatter and "
+                "the update): use rs_c_ag")
+        self._program_name = self._program_name + "_clip"
+        self._max_norm = float(max_norm)
+
     # --- the parameters -------------------------------------------------------
     def add_param_group(self, param_group):
         if getattr(self, "_ready", False):
@@ -471,20 +489,7 @@ class _TorchAdam(_AdamFamily):
                  differentiable=False, fused=None, max_norm=None):
         if weight_decay is None:
             weight_decay = self._default_weight_decay
-        if max_norm is not None:
-            if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
-                raise TypeError("coconet.torch: max_norm is a number, not %s"
-                                % type(max_norm).__name__)
-            if not max_norm >= 0.0:
-                raise ValueError("coconet.torch: max_norm must be 0 or more, not %s"
-                                 % max_norm)
-            if schedule == "fused_rs_c_ag":
-                raise ValueError(
-                    "coconet.torch: max_norm has no fused_rs_c_ag schedule (the "
-                    "norm of every gradient comes between the reducescatter and "
-                    "the update): use rs_c_ag")
-            self._program_name = "torch_adam_clip"
-            self._max_norm = float(max_norm)
+        self._clip(max_norm, schedule)
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
                          schedule, communicator, average, machine, cache_dir,
                          capturable=capturable, differentiable=differentiable)
@@ -534,16 +539,18 @@ class Adam(_TorchAdam):
 
 
 class LAMB(_AdamFamily):
-    """LAMB (You et al., 2020) as timm's Lamb without gradient clipping:
-    AdamW's direction u = mhat / (sqrt(vhat) + eps) + weight_decay * w,
-    scaled per tensor by its trust ratio ||w|| / ||u|| (1 where either
-    is 0). The arguments are AdamW's (weight_decay defaults to 0)."""
+    """LAMB (You et al., 2020) as timm's Lamb without its own gradient
+    clipping: AdamW's direction u = mhat / (sqrt(vhat) + eps) +
+    weight_decay * w, scaled per tensor by its trust ratio ||w|| / ||u||
+    (1 where either is 0). The arguments are AdamW's (weight_decay defaults
+    to 0; max_norm clips as clip_grad_norm_ does)."""
 
     _program_name = "torch_lamb"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6,
                  weight_decay=0.0, *, schedule="rs_c_ag", communicator=None,
-                 average=True, machine=None, cache_dir=None):
+                 average=True, machine=None, cache_dir=None, max_norm=None):
+        self._clip(max_norm, schedule)
         super().__init__(params, lr, betas, eps, weight_decay, False, False,
                          schedule, communicator, average, machine, cache_dir)
 
@@ -559,7 +566,9 @@ class SGD(_FlatOptimizer):
 
     SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
         nesterov=False, *, schedule="rs_c_ag", communicator=None,
-        average=True, machine=None, cache_dir=None)"""
+        average=True, machine=None, cache_dir=None, max_norm=None)
+
+    max_norm clips the gradients as AdamW's does."""
 
     _shared = ("momentum", "dampening", "nesterov")
     _counted = False
@@ -568,7 +577,7 @@ class SGD(_FlatOptimizer):
                  weight_decay=0.0, nesterov=False, *, maximize=False,
                  schedule="rs_c_ag", communicator=None, average=True,
                  machine=None, cache_dir=None, foreach=None,
-                 differentiable=False, fused=None):
+                 differentiable=False, fused=None, max_norm=None):
         if momentum < 0.0:
             raise ValueError("Invalid momentum value: %s" % momentum)
         if nesterov and (momentum <= 0 or dampening != 0):
@@ -579,6 +588,7 @@ class SGD(_FlatOptimizer):
                         weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize)
         self._program_name = "torch_sgd"
+        self._clip(max_norm, schedule)
         self._state = (("buf", "momentum_buffer" if momentum != 0 else None),)
         super().__init__(params, defaults, schedule, communicator, average,
                          machine, cache_dir)
