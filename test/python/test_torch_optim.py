@@ -301,6 +301,57 @@ def clip_grad_norm():
             close(ref, got, steps, "%s max_norm %s" % (name, schedule))
 
 
+@case
+def bf16_master_weights():
+    """bfloat16 parameters: the step updates float32 master weights (in the
+    state_dict as master_weight) and writes their bf16 rounding into the
+    model. Each step against torch.optim's step from the same state: an f32
+    shadow model loaded with our master weights and state_dict and given
+    our gradients widened to f32; our masters within 2^-20 * max(1, |w|)
+    of its weights, our bf16 weights their rounding exactly; frozen and
+    unused parameters untouched."""
+    for name, ref_cls, cls in (("AdamW", torch.optim.AdamW, ct.AdamW),
+                               ("Adam", torch.optim.Adam, ct.Adam)):
+        for schedule in ("rs_c_ag", "ar_c", "fused_rs_c_ag", None):
+            model = Net(1).bfloat16()
+            start = [p.detach().clone() for p in model.parameters()]
+            opt = cls(model.parameters(), lr=1e-2, weight_decay=0.1,
+                      schedule=schedule, cache_dir=CACHE)
+            shadow = Net(1)
+            sopt = ref_cls(shadow.parameters(), lr=1e-2, weight_decay=0.1)
+            what = "%s bf16 %s" % (name, schedule)
+            for k in range(6):
+                opt.zero_grad()
+                x, y = X[k % 4 * 8:(k % 4 + 1) * 8], Y[k % 4 * 8:(k % 4 + 1) * 8]
+                ((model(x.bfloat16()) - y.bfloat16()) ** 2).float().mean().backward()
+                st = opt.state_dict()
+                with torch.no_grad():
+                    for i, (q, p) in enumerate(zip(shadow.parameters(), model.parameters())):
+                        q.copy_(st["state"][i]["master_weight"] if i in st["state"]
+                                else p.float())
+                        q.grad = None if p.grad is None else p.grad.float()
+                sopt.load_state_dict(st)
+                sopt.step()
+                opt.step()
+                masters = opt.state_dict()["state"]
+                for i, (q, p) in enumerate(zip(shadow.parameters(), model.parameters())):
+                    if i not in masters:
+                        if not torch.equal(p, start[i]):
+                            raise AssertionError("%s: parameter %d changed without "
+                                                 "a gradient" % (what, i))
+                        continue
+                    mw = masters[i]["master_weight"]
+                    d = (mw - q).abs().max().item()
+                    bound = 2.0 ** -20 * max(1.0, q.abs().max().item())
+                    if not d <= bound:
+                        raise AssertionError("%s: step %d: parameter %d's master "
+                                             "weights differ from torch's by %.3g > %.3g"
+                                             % (what, k, i, d, bound))
+                    if not torch.equal(p, mw.bfloat16()):
+                        raise AssertionError("%s: step %d: parameter %d is not its "
+                                             "master weights' bf16 rounding" % (what, k, i))
+
+
 def refuses(what, fn, exc, text):
     try:
         fn()
@@ -316,6 +367,17 @@ def refusals():
     m = Net(0)
     refuses("f64", lambda: ct.AdamW(torch.nn.Linear(2, 2).double().parameters()),
             TypeError, "is torch.float64: coconet.torch's optimizers step float32")
+    refuses("f16", lambda: ct.AdamW(torch.nn.Linear(2, 2).half().parameters()),
+            TypeError, "or bfloat16 ones with float32 master weights")
+    refuses("two dtypes", lambda: ct.AdamW([torch.nn.Parameter(torch.zeros(2)),
+                                            torch.nn.Parameter(torch.zeros(2).bfloat16())]),
+            TypeError, "parameter 1 (shape (2,)) is torch.bfloat16, parameter 0 "
+            "torch.float32: give parameters of one dtype")
+    refuses("bf16 LAMB", lambda: ct.LAMB(torch.nn.Linear(2, 2).bfloat16().parameters()),
+            TypeError, "LAMB does not keep float32 master weights")
+    refuses("bf16 max_norm", lambda: ct.AdamW(torch.nn.Linear(2, 2).bfloat16().parameters(),
+                                               max_norm=1.0),
+            ValueError, "max_norm with bfloat16 parameters is not supported yet")
     refuses("duplicate", lambda: ct.AdamW([m.a.weight, m.a.weight]), ValueError,
             "appears twice")
     refuses("lr", lambda: ct.AdamW(m.parameters(), lr=-1.0), ValueError,

@@ -72,6 +72,9 @@ class _FlatOptimizer(torch.optim.Optimizer):
     #: clip_grad_norm_'s max_norm inside the step (the program "<name>_clip"),
     #: or None
     _max_norm = None
+    #: whether bfloat16 parameters are stepped with float32 master weights
+    #: (the program "<name>_mixed", its state "master" first)
+    _mixed_ok = False
     #: the gradients' global norm before clipping, as clip_grad_norm_
     #: returns it (a 0-d tensor), after each step() with max_norm; else None
     grad_norm = None
@@ -138,6 +141,7 @@ class _FlatOptimizer(torch.optim.Optimizer):
         if not self._params:
             raise ValueError("coconet.torch: the optimizer got no parameters")
         device = self._params[0].device
+        dtype = self._params[0].dtype
         for i, p in enumerate(self._params):
             what = "coconet.torch: parameter %d (shape %s)" % (i, tuple(p.shape))
             if id(p) in seen:
@@ -147,14 +151,29 @@ class _FlatOptimizer(torch.optim.Optimizer):
             if not p.is_leaf:
                 raise ValueError("%s is not a leaf tensor: an optimizer steps "
                                  "a model's parameters" % what)
-            if p.dtype != torch.float32:
+            if p.dtype not in (torch.float32, torch.bfloat16):
                 raise TypeError("%s is %s: coconet.torch's optimizers step "
-                                "float32 parameters" % (what, p.dtype))
+                                "float32 parameters, or bfloat16 ones with "
+                                "float32 master weights" % (what, p.dtype))
+            if p.dtype != dtype:
+                raise TypeError("%s is %s, parameter 0 %s: give parameters of "
+                                "one dtype" % (what, p.dtype, dtype))
             if p.is_sparse or p.layout != torch.strided:
                 raise TypeError("%s is sparse: give dense parameters" % what)
             if p.device != device:
                 raise ValueError("%s is on %s, parameter 0 on %s: give "
                                  "parameters on one device" % (what, p.device, device))
+        if dtype == torch.bfloat16:
+            if not self._mixed_ok:
+                raise TypeError("coconet.torch: bfloat16 parameters: %s does not "
+                                "keep float32 master weights (AdamW and Adam do)"
+                                % type(self).__name__)
+            if self._max_norm is not None:
+                raise ValueError("coconet.torch: max_norm with bfloat16 "
+                                 "parameters is not supported yet")
+            self._program_name += "_mixed"
+            self._state = (("master", "master_weight"),) + tuple(self._state)
+        self._dtype = dtype
         if device.type == "cpu":
             self._target = "cpu"
         elif device.type == "cuda":
@@ -196,8 +215,8 @@ class _FlatOptimizer(torch.optim.Optimizer):
         total = -(-n // quantum) * quantum
         self._lengths[-1] += total - n  # the padding belongs to the last tensor
         self._n = total
-        self._w = torch.zeros(total, dtype=torch.float32, device=self._device)
-        self._g = torch.zeros(total, dtype=torch.float32, device=self._device)
+        self._w = torch.zeros(total, dtype=self._dtype, device=self._device)
+        self._g = torch.zeros(total, dtype=self._dtype, device=self._device)
         self._wviews, self._gviews = [], []
         t = len(self._params)
         # Which tensors had a gradient since the last zero_grad (backward's
@@ -311,6 +330,8 @@ class _FlatOptimizer(torch.optim.Optimizer):
         if self._pending is not None:
             self._restore(self._pending)
             self._pending = None
+        elif "master" in self._tensors:
+            self._restore({"master": self._w.float().cpu()}, ("master",))
         return step
 
     def _vector(self, values):
@@ -399,6 +420,10 @@ class _FlatOptimizer(torch.optim.Optimizer):
         for g in self.param_groups:
             self._check_group(g)
         fulls = {name: torch.zeros(self._n) for name, _ in self._state}
+        if "master" in fulls:
+            # A parameter without master weights in the state (torch's own
+            # state_dict, or one not stepped yet) starts from its weights.
+            fulls["master"] = self._w.float().cpu()
         steps = np.zeros(len(self._params), dtype=np.int64)
         for i, p in enumerate(self._params):
             st = self.state.get(p)
@@ -425,8 +450,8 @@ class _FlatOptimizer(torch.optim.Optimizer):
         else:
             self._restore(fulls)
 
-    def _restore(self, fulls):
-        for name, _ in self._state:
+    def _restore(self, fulls, names=None):
+        for name in names or [n for n, _ in self._state]:
             local = self._tensors[name]
             offset, shape = self._step_fn.block(name)
             start = offset[0] if offset else 0
@@ -478,6 +503,7 @@ class _TorchAdam(_AdamFamily):
     gradient (Adam), the other term its identity."""
 
     _program_name = "torch_adam"
+    _mixed_ok = True
     #: AdamW's decoupled weight decay, or Adam's L2 term
     _decoupled = None
     _default_weight_decay = None
