@@ -78,7 +78,10 @@ def batch(step, rank):
 
 def loss_of(model, step, rank):
     x, y = batch(step, rank)
-    return torch.nn.functional.cross_entropy(model(x).reshape(-1, V), y.reshape(-1))
+    # In f32 (a bf16 model's logits widened): a bf16 loss is too coarse to
+    # compare two runs by.
+    return torch.nn.functional.cross_entropy(model(x).float().reshape(-1, V),
+                                             y.reshape(-1))
 
 
 class RefLamb(torch.optim.Optimizer):
@@ -289,12 +292,128 @@ def run(name, args, comm):
                  lref.item(), worst_loss, worst_step, args.restore_at), flush=True)
 
 
+def averaged_f32(model, comm):
+    """The model's bf16 gradients widened to f32, summed over the ranks
+    and scaled by 1/P (what the mixed-precision step computes from them)."""
+    grads = [p.grad.detach().float() for p in model.parameters()]
+    scale = np.float32(1.0 / comm.Get_size())
+    for g in grads:
+        comm.Allreduce(MPI.IN_PLACE, g.numpy(), op=MPI.SUM)
+        g.numpy()[...] *= scale
+    return grads
+
+
+def masters(model, state):
+    """Each parameter's f32 master weights in `state` (our state_dict), or
+    its weights where it has none yet."""
+    return [state["state"][i]["master_weight"] if i in state["state"]
+            else p.detach().float() for i, p in enumerate(model.parameters())]
+
+
+def run_bf16(args, comm):
+    """AdamW on a bf16 model with f32 master weights (coconet.torch with
+    bfloat16 parameters) under rs_c_ag, where the masters are sharded: each
+    step's masters against torch.optim.AdamW's step of an f32 copy loaded
+    with the same masters and state, within 2 ulp(w) + 2^-12 of the step's
+    largest update; the model's weights their bf16 rounding exactly; torch's
+    own mixed-precision run (an f32 master copy stepped by torch, the bf16
+    model its rounding) and ours within the loss tolerance; a restore at
+    --restore-at equal bit for bit."""
+    name, kw, schedule = "adamw-bf16", dict(lr=3e-3, weight_decay=0.05), "rs_c_ag"
+    rank, size = comm.Get_rank(), comm.Get_size()
+    refb, got = Tiny(0).bfloat16(), Tiny(0).bfloat16()
+    ref32 = Tiny(0)
+    with torch.no_grad():
+        for q, p in zip(ref32.parameters(), refb.parameters()):
+            q.copy_(p.float())
+    ropt = torch.optim.AdamW(ref32.parameters(), **kw)
+    gopt = ct.AdamW(got.parameters(), schedule=schedule, cache_dir=args.cache, **kw)
+    shadow = Tiny(0)
+    sopt = torch.optim.AdamW(shadow.parameters(), **kw)
+    restored = None
+    worst_step, worst_loss, first_loss = 0.0, 0.0, None
+    eps = torch.finfo(torch.float32).eps
+    for t in range(1, args.steps + 1):
+        refb.zero_grad()
+        lref = loss_of(refb, t, rank)
+        lref.backward()
+        for q, g in zip(ref32.parameters(), averaged_f32(refb, comm)):
+            q.grad = g
+        ropt.step()
+        with torch.no_grad():
+            for p, q in zip(refb.parameters(), ref32.parameters()):
+                p.copy_(q)
+
+        for model, opt in [(got, gopt)] + ([restored] if restored else []):
+            opt.zero_grad()
+            loss = loss_of(model, t, rank)
+            loss.backward()
+            if model is got:
+                lgot = loss
+        state = gopt.state_dict()
+        with torch.no_grad():
+            for q, mw in zip(shadow.parameters(), masters(got, state)):
+                q.copy_(mw)
+        sopt.load_state_dict(state)
+        for q, g in zip(shadow.parameters(), averaged_f32(got, comm)):
+            q.grad = g
+        before = flat(shadow)
+        sopt.step()
+        expected = flat(shadow)
+        for model, opt in [(got, gopt)] + ([restored] if restored else []):
+            opt.step()
+        if first_loss is None:
+            first_loss = lref.item()
+        mine = torch.cat([m.reshape(-1) for m in masters(got, gopt.state_dict())])
+        bound = 2 * eps * expected.abs() + 2.0 ** -12 * (expected - before).abs().max()
+        excess = ((mine - expected).abs() / bound).max().item()
+        worst_step = max(worst_step, excess)
+        rel = abs(lgot.item() - lref.item()) / abs(lref.item())
+        worst_loss = max(worst_loss, rel)
+        w = flat(got)
+        w0 = w.float().numpy().copy()
+        comm.Bcast(w0, root=0)
+        problem = None
+        if not excess <= 1.0:
+            i = int(((mine - expected).abs() / bound).argmax())
+            problem = ("%s: step %d: master weight %d is %.9g, torch's step from "
+                       "the same state gives %.9g (bound %.3g)"
+                       % (name, t, i, mine[i], expected[i], bound[i]))
+        elif not torch.equal(w, mine.bfloat16()):
+            problem = "%s: step %d: the weights are not the masters' bf16 rounding" % (
+                name, t)
+        elif not rel <= args.loss_tolerance:
+            problem = ("%s: step %d: loss %.6f, torch's run %.6f"
+                       % (name, t, lgot.item(), lref.item()))
+        elif not np.array_equal(w.float().numpy(), w0):
+            problem = "%s: step %d: the weights differ from rank 0's" % (name, t)
+        elif restored and not torch.equal(flat(restored[0]), w):
+            problem = "%s: step %d: the restored run differs" % (name, t)
+        agree(comm, problem)
+        if t == args.restore_at:
+            buf = io.BytesIO()
+            torch.save({"model": got.state_dict(), "opt": gopt.state_dict()}, buf)
+            buf.seek(0)
+            saved = torch.load(buf)
+            model = Tiny(99).bfloat16()
+            model.load_state_dict(saved["model"])
+            opt = ct.AdamW(model.parameters(), schedule=schedule, cache_dir=args.cache, **kw)
+            opt.load_state_dict(saved["opt"])
+            restored = (model, opt)
+    if rank == 0:
+        print("%-6s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
+              "largest difference %.1e)  step vs torch's: largest / bound %.3f  "
+              "restored at %d: equal"
+              % (name, schedule, size, args.steps, first_loss, lgot.item(),
+                 lref.item(), worst_loss, worst_step, args.restore_at), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", required=True, help="coconet.cache's directory")
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--restore-at", type=int, default=50)
-    parser.add_argument("--optimizers", default=",".join(OPTIMIZERS))
+    parser.add_argument("--optimizers", default=",".join(list(OPTIMIZERS) + ["adamw-bf16"]))
     parser.add_argument("--loss-tolerance", type=float, default=1e-2,
                         help="the largest relative difference of the losses")
     args = parser.parse_args()
@@ -303,7 +422,10 @@ def main():
     failed = False
     for name in args.optimizers.split(","):
         try:
-            run(name, args, comm)
+            if name == "adamw-bf16":
+                run_bf16(args, comm)
+            else:
+                run(name, args, comm)
         except AssertionError as e:  # raised on every rank (agree)
             if comm.Get_rank() == 0:
                 print("FAILED: %s" % e, flush=True)

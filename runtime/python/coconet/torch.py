@@ -416,6 +416,13 @@ class _FlatOptimizer(torch.optim.Optimizer):
         """Loads a state_dict of this optimizer or of torch.optim's: its
         hyperparameters and per-parameter state (a parameter without state
         starts from zero)."""
+        # torch's load_state_dict casts each state tensor to its parameter's
+        # dtype (bf16 master weights and moments would lose their bits): the
+        # state is read from the given dict, uncast.
+        raw = {}
+        for group in state_dict.get("param_groups", ()):
+            for pid in group.get("params", ()):
+                raw[len(raw)] = state_dict.get("state", {}).get(pid)
         super().load_state_dict(state_dict)
         for g in self.param_groups:
             self._check_group(g)
@@ -434,8 +441,9 @@ class _FlatOptimizer(torch.optim.Optimizer):
             # the gradient).
             steps[i] = int(float(st["step"])) if self._counted else 1
             o, k = self._offsets[i], p.numel()
+            uncast = raw.get(i) or st
             for name, torch_name in self._state:
-                value = st.get(torch_name) if torch_name else None
+                value = uncast.get(torch_name) if torch_name else None
                 if value is None:
                     continue
                 if value.shape != p.shape:
