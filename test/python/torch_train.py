@@ -201,6 +201,36 @@ def agree(comm, problem):
         raise AssertionError("rank %d: %s" % problems[0])
 
 
+def judge(name, t, args, comm, mine, w, expected, before, lgot, lref, restored,
+          what="weight"):
+    """One step's checks: `mine` (the weights, or a bf16 model's master
+    weights) within 2 ulp + 2^-12 of the step's largest update of torch's
+    step from the same state (`expected`, from `before`), the loss within
+    the tolerance of torch's run, the model's weights `w` rank 0's and the
+    restored run's. Returns (the problem or None, the largest error / bound,
+    the loss's relative difference)."""
+    eps = torch.finfo(torch.float32).eps
+    bound = 2 * eps * expected.abs() + 2.0 ** -12 * (expected - before).abs().max()
+    excess = ((mine - expected).abs() / bound).max().item()
+    rel = abs(lgot.item() - lref.item()) / abs(lref.item())
+    w0 = w.float().numpy().copy()
+    comm.Bcast(w0, root=0)
+    problem = None
+    if not excess <= 1.0:
+        i = int(((mine - expected).abs() / bound).argmax())
+        problem = ("%s: step %d: %s %d is %.9g, torch's step from the same "
+                   "state gives %.9g (bound %.3g)"
+                   % (name, t, what, i, mine[i], expected[i], bound[i]))
+    elif not rel <= args.loss_tolerance:
+        problem = ("%s: step %d: loss %.6f, torch's run %.6f"
+                   % (name, t, lgot.item(), lref.item()))
+    elif not np.array_equal(w.float().numpy(), w0):
+        problem = "%s: step %d: the weights differ from rank 0's" % (name, t)
+    elif restored and not torch.equal(flat(restored[0]), w):
+        problem = "%s: step %d: the restored run differs" % (name, t)
+    return problem, excess, rel
+
+
 def run(name, args, comm):
     ref_cls, cls, kw, schedule = OPTIMIZERS[name]
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -240,26 +270,9 @@ def run(name, args, comm):
             first_loss = lref.item()
 
         w = flat(got)
-        bound = 2 * eps * expected.abs() + 2.0 ** -12 * (expected - before).abs().max()
-        excess = ((w - expected).abs() / bound).max().item()
-        worst_step = max(worst_step, excess)
-        rel = abs(lgot.item() - lref.item()) / abs(lref.item())
-        worst_loss = max(worst_loss, rel)
-        w0 = w.numpy().copy()
-        comm.Bcast(w0, root=0)
-        problem = None
-        if not excess <= 1.0:
-            i = int(((w - expected).abs() / bound).argmax())
-            problem = ("%s: step %d: weight %d is %.9g, torch's step from the same "
-                       "state gives %.9g (bound %.3g)"
-                       % (name, t, i, w[i], expected[i], bound[i]))
-        elif not rel <= args.loss_tolerance:
-            problem = ("%s: step %d: loss %.6f, torch's run %.6f"
-                       % (name, t, lgot.item(), lref.item()))
-        elif not np.array_equal(w.numpy(), w0):
-            problem = "%s: step %d: the weights differ from rank 0's" % (name, t)
-        elif restored and not torch.equal(flat(restored[0]), w):
-            problem = "%s: step %d: the restored run differs" % (name, t)
+        problem, excess, rel = judge(name, t, args, comm, w, w, expected, before,
+                                     lgot, lref, restored)
+        worst_step, worst_loss = max(worst_step, excess), max(worst_loss, rel)
         if max_norm is not None and problem is None:
             # The norm before clipping, within a few f32 roundings of
             # clip_grad_norm_'s on the same gradients (the shadow's).
@@ -285,7 +298,7 @@ def run(name, args, comm):
                              "choose another max_norm"
                              % (name, clipped, args.steps, min(norms), max(norms)))
     if rank == 0:
-        print("%-6s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
+        print("%-10s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
               "largest difference %.1e)  step vs torch's: largest / bound %.3f  "
               "restored at %d: equal"
               % (name, schedule, size, args.steps, first_loss, lgot.item(),
@@ -332,7 +345,6 @@ def run_bf16(args, comm):
     sopt = torch.optim.AdamW(shadow.parameters(), **kw)
     restored = None
     worst_step, worst_loss, first_loss = 0.0, 0.0, None
-    eps = torch.finfo(torch.float32).eps
     for t in range(1, args.steps + 1):
         refb.zero_grad()
         lref = loss_of(refb, t, rank)
@@ -365,30 +377,13 @@ def run_bf16(args, comm):
         if first_loss is None:
             first_loss = lref.item()
         mine = torch.cat([m.reshape(-1) for m in masters(got, gopt.state_dict())])
-        bound = 2 * eps * expected.abs() + 2.0 ** -12 * (expected - before).abs().max()
-        excess = ((mine - expected).abs() / bound).max().item()
-        worst_step = max(worst_step, excess)
-        rel = abs(lgot.item() - lref.item()) / abs(lref.item())
-        worst_loss = max(worst_loss, rel)
         w = flat(got)
-        w0 = w.float().numpy().copy()
-        comm.Bcast(w0, root=0)
-        problem = None
-        if not excess <= 1.0:
-            i = int(((mine - expected).abs() / bound).argmax())
-            problem = ("%s: step %d: master weight %d is %.9g, torch's step from "
-                       "the same state gives %.9g (bound %.3g)"
-                       % (name, t, i, mine[i], expected[i], bound[i]))
-        elif not torch.equal(w, mine.bfloat16()):
+        problem, excess, rel = judge(name, t, args, comm, mine, w, expected, before,
+                                     lgot, lref, restored, "master weight")
+        worst_step, worst_loss = max(worst_step, excess), max(worst_loss, rel)
+        if problem is None and not torch.equal(w, mine.bfloat16()):
             problem = "%s: step %d: the weights are not the masters' bf16 rounding" % (
                 name, t)
-        elif not rel <= args.loss_tolerance:
-            problem = ("%s: step %d: loss %.6f, torch's run %.6f"
-                       % (name, t, lgot.item(), lref.item()))
-        elif not np.array_equal(w.float().numpy(), w0):
-            problem = "%s: step %d: the weights differ from rank 0's" % (name, t)
-        elif restored and not torch.equal(flat(restored[0]), w):
-            problem = "%s: step %d: the restored run differs" % (name, t)
         agree(comm, problem)
         if t == args.restore_at:
             buf = io.BytesIO()
@@ -401,7 +396,7 @@ def run_bf16(args, comm):
             opt.load_state_dict(saved["opt"])
             restored = (model, opt)
     if rank == 0:
-        print("%-6s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
+        print("%-10s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
               "largest difference %.1e)  step vs torch's: largest / bound %.3f  "
               "restored at %d: equal"
               % (name, schedule, size, args.steps, first_loss, lgot.item(),
