@@ -157,9 +157,9 @@ def flat(model):
 
 
 def averaged_grads(model, comm):
-    """The model's gradients summed over the ranks and scaled by 1/P (what
-    the coconet step computes from them)."""
-    grads = [p.grad.detach().clone() for p in model.parameters()]
+    """The model's gradients (a bf16 model's widened to f32) summed over
+    the ranks and scaled by 1/P (what the coconet step computes from them)."""
+    grads = [p.grad.detach().float().clone() for p in model.parameters()]
     scale = np.float32(1.0 / comm.Get_size())
     for g in grads:
         comm.Allreduce(MPI.IN_PLACE, g.numpy(), op=MPI.SUM)
@@ -199,6 +199,38 @@ def agree(comm, problem):
     problems = [(r, p) for r, p in enumerate(comm.allgather(problem)) if p]
     if problems:
         raise AssertionError("rank %d: %s" % problems[0])
+
+
+def backward(runs, t, rank):
+    """Each (model, optimizer)'s gradients of step t; the first's loss."""
+    losses = []
+    for model, opt in runs:
+        opt.zero_grad()
+        losses.append(loss_of(model, t, rank))
+        losses[-1].backward()
+    return losses[0]
+
+
+def checkpoint(got, gopt, model, make):
+    """`model` and a new optimizer (`make(params)`) restored from got's and
+    gopt's state_dicts through torch.save, as a run stopped and resumed."""
+    buf = io.BytesIO()
+    torch.save({"model": got.state_dict(), "opt": gopt.state_dict()}, buf)
+    buf.seek(0)
+    saved = torch.load(buf)
+    model.load_state_dict(saved["model"])
+    opt = make(model.parameters())
+    opt.load_state_dict(saved["opt"])
+    return model, opt
+
+
+def report(name, schedule, size, args, first_loss, last, last_ref, worst_loss,
+           worst_step):
+    print("%-10s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
+          "largest difference %.1e)  step vs torch's: largest / bound %.3f  "
+          "restored at %d: equal"
+          % (name, schedule, size, args.steps, first_loss, last, last_ref,
+             worst_loss, worst_step, args.restore_at), flush=True)
 
 
 def judge(name, t, args, comm, mine, w, expected, before, lgot, lref, restored,
@@ -257,12 +289,7 @@ def run(name, args, comm):
         ropt.step()
 
         # coconet's run, each step against torch's step from the same state.
-        for model, opt in [(got, gopt)] + ([restored] if restored else []):
-            opt.zero_grad()
-            loss = loss_of(model, t, rank)
-            loss.backward()
-            if model is got:
-                lgot = loss
+        lgot = backward([(got, gopt)] + ([restored] if restored else []), t, rank)
         before, expected = shadow.step(got, gopt.state_dict(), comm)
         for model, opt in [(got, gopt)] + ([restored] if restored else []):
             opt.step()
@@ -284,36 +311,15 @@ def run(name, args, comm):
                     name, t, mine, theirs)
         agree(comm, problem)
         if t == args.restore_at:
-            buf = io.BytesIO()
-            torch.save({"model": got.state_dict(), "opt": gopt.state_dict()}, buf)
-            buf.seek(0)
-            saved = torch.load(buf)
-            model = Tiny(99)
-            model.load_state_dict(saved["model"])
-            opt = cls(model.parameters(), schedule=schedule, cache_dir=args.cache, **ours)
-            opt.load_state_dict(saved["opt"])
-            restored = (model, opt)
+            restored = checkpoint(got, gopt, Tiny(99), lambda ps: cls(
+                ps, schedule=schedule, cache_dir=args.cache, **ours))
     if max_norm is not None and not 0 < clipped < args.steps:
         raise AssertionError("%s: %d of %d steps clipped (norms %.3g to %.3g): "
                              "choose another max_norm"
                              % (name, clipped, args.steps, min(norms), max(norms)))
     if rank == 0:
-        print("%-10s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
-              "largest difference %.1e)  step vs torch's: largest / bound %.3f  "
-              "restored at %d: equal"
-              % (name, schedule, size, args.steps, first_loss, lgot.item(),
-                 lref.item(), worst_loss, worst_step, args.restore_at), flush=True)
-
-
-def averaged_f32(model, comm):
-    """The model's bf16 gradients widened to f32, summed over the ranks
-    and scaled by 1/P (what the mixed-precision step computes from them)."""
-    grads = [p.grad.detach().float() for p in model.parameters()]
-    scale = np.float32(1.0 / comm.Get_size())
-    for g in grads:
-        comm.Allreduce(MPI.IN_PLACE, g.numpy(), op=MPI.SUM)
-        g.numpy()[...] *= scale
-    return grads
+        report(name, schedule, size, args, first_loss, lgot.item(), lref.item(),
+               worst_loss, worst_step)
 
 
 def masters(model, state):
@@ -349,25 +355,20 @@ def run_bf16(args, comm):
         refb.zero_grad()
         lref = loss_of(refb, t, rank)
         lref.backward()
-        for q, g in zip(ref32.parameters(), averaged_f32(refb, comm)):
+        for q, g in zip(ref32.parameters(), averaged_grads(refb, comm)):
             q.grad = g
         ropt.step()
         with torch.no_grad():
             for p, q in zip(refb.parameters(), ref32.parameters()):
                 p.copy_(q)
 
-        for model, opt in [(got, gopt)] + ([restored] if restored else []):
-            opt.zero_grad()
-            loss = loss_of(model, t, rank)
-            loss.backward()
-            if model is got:
-                lgot = loss
+        lgot = backward([(got, gopt)] + ([restored] if restored else []), t, rank)
         state = gopt.state_dict()
         with torch.no_grad():
             for q, mw in zip(shadow.parameters(), masters(got, state)):
                 q.copy_(mw)
         sopt.load_state_dict(state)
-        for q, g in zip(shadow.parameters(), averaged_f32(got, comm)):
+        for q, g in zip(shadow.parameters(), averaged_grads(got, comm)):
             q.grad = g
         before = flat(shadow)
         sopt.step()
@@ -386,21 +387,11 @@ def run_bf16(args, comm):
                 name, t)
         agree(comm, problem)
         if t == args.restore_at:
-            buf = io.BytesIO()
-            torch.save({"model": got.state_dict(), "opt": gopt.state_dict()}, buf)
-            buf.seek(0)
-            saved = torch.load(buf)
-            model = Tiny(99).bfloat16()
-            model.load_state_dict(saved["model"])
-            opt = ct.AdamW(model.parameters(), schedule=schedule, cache_dir=args.cache, **kw)
-            opt.load_state_dict(saved["opt"])
-            restored = (model, opt)
+            restored = checkpoint(got, gopt, Tiny(99).bfloat16(), lambda ps: ct.AdamW(
+                ps, schedule=schedule, cache_dir=args.cache, **kw))
     if rank == 0:
-        print("%-10s %-14s %d ranks %3d steps  loss %.4f -> %.4f (torch's run %.4f; "
-              "largest difference %.1e)  step vs torch's: largest / bound %.3f  "
-              "restored at %d: equal"
-              % (name, schedule, size, args.steps, first_loss, lgot.item(),
-                 lref.item(), worst_loss, worst_step, args.restore_at), flush=True)
+        report(name, schedule, size, args, first_loss, lgot.item(), lref.item(),
+               worst_loss, worst_step)
 
 
 def main():
