@@ -146,6 +146,9 @@ def draw(rng, dtype, shape):
     if dtype in ("float16", "float32", "float64"):
         x = rng.integers(-(1 << 23), 1 << 23, size=shape) / float(1 << 23)
         return x.astype(dtype)
+    if dtype == "bfloat16":  # no NumPy type: f32 values exact in bf16
+        x = rng.integers(-(1 << 7), 1 << 7, size=shape) / float(1 << 7)
+        return x.astype(np.float32)
     if dtype == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
     if dtype == "uint64":
@@ -153,7 +156,7 @@ def draw(rng, dtype, shape):
     return rng.integers(-1000, 1000, size=shape).astype(dtype)
 
 
-SCALARS = {"float16": "0.5", "float32": "0.001", "float64": "0.25",
+SCALARS = {"float16": "0.5", "bfloat16": "0.5", "float32": "0.001", "float64": "0.25",
            "int32": "3", "int64": "7", "uint64": "12345", "bool": "true"}
 # Names whose value must keep a program's math finite (Adam's betas, eps).
 NAMED = {"beta1": "0.9", "beta2": "0.999", "eps": "1e-08", "lr": "0.001",
