@@ -362,6 +362,69 @@ def refuses(what, fn, exc, text):
     raise AssertionError("%s: not refused" % what)
 
 
+def own_program(name, body_change=None, params_change=None):
+    """A copy of stdlib's torch_adam (and its rs_c_ag schedule) named
+    `name`, with `body_change`/`params_change` (old, new) applied."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    std = open(os.path.join(here, "..", "..", "stdlib", "optim", "torch.coco")).read()
+    start = std.index("program torch_adam(")
+    end = std.index("// The same as one fused collective kernel.", start)
+    text = std[start:end].replace("torch_adam", name)
+    for change in (body_change, params_change):
+        if change:
+            assert change[0] in text, change
+            text = text.replace(change[0], change[1], 1)
+    path = os.path.join(work, name + ".coco")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+@case
+def users_own_program():
+    """program=(file, name): a program of the user's that follows the
+    convention steps the model (a copy of torch_adam: bit for bit
+    coconet.torch.AdamW's own; one whose step size is doubled: other
+    weights); one that does not is refused at the first step, naming the
+    parameter."""
+    same = own_program("my_adam")
+    other = own_program("my_adam2", ("expand(ss, layers) * m1",
+                                      "expand(ss, layers) * 2.0 * m1"))
+    runs = {}
+    for key, program in (("std", None), ("same", (same, "my_adam")),
+                         ("other", (other, "my_adam2"))):
+        model = Net(1)
+        opt = ct.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1,
+                       program=program, cache_dir=CACHE)
+        train(model, opt, 4, lambda m, o: o.zero_grad())
+        runs[key] = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    if not torch.equal(runs["std"], runs["same"]):
+        raise AssertionError("the copy of torch_adam differs from AdamW's own")
+    if torch.equal(runs["std"], runs["other"]):
+        raise AssertionError("program= did not run the user's program")
+    fewer = own_program("my_adam3", None, ("eps: f32)", ")"))
+    fewer_text = open(fewer).read().replace(" + eps;", ";")
+    with open(fewer, "w") as f:
+        f.write(fewer_text)
+    m = Net(0)
+    opt = ct.AdamW(m.parameters(), program=(fewer, "my_adam3"), cache_dir=CACHE)
+    loss(m).backward()
+    refuses("fewer", opt.step, ValueError, "takes 14 parameters after its segment table; AdamW passes 15 (g, w, "
+            "m, v, 5 [T] vectors and 6 scalars")
+    wide = own_program("my_adam4", ("gs * gscale", "gs * f32(gscale)"),
+                       ("gscale: f32", "gscale: f64"))
+    m = Net(0)
+    opt = ct.AdamW(m.parameters(), program=(wide, "my_adam4"), cache_dir=CACHE)
+    loss(m).backward()
+    refuses("f64 gscale", opt.step, ValueError,
+            "parameter 9 is gscale: f64; AdamW passes f32 scalar here")
+    refuses("pair", lambda: ct.AdamW(m.parameters(), program="my.coco"), TypeError,
+            "program is a pair (a .coco file, a program's name), not 'my.coco'")
+    refuses("clip", lambda: ct.AdamW(m.parameters(), program=(same, "my_adam"),
+                                     max_norm=1.0),
+            ValueError, "program= with max_norm=")
+
+
 @case
 def refusals():
     m = Net(0)

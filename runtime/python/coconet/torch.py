@@ -110,10 +110,33 @@ class _FlatOptimizer(torch.optim.Optimizer):
         self._rewired = 0
         self._ready = True
 
+    #: the .coco file of the program (program= gives another)
+    _source = SOURCE
+    #: program= gave the user's own program
+    _custom = False
+
+    def _use_program(self, program):
+        """program=(file, name): the user's own program in place of the
+        standard library's (before __init__); it must follow the
+        convention of stdlib/optim/torch.coco, checked at the first step."""
+        if program is None:
+            return
+        if (not isinstance(program, (tuple, list)) or len(program) != 2
+                or not isinstance(program[0], (str, os.PathLike))
+                or not isinstance(program[1], str)):
+            raise TypeError("coconet.torch: program is a pair (a .coco file, a "
+                            "program's name), not %s" % ascii(program)[:64])
+        self._source = os.fspath(program[0])
+        self._program_name = program[1]
+        self._custom = True
+
     def _clip(self, max_norm, schedule):
         """max_norm=: the program NAME_clip (before __init__)."""
         if max_norm is None:
             return
+        if self._custom:
+            raise ValueError("coconet.torch: program= with max_norm=: give a "
+                             "program that clips (as stdlib's NAME_clip do)")
         if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
             raise TypeError("coconet.torch: max_norm is a number, not %s"
                             % type(max_norm).__name__)
@@ -170,6 +193,9 @@ class _FlatOptimizer(torch.optim.Optimizer):
                                 % type(self).__name__)
             if self._max_norm is not None:
                 raise ValueError("coconet.torch: max_norm with bfloat16 "
+                                 "parameters is not supported yet")
+            if self._custom:
+                raise ValueError("coconet.torch: program= with bfloat16 "
                                  "parameters is not supported yet")
             self._program_name += "_mixed"
             self._state = (("master", "master_weight"),) + tuple(self._state)
@@ -312,7 +338,7 @@ class _FlatOptimizer(torch.optim.Optimizer):
         if schedule == "auto":
             extra = dict(size={"N": self._n, "T": len(self._params)},
                          ranks=self._ranks, machine=self._machine)
-        self._module = _cache.load(SOURCE, self._program_name, full,
+        self._module = _cache.load(self._source, self._program_name, full,
                                    self._target, cache_dir=self._cache_dir, **extra)
         tables = {"layers": self._lengths}
         sizes = {"N": self._n, "T": len(self._params)}
@@ -333,6 +359,37 @@ class _FlatOptimizer(torch.optim.Optimizer):
         elif "master" in self._tensors:
             self._restore({"master": self._w.float().cpu()}, ("master",))
         return step
+
+    def _check_convention(self, step, vectors, scalars):
+        """The user's program takes what this optimizer passes (the
+        convention of stdlib/optim/torch.coco, by position): g and w, the
+        state by its names, then `on` and the other [T] vectors, then
+        gscale and the scalars, every tensor f32."""
+        expected = [("g", "[N]", "segmented(layers)"), ("w", "[N]", "segmented(layers)")]
+        expected += [(n, "[N]", "segmented(layers)") for n, _ in self._state]
+        expected += [(None, "[T]", None)] * (1 + vectors)
+        expected += [(None, "", None)] * (1 + scalars)
+        params = [p for p in step.program.info["params"]]
+        who = "coconet.torch: program '%s' of %s" % (self._program_name,
+                                                     ascii(self._source)[1:-1][-64:])
+        if len(params) != len(expected):
+            raise ValueError("%s takes %d parameters after its segment table; "
+                             "%s passes %d (g, w, %s, %d [T] vectors and %d "
+                             "scalars: stdlib/optim/torch.coco's convention)"
+                             % (who, len(params), type(self).__name__, len(expected),
+                                ", ".join(n for n, _ in self._state) or "no state",
+                                1 + vectors, 1 + scalars))
+        for i, (p, (name, dims, seg)) in enumerate(zip(params, expected)):
+            t = p["type"]
+            ok = (p["dtype"] == "f32" and t[3:].startswith(dims) if dims
+                  else p["kind"] == "scalar" and p["dtype"] == "f32")
+            ok = ok and (seg is None or seg in t) and (name is None or p["name"] == name)
+            if not ok:
+                want = ("f32 scalar" if not dims else "f32%s%s" % (
+                    dims, " ... " + seg if seg else ""))
+                raise ValueError("%s: parameter %d is %s: %s; %s passes %s%s here"
+                                 % (who, i, p["name"], t, type(self).__name__, want,
+                                    " named '%s'" % name if name else ""))
 
     def _vector(self, values):
         v = torch.from_numpy(np.asarray(values, dtype=np.float32))
@@ -366,6 +423,9 @@ class _FlatOptimizer(torch.optim.Optimizer):
         on = self._agree()
         self._steps += (on > 0)
         args = self._arguments(on)
+        if self._custom and not getattr(self, "_checked", False):
+            self._check_convention(step, len(args[0]), len(args[1]))
+            self._checked = True
         clip = () if self._max_norm is None else (self._max_norm,)
         out = step(self._g, self._w, *[self._tensors[n] for n, _ in self._state],
                    self._vector(on), *[self._vector(a) for a in args[0]],
@@ -520,9 +580,10 @@ class _TorchAdam(_AdamFamily):
                  weight_decay=None, amsgrad=False, *, maximize=False,
                  schedule="rs_c_ag", communicator=None, average=True,
                  machine=None, cache_dir=None, foreach=None, capturable=False,
-                 differentiable=False, fused=None, max_norm=None):
+                 differentiable=False, fused=None, max_norm=None, program=None):
         if weight_decay is None:
             weight_decay = self._default_weight_decay
+        self._use_program(program)
         self._clip(max_norm, schedule)
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize,
                          schedule, communicator, average, machine, cache_dir,
@@ -583,7 +644,9 @@ class LAMB(_AdamFamily):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6,
                  weight_decay=0.0, *, schedule="rs_c_ag", communicator=None,
-                 average=True, machine=None, cache_dir=None, max_norm=None):
+                 average=True, machine=None, cache_dir=None, max_norm=None,
+                 program=None):
+        self._use_program(program)
         self._clip(max_norm, schedule)
         super().__init__(params, lr, betas, eps, weight_decay, False, False,
                          schedule, communicator, average, machine, cache_dir)
@@ -611,7 +674,7 @@ class SGD(_FlatOptimizer):
                  weight_decay=0.0, nesterov=False, *, maximize=False,
                  schedule="rs_c_ag", communicator=None, average=True,
                  machine=None, cache_dir=None, foreach=None,
-                 differentiable=False, fused=None, max_norm=None):
+                 differentiable=False, fused=None, max_norm=None, program=None):
         if momentum < 0.0:
             raise ValueError("Invalid momentum value: %s" % momentum)
         if nesterov and (momentum <= 0 or dampening != 0):
@@ -622,6 +685,7 @@ class SGD(_FlatOptimizer):
                         weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize)
         self._program_name = "torch_sgd"
+        self._use_program(program)
         self._clip(max_norm, schedule)
         self._state = (("buf", "momentum_buffer" if momentum != 0 else None),)
         super().__init__(params, defaults, schedule, communicator, average,
