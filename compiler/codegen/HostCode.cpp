@@ -580,15 +580,13 @@ static void emitRequirements(CodeWriter &w, const Plan &plan) {
     w.indent();
     unsigned temp = 0;
     emitBody(w, r.condition, operands, "", "cc_holds", host, temp);
-    // The refusal: its text, a parameter's value at each '\x01'.
+    // The refusal: its pieces, each parameter's value after its own.
     std::string message = "std::string(" + quoted(plan.name + ": ") + ")";
-    llvm::SmallVector<llvm::StringRef, 4> pieces;
-    llvm::StringRef(r.failure).split(pieces, '\x01');
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      if (i)
-        message += " + " + valueText(plan.buffers[r.buffers[i - 1]]);
-      if (!pieces[i].empty())
-        message += " + " + quoted(pieces[i]);
+    for (size_t i = 0; i < r.pieces.size(); ++i) {
+      if (!r.pieces[i].empty())
+        message += " + " + quoted(r.pieces[i]);
+      if (i < r.buffers.size())
+        message += " + " + valueText(plan.buffers[r.buffers[i]]);
     }
     w.open("if (!cc_holds)");
     w.line("return Status::error(StatusCode::InvalidArgument, " + message +

@@ -370,13 +370,13 @@ std::unique_ptr<Program> Program::clone() const {
   return copy;
 }
 
-std::string requirementFailure(const Requirement &r,
-                               llvm::ArrayRef<std::string> values) {
-  std::string out;
+llvm::SmallVector<std::string, 3> requirementPieces(const Requirement &r) {
+  llvm::SmallVector<std::string, 3> pieces;
   for (size_t i = 0; i < r.params.size(); ++i)
-    out += (i ? ", " : "") + r.params[i]->name + " = " + values[i];
-  out += (out.empty() ? "" : ": ") + r.message;
-  return out + " (require(" + r.text + ") at " + r.where + ")";
+    pieces.push_back((i ? ", " : "") + r.params[i]->name + " = ");
+  pieces.push_back((r.params.empty() ? "" : ": ") + r.message + " (require(" +
+                   r.text + ") at " + r.where + ")");
+  return pieces;
 }
 
 const SegmentTableDecl *Program::findTable(llvm::StringRef tableName) const {

@@ -196,11 +196,12 @@ struct Requirement {
 };
 
 /// The refusal every host prints when `r` fails, after its own prefix
-/// ("adam: "): the parameters' values as `values` gives them (one text
-/// each, in the order of r.params), e.g.
-///   "step = 0: the step counts from 1 (require(step >= 1) at adam.coco:14)".
-std::string requirementFailure(const Requirement &r,
-                               llvm::ArrayRef<std::string> values);
+/// ("adam: "), cut around the parameters' values, which each host prints
+/// itself: pieces[i] comes before the value of r.params[i], the last piece
+/// after the last value. {"step = ", ": the step counts from 1
+/// (require(step >= 1) at adam.coco:14)"} prints as "step = 0: the step
+/// counts from 1 (require(step >= 1) at adam.coco:14)".
+llvm::SmallVector<std::string, 3> requirementPieces(const Requirement &r);
 
 /// A program: parameters, stages and results.
 class Program {

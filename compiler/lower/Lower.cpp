@@ -332,8 +332,7 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
     q.condition = r.condition;
     for (const Stage *p : r.params)
       q.buffers.push_back(l.bufferOf.lookup(p));
-    q.failure = ir::requirementFailure(
-        r, llvm::SmallVector<std::string, 2>(r.params.size(), "\x01"));
+    q.pieces = ir::requirementPieces(r);
     q.text = r.text;
     q.message = r.message;
     plan->requirements.push_back(std::move(q));

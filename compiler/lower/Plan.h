@@ -580,11 +580,12 @@ struct Plan {
   /// A requirement on the scalar parameters (ir::Requirement), checked by
   /// operator() before anything runs: the condition, whose Operand leaves
   /// read `buffers` (ScalarParams), and the refusal after the program
-  /// object's name, with a '\x01' where each parameter's value goes.
+  /// object's name, cut around the parameters' values
+  /// (ir::requirementPieces: pieces[i] before buffers[i]'s value).
   struct Requirement {
     const ir::ScalarExpr *condition = nullptr;
     llvm::SmallVector<unsigned, 2> buffers;
-    std::string failure;
+    llvm::SmallVector<std::string, 3> pieces;
     /// The condition as the source writes it, and the message (for the
     /// header's documentation).
     std::string text, message;

@@ -312,14 +312,12 @@ void Printer::print() {
     os << '\n';
   }
   for (const Plan::Requirement &r : plan.requirements) {
-    std::string text = r.failure;
-    size_t next = 0;
-    for (unsigned b : r.buffers)
-      if (size_t at = text.find('\x01', next); at != std::string::npos) {
-        text.replace(at, 1, "<" + plan.buffers[b].name + ">");
-        next = at;
-      }
-    os << "  require: " << text << '\n';
+    os << "  require: ";
+    for (size_t i = 0; i < r.pieces.size(); ++i)
+      os << r.pieces[i]
+         << (i < r.buffers.size() ? "<" + plan.buffers[r.buffers[i]].name + ">"
+                                  : "");
+    os << '\n';
   }
   for (const SizeCheck &c : plan.checks) {
     std::string axes;

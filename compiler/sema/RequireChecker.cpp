@@ -101,21 +101,18 @@ bool ProgramChecker::checkRequire(const ast::Stmt &stmt) {
       continue;
     const ir::Stage *s = n->stage;
     readsParam = true;
-    if (!reported.insert(s).second)
-      continue;
-    if (!s->isParam()) {
+    if ((s->isParam() && s->type.isScalar() &&
+         !s->type.layout.isLocalAnywhere()) ||
+        !reported.insert(s).second)
+      continue; // a replicated scalar parameter, or reported already
+    ok = false;
+    if (!s->isParam())
       diags.report(n->range, DiagId::RequireReadsComputed, s->name);
-      ok = false;
-    } else if (!s->type.isScalar()) {
+    else if (!s->type.isScalar())
       diags.report(n->range, DiagId::RequireReadsTensor, s->name,
                    s->type.str(program.mesh));
-      ok = false;
-    } else if (s->type.layout.isLocalAnywhere()) {
+    else
       diags.report(n->range, DiagId::RequireReadsLocal, s->name);
-      ok = false;
-    } else {
-      reported.erase(s);
-    }
   }
   if (!readsParam) {
     diags.report(cond.range, DiagId::RequireConstant);

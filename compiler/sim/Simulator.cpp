@@ -668,9 +668,13 @@ static llvm::Error checkRequirements(const ir::Program &program,
       else
         texts.push_back(std::to_string(static_cast<int64_t>(v.i)));
     }
-    if (ir::evalScalar(*r.condition, values, 0).i == 0)
-      return llvm::createStringError(program.name + ": " +
-                                     ir::requirementFailure(r, texts));
+    if (ir::evalScalar(*r.condition, values, 0).i != 0)
+      continue;
+    const auto pieces = ir::requirementPieces(r);
+    std::string failure = program.name + ": ";
+    for (size_t i = 0; i < pieces.size(); ++i)
+      failure += pieces[i] + (i < texts.size() ? texts[i] : "");
+    return llvm::createStringError(failure);
   }
   return llvm::Error::success();
 }
