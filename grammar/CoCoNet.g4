@@ -94,6 +94,7 @@ block
 
 stmt
     : name=IDENT ASSIGN expr SEMI       # assignStmt
+    | LPAREN names+=IDENT (COMMA names+=IDENT)+ RPAREN ASSIGN expr SEMI # tupleAssignStmt
     | RETURN expr (COMMA expr)* SEMI    # returnStmt
     | REQUIRE LPAREN cond=expr COMMA message=STRING RPAREN SEMI # requireStmt
     ;

@@ -220,6 +220,10 @@ Polynomial LaunchCounter::network(const Stage &stage) const {
   case StageKind::Transpose:
   case StageKind::LayerNorm:
   case StageKind::RmsNorm:
+  case StageKind::TopK:
+  case StageKind::CumSum:
+  case StageKind::Gather:
+  case StageKind::Scatter:
     break;
   }
   return n;

@@ -119,6 +119,9 @@ struct Stmt {
   enum class Kind { Assign, Return, Require };
   Kind kind = Kind::Assign;
   Ident name; ///< Assign only.
+  /// Assign of several names, `(values, indices) = topk(...)`: the names
+  /// after the first (`name`).
+  std::vector<Ident> moreNames;
   /// One for Assign and Require (the condition); the results for Return.
   std::vector<ExprPtr> values;
   /// Require: the message between the quotes, and the literal's range.

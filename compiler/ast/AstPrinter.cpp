@@ -226,8 +226,14 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
     }
     if (stmt.kind == Stmt::Kind::Return)
       os << "return ";
-    else
+    else if (stmt.moreNames.empty())
       os << stmt.name.name << " = ";
+    else {
+      os << "(" << stmt.name.name;
+      for (const Ident &n : stmt.moreNames)
+        os << ", " << n.name;
+      os << ") = ";
+    }
     printValues(stmt.values, os);
     os << '\n';
   }

@@ -347,6 +347,10 @@ const Target &cudaTarget();
 std::string banner(const lower::Plan &plan, const EmitOptions &options,
                    llvm::StringRef what);
 
+/// The kernel of a topk, cumsum, gather or scatter step (IndexCode.cpp).
+void emitIndexKernel(CodeWriter &w, const Target &t, const lower::Plan &plan,
+                     const lower::Step &step, const lower::IndexKernel &k);
+
 } // namespace coconet::codegen
 
 #endif // COCONET_CODEGEN_CODEGENIMPL_H

@@ -440,6 +440,17 @@ void emitCreate(CodeWriter &w, const Plan &plan, const Target &t) {
   }
   emitSizeLimits(w, plan);
   for (const SizeCheck &c : plan.checks) {
+    if (c.atLeast) {
+      const std::string global = printExtent({c.global, {}}, mesh, createSize);
+      w.open("if ((" + global + ") < " + std::to_string(c.atLeast) + ")");
+      w.line("return Status::error(StatusCode::InvalidArgument, \"" +
+             plan.name + ": " + c.what + " has size " +
+             printExtent({c.global, {}}, mesh, sizeAsWritten) +
+             " = \" + std::to_string(" + global + ") + \", fewer than " +
+             std::to_string(c.atLeast) + "\");");
+      w.close();
+      continue;
+    }
     std::string divisor;
     std::string names;
     for (unsigned a : c.axes) {

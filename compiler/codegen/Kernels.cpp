@@ -232,6 +232,10 @@ std::string kernelItems(const Step &step, llvm::StringRef gRef) {
     return g + ".rows";
   if (std::holds_alternative<TransposeKernel>(step.body))
     return g + ".batch * " + g + ".rows * " + g + ".cols";
+  if (auto *k = std::get_if<IndexKernel>(&step.body))
+    return k->op == IndexKernel::Op::Gather
+               ? g + ".outer * " + g + ".taken * " + g + ".inner"
+               : g + ".outer * " + g + ".inner";
   return g + ".outer * " + g + ".blocks * " + g + ".chunk";
 }
 
@@ -251,6 +255,8 @@ void emitKernels(CodeWriter &w, const Target &t, const Plan &plan) {
             emitNorm(w, t, plan, step, body);
           else if constexpr (std::is_same_v<T, TransposeKernel>)
             emitTranspose(w, t, plan, step, body);
+          else if constexpr (std::is_same_v<T, IndexKernel>)
+            emitIndexKernel(w, t, plan, step, body);
           else if constexpr (std::is_same_v<T, PackKernel>)
             emitPack(w, t, plan, step, body);
           else

@@ -38,6 +38,17 @@ StageDescription describeStage(const Program &program, const Stage &stage) {
     if (!stage.segments.empty())
       d.keywords.push_back("by=" + stage.segments);
     break;
+  case StageKind::TopK:
+    if (stage.topkIndices)
+      d.operation = "topk indices";
+    d.keywords.push_back("k=" + std::to_string(stage.k));
+    d.keywords.push_back("dim=" + std::to_string(stage.dim));
+    break;
+  case StageKind::CumSum:
+  case StageKind::Gather:
+  case StageKind::Scatter:
+    d.keywords.push_back("dim=" + std::to_string(stage.dim));
+    break;
   case StageKind::Elementwise:
   case StageKind::MatMul:
   case StageKind::Transpose:

@@ -212,11 +212,108 @@ std::optional<Layout> communicationLayout(StageKind kind, const Layout &in,
     case StageKind::Transpose:
     case StageKind::LayerNorm:
     case StageKind::RmsNorm:
+    case StageKind::TopK:
+    case StageKind::CumSum:
+    case StageKind::Gather:
+    case StageKind::Scatter:
       need = "a communication stage";
       return std::nullopt;
     }
   }
   return out;
+}
+
+std::optional<Layout> alongLayout(const Layout &in, int dim,
+                                  std::string &hint) {
+  if (in.slicesDim(dim)) {
+    hint = "dimension " + std::to_string(dim) +
+           " is sliced across ranks; allgather it first, or slice another "
+           "dimension";
+    return std::nullopt;
+  }
+  return in;
+}
+
+/// The axes on which `l` is sliced along `dim`.
+static llvm::SmallVector<unsigned, 2> rowAxes(const Layout &l, int dim) {
+  llvm::SmallVector<unsigned, 2> out;
+  for (unsigned a = 0; a < l.size(); ++a)
+    if (l[a].state == AxisState::Sliced && l[a].dim == dim)
+      out.push_back(a);
+  return out;
+}
+
+/// The index operations read whole blocks: on every axis the data `a` and
+/// the index (or source) `b` are in the same state, except that one may be
+/// local and the other replicated (local), `a` may be sliced along a
+/// dimension at or after `bRank` that `b` does not have while `b` is
+/// replicated, and on the axes `rows` (where `b` is sliced along the
+/// indexed dimension) `a` is local or replicated and the result `state`.
+static std::optional<Layout> sameBlocks(const Layout &a, const Layout &b,
+                                        unsigned bRank,
+                                        llvm::ArrayRef<unsigned> rows,
+                                        AxisLayout state, llvm::StringRef what,
+                                        std::string &hint) {
+  Layout out = a;
+  for (unsigned axis = 0; axis < a.size(); ++axis) {
+    const AxisLayout &x = a[axis], &y = b[axis];
+    const bool xs = x.state == AxisState::Sliced;
+    const bool ys = y.state == AxisState::Sliced;
+    if (llvm::is_contained(rows, axis)) {
+      if (xs) {
+        hint = "the rows are sliced across ranks, so " + what.str() +
+               " must be local or replicated on their axis";
+        return std::nullopt;
+      }
+      out[axis] = state;
+    } else if (xs && ys) {
+      if (x.dim != y.dim) {
+        hint = "they are sliced along different dimensions";
+        return std::nullopt;
+      }
+    } else if (xs) {
+      if (static_cast<unsigned>(x.dim) < bRank ||
+          y.state != AxisState::Replicated) {
+        hint = "slice both alike (each rank reads whole blocks)";
+        return std::nullopt;
+      }
+    } else if (ys) {
+      hint = "slice both alike (each rank reads whole blocks)";
+      return std::nullopt;
+    } else if (y.state == AxisState::Local) {
+      out[axis] = y;
+    }
+  }
+  return out;
+}
+
+std::optional<Layout> gatherLayout(const Layout &x, const Layout &index,
+                                   unsigned indexRank, int dim,
+                                   std::string &hint) {
+  if (x.slicesDim(dim)) {
+    hint = "the gathered dimension " + std::to_string(dim) +
+           " of the data is sliced across ranks; allgather it first";
+    return std::nullopt;
+  }
+  return sameBlocks(x, index, indexRank, rowAxes(index, dim),
+                    {AxisState::Sliced, dim}, "the data", hint);
+}
+
+std::optional<Layout> scatterLayout(const Layout &into, const Layout &index,
+                                    unsigned indexRank, const Layout &x,
+                                    int dim, std::string &hint) {
+  if (into.slicesDim(dim)) {
+    hint = "the scattered dimension " + std::to_string(dim) +
+           " of the destination is sliced across ranks; allgather it first";
+    return std::nullopt;
+  }
+  // The source: x read with its index.
+  auto source = sameBlocks(x, index, indexRank, {}, {}, "the source", hint);
+  if (!source)
+    return std::nullopt;
+  // No dimension of `into` is missing from the source (~0u).
+  return sameBlocks(into, *source, ~0u, rowAxes(*source, dim),
+                    {AxisState::Local, 0}, "the destination", hint);
 }
 
 } // namespace coconet::ir

@@ -43,6 +43,30 @@ std::optional<Layout> matmulLayout(const Layout &a, unsigned ra,
 /// Swaps the last two dimensions.
 Layout transposeLayout(const Layout &in, unsigned rank);
 
+/// topk and cumsum along `dim`: the input's layout; refused when `dim` is
+/// sliced (each rank would see only its block of every row).
+std::optional<Layout> alongLayout(const Layout &in, int dim, std::string &hint);
+
+/// gather(x, index, dim) with an index of rank `indexRank` (x's leading
+/// dimensions). Each rank reads whole blocks, so on every axis x and the
+/// index are in the same state, or one is local and the other replicated
+/// (local), or x is sliced along a dimension the index does not have and
+/// the index is replicated; except where the index is sliced along `dim`
+/// (each rank picks its own rows): x is local or replicated there and the
+/// result sliced along `dim`. x sliced along `dim` is refused.
+std::optional<Layout> gatherLayout(const Layout &x, const Layout &index,
+                                   unsigned indexRank, int dim,
+                                   std::string &hint);
+
+/// scatter(into, index, x, dim): the source (x with its index, as for
+/// gather) and `into` in the same state on every axis (as for gather),
+/// except where the source is sliced along `dim` (each rank writes its own
+/// rows into its copy): `into` is local or replicated there and the result
+/// local. `into` sliced along `dim` is refused.
+std::optional<Layout> scatterLayout(const Layout &into, const Layout &index,
+                                    unsigned indexRank, const Layout &x,
+                                    int dim, std::string &hint);
+
 /// The result layout of a communication stage of `kind` over `axis` (-1:
 /// every axis; an allgather over one axis of a dimension sliced over
 /// several must gather the innermost), or nullopt with the requirement that

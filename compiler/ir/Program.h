@@ -24,6 +24,23 @@
 //   Transpose      swaps the last two dimensions.
 //   LayerNorm      (x, gamma, beta, eps) over the last dimension.
 //   RmsNorm        (x, gamma, eps) over the last dimension.
+//   TopK           (x) the `k` largest elements along `dim`, largest first,
+//                  an equal value ranked after the one at the lower index
+//                  (a NaN above every number); `topkIndices` gives their
+//                  positions along `dim` (i32) instead of the values.
+//   CumSum         (x) the inclusive running sum along `dim`: floats
+//                  accumulate in f64 in ascending order, each element
+//                  rounded once; integers wrap at 64 bits.
+//   Gather         (x, index) result[.., j, ..] = x[.., index[.., j, ..], ..]
+//                  along `dim`; the index has x's dimensions before `dim`,
+//                  any size along it and, after it, x's or none (read at
+//                  the position with the trailing coordinates dropped). An
+//                  index outside [0, size of x along dim) gives 0.
+//   Scatter        (into, index, x) into with x written along `dim`:
+//                  result[.., index[.., j, ..], ..] = x[.., j, ..] (the index
+//                  as for gather); writes with an index outside
+//                  [0, size of into along dim) are dropped; of two writes
+//                  to one element, the one with the greater j stays.
 //   AllReduce      combine over the axis in ascending rank order, in f64,
 //                  rounding once; every rank gets the result.
 //   ReduceScatter  as AllReduce, rank i of the axis keeps block i along `dim`.
@@ -119,14 +136,18 @@ public:
   unsigned paramIndex = 0;                      ///< Param
   const ScalarExpr *body = nullptr;             ///< Elementwise
   ReductionKind reduction = ReductionKind::Sum; ///< Reduction
-  int dim = -1; ///< Reduction (-1: all); ReduceScatter (scattered dim)
+  /// Reduction (-1: all); ReduceScatter (scattered dim); TopK, CumSum,
+  /// Gather, Scatter (the indexed dimension).
+  int dim = -1;
   /// Reduction: one value per segment of this table (dim = -1); empty for
   /// a whole-tensor or per-dimension reduction.
   std::string segments;
   ReduceOp reduceOp = ReduceOp::Sum; ///< AllReduce, ReduceScatter, Reduce
-  int axis = 0;       ///< communication: mesh axis, -1 for all axes
-  int64_t root = 0;   ///< Broadcast, Reduce: coordinate along the axis
-  int64_t offset = 0; ///< SendRecv
+  int axis = 0;             ///< communication: mesh axis, -1 for all axes
+  int64_t root = 0;         ///< Broadcast, Reduce: coordinate along the axis
+  int64_t offset = 0;       ///< SendRecv
+  int64_t k = 0;            ///< TopK: how many
+  bool topkIndices = false; ///< TopK: the positions, not the values
   /// communication: how it moves its data (a schedule's `algorithm`).
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
   /// Synthesized: the algorithm file's table (ir/AlgorithmTable.h).

@@ -86,6 +86,15 @@ static std::optional<Layout> ruleLayout(const Program &program,
   case StageKind::RmsNorm:
     // x joined with gamma (and beta); epsilon is a replicated scalar.
     return join(llvm::ArrayRef<Stage *>(stage.operands).drop_back());
+  case StageKind::TopK:
+  case StageKind::CumSum:
+    return alongLayout(in(0).layout, stage.dim, why);
+  case StageKind::Gather:
+    return gatherLayout(in(0).layout, in(1).layout, in(1).rank(), stage.dim,
+                        why);
+  case StageKind::Scatter:
+    return scatterLayout(in(0).layout, in(1).layout, in(1).rank(), in(2).layout,
+                         stage.dim, why);
   case StageKind::AllReduce:
   case StageKind::ReduceScatter:
   case StageKind::AllGather:
@@ -102,6 +111,56 @@ static std::optional<Layout> ruleLayout(const Program &program,
   }
   }
   return std::nullopt;
+}
+
+/// topk, cumsum, gather and scatter: dimension, shapes and element types
+/// as ir/Program.h states them.
+static std::string checkIndexShapes(const Stage &stage) {
+  const TensorType &t = stage.type;
+  const TensorType &x = stage.operands[0]->type;
+  if (stage.dim < 0 || stage.dim >= static_cast<int>(x.rank()))
+    return "dimension " + std::to_string(stage.dim) + " out of range";
+  const unsigned dim = stage.dim;
+  if (stage.kind == StageKind::TopK) {
+    Shape want = x.shape;
+    want[dim] = Dim::constant(stage.k);
+    if (stage.k < 1 || t.shape != want)
+      return "topk of " + std::to_string(stage.k) + " gives shape " +
+             shapeStr(t.shape);
+    if (t.dtype != (stage.topkIndices ? DType::I32 : x.dtype))
+      return "topk gives the wrong element type";
+    return "";
+  }
+  if (stage.kind == StageKind::CumSum)
+    return t.shape == x.shape && t.dtype == x.dtype ? ""
+                                                    : "cumsum changes its type";
+  // Gather and scatter.
+  {
+    const TensorType &index = stage.operands[1]->type;
+    const TensorType *source =
+        stage.kind == StageKind::Scatter ? &stage.operands[2]->type : nullptr;
+    if (index.dtype != DType::I32 && index.dtype != DType::I64)
+      return "its index is not i32 or i64";
+    if (index.rank() <= dim || index.rank() > x.rank())
+      return "its index has rank " + std::to_string(index.rank());
+    for (unsigned d = 0; d < index.rank(); ++d)
+      if (d != dim && index.shape[d] != x.shape[d])
+        return "its index's shape " + shapeStr(index.shape) +
+               " does not match " + shapeStr(x.shape);
+    Shape want = x.shape;
+    if (source) {
+      want[dim] = index.shape[dim];
+      if (source->shape != want || source->dtype != x.dtype)
+        return "its source " + source->str(Mesh()) + " does not match";
+      want = x.shape;
+    } else {
+      want[dim] = index.shape[dim];
+    }
+    if (t.shape != want || t.dtype != x.dtype)
+      return "its result's type " + shapeStr(t.shape) + " is not " +
+             shapeStr(want);
+    return "";
+  }
 }
 
 static std::string checkKind(const Program &program, const Stage &stage) {
@@ -138,6 +197,19 @@ static std::string checkKind(const Program &program, const Stage &stage) {
     return expectOperands(4);
   case StageKind::RmsNorm:
     return expectOperands(3);
+  case StageKind::TopK:
+  case StageKind::CumSum:
+    if (auto e = expectOperands(1); !e.empty())
+      return e;
+    return checkIndexShapes(stage);
+  case StageKind::Gather:
+    if (auto e = expectOperands(2); !e.empty())
+      return e;
+    return checkIndexShapes(stage);
+  case StageKind::Scatter:
+    if (auto e = expectOperands(3); !e.empty())
+      return e;
+    return checkIndexShapes(stage);
   case StageKind::AllReduce:
   case StageKind::Broadcast:
   case StageKind::Reduce:
@@ -216,6 +288,14 @@ static std::string checkSegments(const Program &program, const Stage &stage) {
     return "";
   case StageKind::Reduction:
     return t.isSegmented() ? "a reduction's result is segmented" : "";
+  case StageKind::TopK:
+  case StageKind::CumSum:
+  case StageKind::Gather:
+  case StageKind::Scatter:
+    for (const Stage *op : stage.operands)
+      if (op->type.isSegmented())
+        return "reads segmented '" + op->name + "' by index";
+    return t.isSegmented() ? "its result is segmented" : "";
   case StageKind::MatMul:
   case StageKind::Transpose:
   case StageKind::LayerNorm:

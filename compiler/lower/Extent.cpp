@@ -120,6 +120,22 @@ llvm::StringRef collectiveName(Collective kind) {
   return "?";
 }
 
+llvm::StringRef indexOpName(IndexKernel::Op op) {
+  switch (op) {
+  case IndexKernel::Op::TopKValues:
+    return "topk";
+  case IndexKernel::Op::TopKIndices:
+    return "topk-indices";
+  case IndexKernel::Op::CumSum:
+    return "cumsum";
+  case IndexKernel::Op::Gather:
+    return "gather";
+  case IndexKernel::Op::Scatter:
+    return "scatter";
+  }
+  return "?";
+}
+
 std::vector<std::string> Plan::allSizeNames() const {
   std::vector<std::string> out;
   for (const auto &a : mesh.axes)

@@ -174,11 +174,11 @@ void collectSizeChecks(Plan &plan, const ir::Program &program) {
   auto add = [&](SizeCheck check) {
     // Everything divides by 1 (an overlap in one chunk along a dimension
     // nothing slices).
-    if (check.axes.empty() && check.factor == 1)
+    if (check.axes.empty() && check.factor == 1 && !check.atLeast)
       return;
     for (const SizeCheck &c : plan.checks)
       if (c.global == check.global && c.axes == check.axes &&
-          c.factor == check.factor)
+          c.factor == check.factor && c.atLeast == check.atLeast)
         return;
     plan.checks.push_back(std::move(check));
   };
@@ -188,6 +188,19 @@ void collectSizeChecks(Plan &plan, const ir::Program &program) {
         add({b.shape[d].global, b.shape[d].axes, 1,
              "dimension " + std::to_string(d) + " of '" +
                  (b.value.empty() ? b.name : b.value) + "'"});
+  // A topk needs k elements along its dimension.
+  for (const auto &s : program.getStages())
+    if (s->kind == ir::StageKind::TopK && !s->topkIndices) {
+      const ir::Dim &along = s->operands[0]->type.shape[s->dim];
+      if (!along.isConstant())
+        add({along,
+             {},
+             1,
+             "dimension " + std::to_string(s->dim) + " of '" +
+                 s->operands[0]->name + "', the topk of " +
+                 std::to_string(s->k) + " '" + s->name + "'",
+             s->k});
+    }
   for (const ir::Overlap &o : program.overlaps) {
     SizeCheck c;
     c.global = o.producer->type.shape[o.dim];

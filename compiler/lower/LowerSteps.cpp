@@ -419,6 +419,47 @@ void lowerStage(Lowering &l, const Stage &s) {
     kernelStep("transpose", t, {t.input});
     return;
   }
+  case StageKind::TopK:
+  case StageKind::CumSum:
+  case StageKind::Gather:
+  case StageKind::Scatter: {
+    IndexKernel k;
+    k.data = l.inMemory(s.operands[0]);
+    k.output = l.bufferOf.lookup(&s);
+    k.dtype = s.type.dtype;
+    llvm::SmallVector<unsigned, 3> reads{k.data};
+    const Extents data = plan.buffers[k.data].shape;
+    const unsigned dim = s.dim;
+    k.outer = slice(data, 0, dim);
+    k.along = data[dim];
+    k.inner = slice(data, dim + 1, data.size());
+    k.taken = k.along;
+    const char *what = "cumsum";
+    if (s.kind == StageKind::TopK) {
+      k.op = s.topkIndices ? IndexKernel::Op::TopKIndices
+                           : IndexKernel::Op::TopKValues;
+      k.dtype = s.operands[0]->type.dtype;
+      k.k = s.k;
+      k.taken = plan.buffers[k.output].shape[dim];
+      what = s.topkIndices ? "topk indices" : "topk";
+    } else if (s.kind != StageKind::CumSum) {
+      k.op = s.kind == StageKind::Gather ? IndexKernel::Op::Gather
+                                         : IndexKernel::Op::Scatter;
+      k.index = l.inMemory(s.operands[1]);
+      reads.push_back(k.index);
+      const Buffer &index = plan.buffers[k.index];
+      k.indexType = index.dtype;
+      k.taken = index.shape[dim];
+      k.indexInner = index.shape.size() == data.size();
+      what = s.kind == StageKind::Gather ? "gather" : "scatter";
+      if (s.kind == StageKind::Scatter) {
+        k.source = l.inMemory(s.operands[2]);
+        reads.push_back(k.source);
+      }
+    }
+    kernelStep(what, k, reads);
+    return;
+  }
   case StageKind::MatMul:
     lowerMatMul(l, s);
     return;

@@ -22,6 +22,7 @@
 //                 all elements or along one dimension (f64 accumulation)
 //   Norm          layernorm / rmsnorm per row of the last dimension
 //   Transpose     swaps the last two dimensions of a block
+//   Index         topk / cumsum / gather / scatter along one dimension
 //   MatMul        C = A x B of the blocks (batched)
 //   Collective    allreduce, reducescatter, allgather, broadcast, reduce,
 //                 sendrecv of contiguous blocks over one mesh axis (-1: all)
@@ -301,6 +302,32 @@ struct TransposeKernel {
   Extent rows, cols;
 };
 
+/// topk, cumsum, gather or scatter along one dimension of a block; every
+/// block is [outer, along dim, inner] (ir/Program.h states the semantics;
+/// the layout rules make the blocks agree on outer and inner). One work
+/// item per line along the dimension (topk, cumsum, scatter: the line of
+/// the result, its copy of `into` first, then the source's writes in
+/// order), or per element of the result (gather).
+struct IndexKernel {
+  enum class Op { TopKValues, TopKIndices, CumSum, Gather, Scatter };
+  Op op = Op::CumSum;
+  /// The data (topk, cumsum, gather: x; scatter: into), the index (gather,
+  /// scatter), the source (scatter: x), the result.
+  unsigned data = 0, index = 0, source = 0, output = 0;
+  Extents outer, inner;
+  /// The data's extent along the dimension, and the result's (topk: k) or
+  /// the index's (gather, scatter).
+  Extent along, taken;
+  /// The index has the inner dimensions (else it ends at the dimension and
+  /// every inner element reads the same position).
+  bool indexInner = false;
+  int64_t k = 0;
+  ir::DType dtype = ir::DType::F32, indexType = ir::DType::I32;
+};
+
+/// "topk", "topk-indices", "cumsum", "gather", "scatter".
+llvm::StringRef indexOpName(IndexKernel::Op op);
+
 struct MatMulCall {
   unsigned a = 0, b = 0, c = 0;
   /// A is [batch..., M, K]; B is [K, N] or [batch..., K, N].
@@ -367,9 +394,10 @@ struct StoreScalarCall {
 
 /// One step: what it computes, the buffers it reads and writes.
 struct Step {
-  using Body = std::variant<ElementwiseKernel, ReductionKernel, NormKernel,
-                            TransposeKernel, MatMulCall, CollectiveCall,
-                            PackKernel, CopyCall, StoreScalarCall>;
+  using Body =
+      std::variant<ElementwiseKernel, ReductionKernel, NormKernel,
+                   TransposeKernel, IndexKernel, MatMulCall, CollectiveCall,
+                   PackKernel, CopyCall, StoreScalarCall>;
   /// A C identifier named after the stages it computes, unique in the
   /// plan: `k3_g32_to_w1`, `allreduce_gs`, `matmul_y`, `copy_out_y`.
   std::string name;
@@ -512,12 +540,16 @@ struct OverlapGroup {
 /// A divisibility the sizes must satisfy, checked when the program object
 /// is created: `global` divides by the product of `axes` sizes times
 /// `factor`.
+/// A size the generated code checks when the program is created: `global`
+/// divisible by the product of the sizes of `axes` and `factor`, or, where
+/// `atLeast` is set, not below it (a topk's k).
 struct SizeCheck {
   ir::Dim global;
   llvm::SmallVector<unsigned, 2> axes;
   int64_t factor = 1;
   /// What it is for: "dimension 0 of 'g'".
   std::string what;
+  int64_t atLeast = 0;
 };
 
 struct Plan {

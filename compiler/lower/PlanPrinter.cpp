@@ -192,6 +192,19 @@ void Printer::printStep(unsigned index, const Step &step) {
              << ": batch " << shape(body.batch) << " rows "
              << printExtent(body.rows, mesh, sizeName) << " cols "
              << printExtent(body.cols, mesh, sizeName) << '\n';
+        } else if constexpr (std::is_same_v<T, IndexKernel>) {
+          os << indexOpName(body.op) << " " << name(body.data) << " -> "
+             << name(body.output) << ": outer " << shape(body.outer)
+             << " along " << printExtent(body.along, mesh, sizeName)
+             << " taken " << printExtent(body.taken, mesh, sizeName)
+             << " inner " << shape(body.inner);
+          if (body.op == IndexKernel::Op::Gather ||
+              body.op == IndexKernel::Op::Scatter)
+            os << "; index " << name(body.index)
+               << (body.indexInner ? "" : " per line");
+          if (body.op == IndexKernel::Op::Scatter)
+            os << "; source " << name(body.source);
+          os << '\n';
         } else if constexpr (std::is_same_v<T, MatMulCall>) {
           os << "matmul " << name(body.c) << " = " << name(body.a) << " x "
              << name(body.b) << ": batch " << shape(body.batch) << " M "
@@ -320,6 +333,11 @@ void Printer::print() {
     os << '\n';
   }
   for (const SizeCheck &c : plan.checks) {
+    if (c.atLeast) {
+      os << "  check: " << printExtent({c.global, {}}, mesh, sizeName)
+         << " at least " << c.atLeast << " (" << c.what << ")\n";
+      continue;
+    }
     std::string axes;
     for (unsigned a : c.axes)
       axes += (axes.empty() ? "" : " * ") + mesh.axes[a].size;

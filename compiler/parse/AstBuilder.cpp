@@ -288,6 +288,12 @@ ast::Stmt AstBuilder::buildStmt(P::StmtContext &ctx) {
     stmt.kind = ast::Stmt::Kind::Assign;
     stmt.name = ident(assign->name);
     stmt.values.push_back(buildExpr(assign->expr()));
+  } else if (auto *tuple = dynamic_cast<P::TupleAssignStmtContext *>(&ctx)) {
+    stmt.kind = ast::Stmt::Kind::Assign;
+    stmt.name = ident(tuple->names[0]);
+    for (size_t i = 1; i < tuple->names.size(); ++i)
+      stmt.moreNames.push_back(ident(tuple->names[i]));
+    stmt.values.push_back(buildExpr(tuple->expr()));
   } else if (auto *ret = dynamic_cast<P::ReturnStmtContext *>(&ctx)) {
     stmt.kind = ast::Stmt::Kind::Return;
     for (P::ExprContext *value : ret->expr())

@@ -255,6 +255,10 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     case StageKind::Transpose:
     case StageKind::LayerNorm:
     case StageKind::RmsNorm:
+    case StageKind::TopK:
+    case StageKind::CumSum:
+    case StageKind::Gather:
+    case StageKind::Scatter:
     case StageKind::AllReduce:
     case StageKind::ReduceScatter:
     case StageKind::AllGather:

@@ -40,6 +40,10 @@ enum class Family {
   Expand,
   LayerNorm,
   RmsNorm,
+  TopK,
+  CumSum,
+  Gather,
+  Scatter,
   Collective,
   Update,
 };

@@ -113,6 +113,10 @@ public:
   llvm::StringMap<llvm::SMRange> nameRanges;
   llvm::StringSet<> poisoned;
   std::string statementName;
+  /// Set by `(values, indices) = topk(...)` for the call it names, which
+  /// consumes it and leaves its indices stage in `topkIndices`.
+  bool topkTuple = false;
+  ir::Stage *topkIndices = nullptr;
   unsigned nestedCount = 0;
   std::vector<std::unique_ptr<BodyNode>> nodes;
 
@@ -134,6 +138,8 @@ private:
   /// `require(cond, "message");` (RequireChecker.cpp).
   bool checkRequire(const ast::Stmt &stmt);
   bool checkUpdate(const ast::Stmt &stmt, const ast::Expr &call);
+  /// `(values, indices) = topk(...)`.
+  bool checkTupleAssign(const ast::Stmt &stmt);
 };
 
 } // namespace coconet::sema

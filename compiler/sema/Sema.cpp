@@ -325,6 +325,51 @@ bool ProgramChecker::checkUpdate(const ast::Stmt &stmt, const ast::Expr &call) {
   return true;
 }
 
+bool ProgramChecker::checkTupleAssign(const ast::Stmt &stmt) {
+  const ast::Expr &rhs = *stmt.values[0];
+  llvm::SmallVector<const ast::Ident *, 2> idents{&stmt.name};
+  for (const ast::Ident &n : stmt.moreNames)
+    idents.push_back(&n);
+  auto poison = [&] {
+    for (const ast::Ident *id : idents)
+      if (!names.count(id->name))
+        poisoned.insert(id->name);
+    return false;
+  };
+  if (rhs.kind != ast::Expr::Kind::Call || rhs.text != "topk") {
+    std::string what = rhs.kind == ast::Expr::Kind::Call
+                           ? rhs.text
+                           : std::string("the expression");
+    diags.report(rhs.range, DiagId::TupleNeedsTopk, what);
+    return poison();
+  }
+  if (idents.size() != 2) {
+    diags.report(stmt.range, DiagId::TupleArity, idents.size());
+    return poison();
+  }
+  bool namesOk = true;
+  for (const ast::Ident *id : idents) {
+    if (!checkNewName(*this, *id, "value")) {
+      namesOk = false;
+      continue;
+    }
+    nameRanges[id->name] = id->range;
+  }
+  topkTuple = true;
+  topkIndices = nullptr;
+  Value v = checkExpr(rhs);
+  topkTuple = false;
+  if (v.isError() || !namesOk || !topkIndices)
+    return poison();
+  ir::Stage *stages[] = {v.stage, topkIndices};
+  for (unsigned i = 0; i < 2; ++i) {
+    stages[i]->name = idents[i]->name;
+    stages[i]->loc = stmt.range;
+    names[idents[i]->name] = stages[i];
+  }
+  return true;
+}
+
 bool ProgramChecker::checkStatements() {
   bool ok = true;
   llvm::SmallVector<ir::Stage *, 4> returned;
@@ -372,6 +417,11 @@ bool ProgramChecker::checkStatements() {
       continue;
     }
     statementName = stmt.name.name;
+    if (!stmt.moreNames.empty()) {
+      if (!checkTupleAssign(stmt))
+        ok = false;
+      continue;
+    }
     bool nameOk = checkNewName(*this, stmt.name, "value");
     const ast::Expr &rhs = *stmt.values[0];
     bool stmtOk;

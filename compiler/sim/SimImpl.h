@@ -49,6 +49,12 @@ private:
   mutable std::vector<ir::Scalar> held, sent;
 };
 
+/// Computes topk, cumsum, gather or scatter on one rank: `in` and `at` are
+/// the operands' blocks and placements, `po` the result's (IndexOps.cpp).
+llvm::Error indexOp(const ir::Stage &stage, llvm::ArrayRef<const Tensor *> in,
+                    llvm::ArrayRef<const Placement *> at, const Placement &po,
+                    Tensor &out);
+
 /// An error for a broken invariant: a bug in the compiler, not the input.
 llvm::Error internalError(const ir::Stage &stage, const llvm::Twine &what);
 

@@ -541,6 +541,19 @@ llvm::Error Run::compute(const Stage &stage, int64_t rank) {
   case StageKind::LayerNorm:
   case StageKind::RmsNorm:
     return norm(stage, rank);
+  case StageKind::TopK:
+  case StageKind::CumSum:
+  case StageKind::Gather:
+  case StageKind::Scatter: {
+    llvm::SmallVector<const Tensor *, 3> tensors;
+    llvm::SmallVector<const Placement *, 3> placements;
+    for (const Stage *op : stage.operands) {
+      tensors.push_back(&in(*op, rank));
+      placements.push_back(&at(*op, rank));
+    }
+    return detail::indexOp(stage, tensors, placements, at(stage, rank),
+                           result.values[stage.id][rank]);
+  }
   case StageKind::Param:
   case StageKind::AllReduce:
   case StageKind::ReduceScatter:

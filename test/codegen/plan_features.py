@@ -29,6 +29,7 @@ import sys
 COLLECTIVES = ["allreduce", "reducescatter", "allgather", "broadcast",
                "reduce", "sendrecv", "alltoall"]
 REDUCTIONS = ["sum", "max", "min", "norm", "sumsq"]
+INDEX_OPS = ["topk", "topk-indices", "cumsum", "gather", "scatter"]
 
 VOCABULARY = [
     # Fused collectives (lower/Fusion.cpp, codegen/FusedCode.cpp).
@@ -133,6 +134,16 @@ VOCABULARY = [
     ("norm:layernorm", "target", "layernorm"),
     ("norm:rmsnorm", "target", "rmsnorm"),
     ("transpose", "target", "a transpose"),
+    ("index:topk", "target", "a topk's values"),
+    ("index:topk-indices", "target", "a topk's positions"),
+    ("index:cumsum", "target", "a cumsum along a dimension"),
+    ("index:gather", "target", "a gather by an index"),
+    ("index:scatter", "target", "a scatter by an index"),
+    ("index:per-line", "target",
+     "a gather or scatter whose index ends at the dimension (one position "
+     "per line)"),
+    ("index:inner", "target",
+     "a gather or scatter whose index has the inner dimensions"),
     ("matmul", "target", "a matmul"),
     ("matmul:batched", "target", "a batched matmul"),
     ("matmul:batched-b", "target", "a batched matmul with a batched B"),
@@ -150,6 +161,7 @@ VOCABULARY = [
     ("copy", "target", "a copy of a result computed elsewhere"),
     ("store", "target", "a scalar argument stored into memory"),
     ("check:factor", "target", "a size check with a factor (chunks)"),
+    ("check:at-least", "target", "a size checked not below a topk's k"),
     ("require", "target",
      "a requirement on the scalar parameters, checked before the step"),
 ]
@@ -187,6 +199,8 @@ PRINTER_WORDS = {
     "norm:*": ["layernorm ", "rmsnorm ", ": rows ", " of ", "; gamma ",
                "; beta ", "; eps "],
     "transpose": ["transpose ", ": batch ", " rows ", " cols "],
+    "index:*": [": outer ", " along ", " taken ", " inner ", "; index ",
+                " per line", "; source "],
     "matmul*": ["matmul ", " x ", " M ", " N ", " K ", " batched B"],
     "collective:*": [" over ", " root ", " offset ", " (grouped with next)",
                      "all axes", " (the schedule's algorithm)",
@@ -194,7 +208,7 @@ PRINTER_WORDS = {
                      " chunks", " a rank)"],
     "pack, unpack": ["pack ", "unpack ", " blocks ", " chunk "],
     "copy, store": ["copy ", "store "],
-    "check:*": ["  check: ", " divisible by "],
+    "check:*": ["  check: ", " divisible by ", " at least "],
     "require": ["  require: "],
 }
 # Literals that are the plan's frame, not a decision.
@@ -383,6 +397,17 @@ def parse(text):
                     step.update(kind=kind)
                 elif kind == "transpose":
                     step.update(kind="transpose")
+                elif kind in INDEX_OPS:
+                    ix = re.match(r"^[\w-]+ (\w+) -> (\w+): outer "
+                                  r"(\[[^\]]*\]) along (.+) taken (.+) "
+                                  r"inner (\[[^\]]*\])(; index \w+"
+                                  r"( per line)?)?(; source \w+)?$",
+                                  body) or bad()
+                    if (kind in ("gather", "scatter")) != bool(ix.group(7)) \
+                            or (kind == "scatter") != bool(ix.group(9)):
+                        bad()
+                    step.update(kind="index", op=kind,
+                                per_line=bool(ix.group(8)))
                 elif kind == "matmul":
                     mm = re.match(r"^matmul (\w+) = (\w+) x (\w+): batch "
                                   r"(\[[^\]]*\])", body) or bad()
@@ -572,9 +597,15 @@ def features(text):
                 out.add("collective:algorithm-file")
         elif kind in ("transpose", "pack", "unpack", "copy", "store"):
             out.add(kind)
+        elif kind == "index":
+            out.add("index:" + s["op"])
+            if s["op"] in ("gather", "scatter"):
+                out.add("index:per-line" if s["per_line"] else "index:inner")
     if any(re.search(r" \* \d+ \(", c) or re.search(r" by \d+ \(", c)
            for c in plan.checks):
         out.add("check:factor")
+    if any(" at least " in c for c in plan.checks):
+        out.add("check:at-least")
     if plan.requirements:
         out.add("require")
     unknown = out - set(NAMES)

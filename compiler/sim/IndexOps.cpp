@@ -1,0 +1,184 @@
+//===- IndexOps.cpp - topk, cumsum, gather and scatter in the simulator ---===//
+//
+// The operations that read or write by position along one dimension, in the
+// most direct order (ir/Program.h states their semantics): every line along
+// the dimension is walked from its first element. Blocks are read through
+// global coordinates, so a replicated operand is read at a sliced result's
+// offset. The targets compute the same with code of their own
+// (codegen/IndexCode.cpp); the differential tests compare the two.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/SimImpl.h"
+
+#include <cmath>
+
+namespace coconet::sim::detail {
+
+using ir::DType;
+using ir::Scalar;
+using ir::Stage;
+using ir::StageKind;
+
+namespace {
+
+/// Is a ranked before b in topk's order (greater; a NaN above every
+/// number, NaNs equal)? An equal value is not: the earlier position stays
+/// ahead.
+bool rankedBefore(DType dtype, Scalar a, Scalar b) {
+  if (ir::isFloat(dtype)) {
+    if (std::isnan(b.f))
+      return false;
+    return std::isnan(a.f) || a.f > b.f;
+  }
+  if (dtype == DType::U64)
+    return a.i > b.i;
+  return static_cast<int64_t>(a.i) > static_cast<int64_t>(b.i);
+}
+
+/// Global coordinates of local element `i` of a block placed at `p`.
+void globalCoords(const Placement &p, int64_t i, Coords &c) {
+  Tensor::coordsOf(i, p.localShape, c);
+  for (size_t d = 0; d < c.size(); ++d)
+    c[d] += p.offset[d];
+}
+
+/// The element of `t` (placed at `p`, leading dimensions of `global`) at
+/// global coordinates `global`, or an internal error.
+llvm::Expected<int64_t> localIndex(const Stage &stage, const Placement &p,
+                                   llvm::ArrayRef<int64_t> global,
+                                   llvm::StringRef what) {
+  int64_t index = operandIndex(p, global.take_front(p.globalShape.size()));
+  if (index < 0)
+    return internalError(stage, what + " has no element here");
+  return index;
+}
+
+/// The position an index element holds (an i32 or i64), as a signed value.
+int64_t position(const Tensor &index, int64_t i) {
+  return static_cast<int64_t>(index.getScalar(i).i);
+}
+
+} // namespace
+
+llvm::Error indexOp(const Stage &stage, llvm::ArrayRef<const Tensor *> in,
+                    llvm::ArrayRef<const Placement *> at, const Placement &po,
+                    Tensor &out) {
+  const unsigned dim = stage.dim;
+  out = Tensor(stage.type.dtype, po.localShape);
+  Coords c, g;
+  if (stage.kind == StageKind::TopK || stage.kind == StageKind::CumSum) {
+    const Tensor &x = *in[0];
+    const Placement &px = *at[0];
+    const DType dtype = stage.operands[0]->type.dtype;
+    const int64_t n = px.globalShape[dim];
+    if (stage.kind == StageKind::TopK && stage.k > n)
+      return llvm::createStringError(
+          "'" + stage.name + "': topk of " + std::to_string(stage.k) +
+          " along dimension " + std::to_string(dim) + ", which has only " +
+          std::to_string(n) + " elements");
+    // One line per result element at position 0 along `dim`.
+    for (int64_t i = 0; i < out.size(); ++i) {
+      Tensor::coordsOf(i, po.localShape, c);
+      if (c[dim] != 0)
+        continue;
+      globalCoords(po, i, g);
+      auto xAt = [&](int64_t j) -> llvm::Expected<int64_t> {
+        g[dim] = j;
+        return localIndex(stage, px, g, "the input");
+      };
+      auto outAt = [&](int64_t j) {
+        c[dim] = j;
+        return Tensor::linearIndex(c, po.localShape);
+      };
+      if (stage.kind == StageKind::CumSum) {
+        double sum = 0;
+        uint64_t isum = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          auto xi = xAt(j);
+          if (!xi)
+            return xi.takeError();
+          Scalar v = x.getScalar(*xi);
+          sum += v.f;
+          isum += v.i;
+          out.setScalar(outAt(j), Scalar{sum, isum});
+        }
+        continue;
+      }
+      // The k best so far, best first.
+      llvm::SmallVector<std::pair<Scalar, int64_t>, 8> best;
+      for (int64_t j = 0; j < n; ++j) {
+        auto xi = xAt(j);
+        if (!xi)
+          return xi.takeError();
+        Scalar v = x.getScalar(*xi);
+        size_t p = best.size();
+        while (p > 0 && rankedBefore(dtype, v, best[p - 1].first))
+          --p;
+        if (p >= static_cast<size_t>(stage.k))
+          continue;
+        best.insert(best.begin() + p, {v, j});
+        if (best.size() > static_cast<size_t>(stage.k))
+          best.pop_back();
+      }
+      for (int64_t j = 0; j < stage.k; ++j) {
+        Scalar s = best[j].first;
+        if (stage.topkIndices)
+          s = Scalar{0, static_cast<uint64_t>(best[j].second)};
+        out.setScalar(outAt(j), s);
+      }
+    }
+    return llvm::Error::success();
+  }
+  if (stage.kind == StageKind::Gather) {
+    const Tensor &x = *in[0], &index = *in[1];
+    const int64_t n = at[0]->globalShape[dim];
+    for (int64_t i = 0; i < out.size(); ++i) {
+      globalCoords(po, i, g);
+      auto ii = localIndex(stage, *at[1], g, "the index");
+      if (!ii)
+        return ii.takeError();
+      const int64_t j = position(index, *ii);
+      if (j < 0 || j >= n)
+        continue; // out of range: 0
+      g[dim] = j;
+      auto xi = localIndex(stage, *at[0], g, "the data");
+      if (!xi)
+        return xi.takeError();
+      out.setScalar(i, x.getScalar(*xi));
+    }
+    return llvm::Error::success();
+  }
+  if (stage.kind == StageKind::Scatter) {
+    const Tensor &into = *in[0], &index = *in[1], &x = *in[2];
+    for (int64_t i = 0; i < out.size(); ++i) {
+      globalCoords(po, i, g);
+      auto ti = localIndex(stage, *at[0], g, "the destination");
+      if (!ti)
+        return ti.takeError();
+      out.setScalar(i, into.getScalar(*ti));
+    }
+    // The source in row-major order: along `dim`, every line's writes in
+    // ascending order, so the last write to an element is the greatest j.
+    const Placement &ps = *at[2];
+    const int64_t n = po.globalShape[dim];
+    for (int64_t i = 0; i < x.size(); ++i) {
+      globalCoords(ps, i, g);
+      auto ii = localIndex(stage, *at[1], g, "the index");
+      if (!ii)
+        return ii.takeError();
+      const int64_t j = position(index, *ii);
+      if (j < 0 || j >= n)
+        continue; // out of range: dropped
+      g[dim] = j;
+      auto oi = localIndex(stage, po, g, "the result");
+      if (!oi)
+        return oi.takeError();
+      out.setScalar(*oi, x.getScalar(i));
+    }
+    return llvm::Error::success();
+  }
+  return internalError(stage, "not an index operation");
+}
+
+} // namespace coconet::sim::detail
