@@ -93,7 +93,7 @@ block
     ;
 
 stmt
-    : name=IDENT ASSIGN expr SEMI       # assignStmt
+    : name=IDENT (COLON typeSpec)? ASSIGN expr SEMI # assignStmt
     | LPAREN names+=IDENT (COMMA names+=IDENT)+ RPAREN ASSIGN expr SEMI # tupleAssignStmt
     | RETURN expr (COMMA expr)* SEMI    # returnStmt
     | REQUIRE LPAREN cond=expr COMMA message=STRING RPAREN SEMI # requireStmt

@@ -218,6 +218,7 @@ Polynomial LaunchCounter::network(const Stage &stage) const {
   case StageKind::Reduction:
   case StageKind::MatMul:
   case StageKind::Transpose:
+  case StageKind::Reshape:
   case StageKind::LayerNorm:
   case StageKind::RmsNorm:
   case StageKind::TopK:

@@ -122,6 +122,8 @@ struct Stmt {
   /// Assign of several names, `(values, indices) = topk(...)`: the names
   /// after the first (`name`).
   std::vector<Ident> moreNames;
+  /// A constant, `slots: i32[P, E*C] sliced(0) = -1;`: its declared type.
+  std::unique_ptr<TypeSpec> declType;
   /// One for Assign and Require (the condition); the results for Return.
   std::vector<ExprPtr> values;
   /// Require: the message between the quotes, and the literal's range.

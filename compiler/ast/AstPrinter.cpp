@@ -226,7 +226,11 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
     }
     if (stmt.kind == Stmt::Kind::Return)
       os << "return ";
-    else if (stmt.moreNames.empty())
+    else if (stmt.declType) {
+      os << stmt.name.name << " : ";
+      printType(*stmt.declType, os);
+      os << " = ";
+    } else if (stmt.moreNames.empty())
       os << stmt.name.name << " = ";
     else {
       os << "(" << stmt.name.name;

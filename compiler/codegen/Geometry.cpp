@@ -158,6 +158,10 @@ std::vector<GeometryField> stepGeometry(const Plan &plan, const Step &step) {
           g.add("batch", g.count(body.batch));
           g.add("rows", g.extent(body.rows));
           g.add("cols", g.extent(body.cols));
+          if (!body.lastTwo()) {
+            g.add("middle", g.count(body.middle));
+            g.add("inner", g.count(body.inner));
+          }
         } else if constexpr (std::is_same_v<T, IndexKernel>) {
           g.add("outer", g.count(body.outer));
           g.add("along", g.extent(body.along));

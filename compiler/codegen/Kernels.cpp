@@ -132,6 +132,26 @@ void emitCopyKernel(CodeWriter &w, const Target &t, const Plan &plan,
 void emitTranspose(CodeWriter &w, const Target &t, const Plan &plan,
                    const Step &step, const TransposeKernel &k) {
   const Buffer &in = plan.buffers[k.input], &out = plan.buffers[k.output];
+  if (!k.lastTwo()) {
+    // [batch, rows, middle, cols, inner] -> [batch, cols, middle, rows,
+    // inner]: element cc_i of the input to its place in the output.
+    emitCopyKernel(
+        w, t, plan, step,
+        "cc_g.batch * cc_g.rows * cc_g.middle * cc_g.cols * cc_g.inner",
+        {"const int64_t cc_n = cc_i % cc_g.inner;",
+         "const int64_t cc_col = (cc_i / cc_g.inner) % cc_g.cols;",
+         "const int64_t cc_m = (cc_i / (cc_g.inner * cc_g.cols)) % "
+         "cc_g.middle;",
+         "const int64_t cc_row = (cc_i / (cc_g.inner * cc_g.cols * "
+         "cc_g.middle)) % cc_g.rows;",
+         "const int64_t cc_b = cc_i / (cc_g.inner * cc_g.cols * cc_g.middle "
+         "* cc_g.rows);"},
+        out.name +
+            "[(((cc_b * cc_g.cols + cc_col) * cc_g.middle + cc_m) * "
+            "cc_g.rows + cc_row) * cc_g.inner + cc_n] = " +
+            in.name + "[cc_i];");
+    return;
+  }
   emitCopyKernel(w, t, plan, step, "cc_g.batch * cc_g.rows * cc_g.cols",
                  {"const int64_t cc_col = cc_i % cc_g.cols;",
                   "const int64_t cc_row = (cc_i / cc_g.cols) % cc_g.rows;",
@@ -230,8 +250,9 @@ std::string kernelItems(const Step &step, llvm::StringRef gRef) {
     return r->table ? g + ".segments" : g + ".outer * " + g + ".inner";
   if (std::holds_alternative<NormKernel>(step.body))
     return g + ".rows";
-  if (std::holds_alternative<TransposeKernel>(step.body))
-    return g + ".batch * " + g + ".rows * " + g + ".cols";
+  if (auto *t = std::get_if<TransposeKernel>(&step.body))
+    return g + ".batch * " + g + ".rows * " + g + ".cols" +
+           (t->lastTwo() ? "" : " * " + g + ".middle * " + g + ".inner");
   if (auto *k = std::get_if<IndexKernel>(&step.body))
     return k->op == IndexKernel::Op::Gather
                ? g + ".outer * " + g + ".taken * " + g + ".inner"

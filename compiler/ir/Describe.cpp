@@ -49,9 +49,24 @@ StageDescription describeStage(const Program &program, const Stage &stage) {
   case StageKind::Scatter:
     d.keywords.push_back("dim=" + std::to_string(stage.dim));
     break;
+  case StageKind::Transpose:
+    // The last two are the default.
+    if (stage.dim2 + 1 != static_cast<int>(stage.type.rank()) ||
+        stage.dim + 1 != stage.dim2)
+      d.keywords.push_back("dims=" + std::to_string(stage.dim) + "," +
+                           std::to_string(stage.dim2));
+    break;
+  case StageKind::Reshape: {
+    const bool flatten = stage.operands.size() == 1 &&
+                         stage.type.rank() < stage.operands[0]->type.rank();
+    d.operation = flatten ? "flatten" : "unflatten";
+    d.keywords.push_back("dim=" + std::to_string(stage.dim));
+    if (!flatten && static_cast<size_t>(stage.dim) + 1 < stage.type.rank())
+      d.keywords.push_back("size=" + stage.type.shape[stage.dim + 1].str());
+    break;
+  }
   case StageKind::Elementwise:
   case StageKind::MatMul:
-  case StageKind::Transpose:
   case StageKind::LayerNorm:
   case StageKind::RmsNorm:
     break;

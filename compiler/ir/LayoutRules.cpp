@@ -112,16 +112,15 @@ std::optional<Layout> matmulLayout(const Layout &a, unsigned ra,
   return out;
 }
 
-Layout transposeLayout(const Layout &in, unsigned rank) {
+Layout transposeLayout(const Layout &in, int first, int second) {
   Layout out = in;
-  int last = static_cast<int>(rank) - 1;
   for (unsigned a = 0; a < out.size(); ++a) {
     if (out[a].state != AxisState::Sliced)
       continue;
-    if (out[a].dim == last)
-      out[a].dim = last - 1;
-    else if (out[a].dim == last - 1)
-      out[a].dim = last;
+    if (out[a].dim == second)
+      out[a].dim = first;
+    else if (out[a].dim == first)
+      out[a].dim = second;
   }
   return out;
 }
@@ -216,9 +215,35 @@ std::optional<Layout> communicationLayout(StageKind kind, const Layout &in,
     case StageKind::CumSum:
     case StageKind::Gather:
     case StageKind::Scatter:
+    case StageKind::Reshape:
       need = "a communication stage";
       return std::nullopt;
     }
+  }
+  return out;
+}
+
+std::optional<Layout> reshapeLayout(const Layout &in, int dim, bool flatten,
+                                    bool outerIsOne, std::string &hint) {
+  Layout out = in;
+  for (unsigned a = 0; a < out.size(); ++a) {
+    if (out[a].state != AxisState::Sliced || out[a].dim < dim)
+      continue;
+    if (!flatten) {
+      if (out[a].dim > dim || outerIsOne)
+        ++out[a].dim;
+      continue;
+    }
+    if (out[a].dim == dim + 1 && outerIsOne) {
+      out[a].dim = dim;
+    } else if (out[a].dim == dim + 1) {
+      hint = "its inner dimension " + std::to_string(dim + 1) +
+             " is sliced, so a rank's rows would not be contiguous; "
+             "allgather it first";
+      return std::nullopt;
+    }
+    if (out[a].dim > dim + 1)
+      --out[a].dim;
   }
   return out;
 }

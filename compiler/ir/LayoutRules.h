@@ -40,8 +40,17 @@ std::optional<Layout> matmulLayout(const Layout &a, unsigned ra,
                                    const Layout &b, unsigned rb,
                                    std::string &hint);
 
-/// Swaps the last two dimensions.
-Layout transposeLayout(const Layout &in, unsigned rank);
+/// Swaps dimensions a and b.
+Layout transposeLayout(const Layout &in, int a, int b);
+
+/// flatten (merging `dim` and `dim + 1` of a rank-`rank` value) or
+/// unflatten (splitting `dim` in two): the elements keep their order, so a
+/// rank's block is the same memory. A slice of `dim` stays on the outer
+/// part, or goes to the inner one where the outer has size 1 (`outerIsOne`:
+/// unflatten(x, 0, N) of an [N] is [1, N]); flatten of a sliced `dim + 1`
+/// is refused unless `dim` has size 1 (the blocks would not be contiguous).
+std::optional<Layout> reshapeLayout(const Layout &in, int dim, bool flatten,
+                                    bool outerIsOne, std::string &hint);
 
 /// topk and cumsum along `dim`: the input's layout; refused when `dim` is
 /// sliced (each rank would see only its block of every row).

@@ -21,7 +21,11 @@
 //                  (segment, rank) partial values when the input is sliced).
 //   MatMul         [..., M, K] x [..., K, N] -> [..., M, N]; accumulates in
 //                  f64, rounds once.
-//   Transpose      swaps the last two dimensions.
+//   Reshape        flatten(x, dim) merges dimensions `dim` and `dim + 1`;
+//                  unflatten(x, dim, n) splits `dim` into [size / n, n].
+//                  The elements keep their row-major order.
+//   Transpose      swaps dimensions `dim` and `dim2` (dim < dim2; the last
+//                  two unless the program names others).
 //   LayerNorm      (x, gamma, beta, eps) over the last dimension.
 //   RmsNorm        (x, gamma, eps) over the last dimension.
 //   TopK           (x) the `k` largest elements along `dim`, largest first,
@@ -146,6 +150,7 @@ public:
   int axis = 0;             ///< communication: mesh axis, -1 for all axes
   int64_t root = 0;         ///< Broadcast, Reduce: coordinate along the axis
   int64_t offset = 0;       ///< SendRecv
+  int dim2 = -1;            ///< Transpose: the second dimension swapped
   int64_t k = 0;            ///< TopK: how many
   bool topkIndices = false; ///< TopK: the positions, not the values
   /// communication: how it moves its data (a schedule's `algorithm`).

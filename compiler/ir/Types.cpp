@@ -116,6 +116,19 @@ std::optional<Dim> Dim::divideBy(int64_t divisor) const {
   return d;
 }
 
+std::optional<Dim> Dim::divideBy(const Dim &divisor) const {
+  std::optional<Dim> d = divideBy(divisor.coeff);
+  if (!d)
+    return std::nullopt;
+  for (const std::string &s : divisor.syms) {
+    auto it = llvm::find(d->syms, s);
+    if (it == d->syms.end())
+      return std::nullopt;
+    d->syms.erase(it);
+  }
+  return d;
+}
+
 std::optional<int64_t> Dim::evaluate(const DimEnv &env) const {
   int64_t value = coeff;
   for (const std::string &s : syms) {

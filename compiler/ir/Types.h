@@ -80,6 +80,9 @@ public:
   Dim operator*(const Dim &other) const;
   /// Divides by a constant when the coefficient allows it.
   std::optional<Dim> divideBy(int64_t divisor) const;
+  /// Divides by a size when this one is a multiple of it (its coefficient
+  /// divides and its names are among these).
+  std::optional<Dim> divideBy(const Dim &divisor) const;
   bool operator==(const Dim &other) const {
     return coeff == other.coeff && syms == other.syms;
   }

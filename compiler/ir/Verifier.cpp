@@ -74,6 +74,12 @@ static std::optional<Layout> ruleLayout(const Program &program,
   case StageKind::Param:
     return t.layout;
   case StageKind::Elementwise:
+    // A constant (`c: f32[N] sliced(0) = 0;`: no operands but replicated
+    // scalars) is the same everywhere, so any layout holds it.
+    if (llvm::all_of(stage.operands, [](const Stage *o) {
+          return o->type.isScalar() && o->type.layout.isReplicated();
+        }))
+      return t.layout;
     return join(stage.operands);
   case StageKind::Reduction:
     return reductionLayout(in(0).layout, in(0).rank(), stage.dim);
@@ -81,7 +87,7 @@ static std::optional<Layout> ruleLayout(const Program &program,
     return matmulLayout(in(0).layout, in(0).rank(), in(1).layout, in(1).rank(),
                         why);
   case StageKind::Transpose:
-    return transposeLayout(in(0).layout, in(0).rank());
+    return transposeLayout(in(0).layout, stage.dim, stage.dim2);
   case StageKind::LayerNorm:
   case StageKind::RmsNorm:
     // x joined with gamma (and beta); epsilon is a replicated scalar.
@@ -89,6 +95,12 @@ static std::optional<Layout> ruleLayout(const Program &program,
   case StageKind::TopK:
   case StageKind::CumSum:
     return alongLayout(in(0).layout, stage.dim, why);
+  case StageKind::Reshape: {
+    const bool flatten = t.rank() < in(0).rank();
+    const Dim &outer = (flatten ? in(0) : t).shape[stage.dim];
+    return reshapeLayout(in(0).layout, stage.dim, flatten,
+                         outer == Dim::constant(1), why);
+  }
   case StageKind::Gather:
     return gatherLayout(in(0).layout, in(1).layout, in(1).rank(), stage.dim,
                         why);
@@ -189,8 +201,19 @@ static std::string checkKind(const Program &program, const Stage &stage) {
   case StageKind::Elementwise:
     return checkBody(stage);
   case StageKind::Reduction:
-  case StageKind::Transpose:
     return expectOperands(1);
+  case StageKind::Transpose: {
+    if (auto e = expectOperands(1); !e.empty())
+      return e;
+    const Shape &in = stage.operands[0]->type.shape;
+    Shape want = in;
+    if (stage.dim < 0 || stage.dim >= stage.dim2 ||
+        stage.dim2 >= static_cast<int>(in.size()))
+      return "swaps dimensions " + std::to_string(stage.dim) + " and " +
+             std::to_string(stage.dim2);
+    std::swap(want[stage.dim], want[stage.dim2]);
+    return want == stage.type.shape ? "" : "transposes to the wrong shape";
+  }
   case StageKind::MatMul:
     return expectOperands(2);
   case StageKind::LayerNorm:
@@ -202,6 +225,25 @@ static std::string checkKind(const Program &program, const Stage &stage) {
     if (auto e = expectOperands(1); !e.empty())
       return e;
     return checkIndexShapes(stage);
+  case StageKind::Reshape: {
+    if (auto e = expectOperands(1); !e.empty())
+      return e;
+    const TensorType &in = stage.operands[0]->type;
+    const Shape &out = stage.type.shape;
+    const bool flatten = out.size() + 1 == in.shape.size();
+    const size_t big = flatten ? in.shape.size() : out.size();
+    if ((!flatten && big != in.shape.size() + 1) || stage.dim < 0 ||
+        static_cast<size_t>(stage.dim) + 1 >= big ||
+        in.dtype != stage.type.dtype)
+      return "reshapes " + in.str(program.mesh) + " to " +
+             stage.type.str(program.mesh);
+    const Shape &wide = flatten ? in.shape : out;
+    const Shape &narrow = flatten ? out : in.shape;
+    Shape want(wide.begin(), wide.begin() + stage.dim);
+    want.push_back(wide[stage.dim] * wide[stage.dim + 1]);
+    want.append(wide.begin() + stage.dim + 2, wide.end());
+    return want == narrow ? "" : "reshapes to the wrong shape";
+  }
   case StageKind::Gather:
     if (auto e = expectOperands(2); !e.empty())
       return e;
@@ -298,6 +340,7 @@ static std::string checkSegments(const Program &program, const Stage &stage) {
     return t.isSegmented() ? "its result is segmented" : "";
   case StageKind::MatMul:
   case StageKind::Transpose:
+  case StageKind::Reshape:
   case StageKind::LayerNorm:
   case StageKind::RmsNorm:
   case StageKind::AllReduce:

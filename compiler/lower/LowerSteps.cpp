@@ -413,10 +413,23 @@ void lowerStage(Lowering &l, const Stage &s) {
     t.input = l.inMemory(s.operands[0]);
     t.output = l.bufferOf.lookup(&s);
     const Extents in = plan.buffers[t.input].shape;
-    t.batch = slice(in, 0, in.size() - 2);
-    t.rows = in[in.size() - 2];
-    t.cols = in.back();
+    t.batch = slice(in, 0, s.dim);
+    t.rows = in[s.dim];
+    t.middle = slice(in, s.dim + 1, s.dim2);
+    t.cols = in[s.dim2];
+    t.inner = slice(in, s.dim2 + 1, in.size());
     kernelStep("transpose", t, {t.input});
+    return;
+  }
+  case StageKind::Reshape: {
+    // The same elements in the same order: a copy of the block.
+    CopyCall c;
+    c.input = l.inMemory(s.operands[0]);
+    c.output = l.bufferOf.lookup(&s);
+    c.count = plan.buffers[c.output].shape;
+    kernelStep(s.type.rank() < s.operands[0]->type.rank() ? "flatten"
+                                                          : "unflatten",
+               c, {c.input});
     return;
   }
   case StageKind::TopK:

@@ -297,9 +297,12 @@ struct NormKernel {
 
 struct TransposeKernel {
   unsigned input = 0, output = 0;
-  /// The input block as [batch, rows, cols].
+  /// The input block as [batch, rows, middle, cols, inner]: rows and cols
+  /// are the swapped dimensions (middle and inner empty for the last two).
   Extents batch;
   Extent rows, cols;
+  Extents middle, inner;
+  bool lastTwo() const { return middle.empty() && inner.empty(); }
 };
 
 /// topk, cumsum, gather or scatter along one dimension of a block; every

@@ -191,7 +191,11 @@ void Printer::printStep(unsigned index, const Step &step) {
           os << "transpose " << name(body.input) << " -> " << name(body.output)
              << ": batch " << shape(body.batch) << " rows "
              << printExtent(body.rows, mesh, sizeName) << " cols "
-             << printExtent(body.cols, mesh, sizeName) << '\n';
+             << printExtent(body.cols, mesh, sizeName);
+          if (!body.lastTwo())
+            os << " middle " << shape(body.middle) << " inner "
+               << shape(body.inner);
+          os << '\n';
         } else if constexpr (std::is_same_v<T, IndexKernel>) {
           os << indexOpName(body.op) << " " << name(body.data) << " -> "
              << name(body.output) << ": outer " << shape(body.outer)

@@ -287,6 +287,9 @@ ast::Stmt AstBuilder::buildStmt(P::StmtContext &ctx) {
   if (auto *assign = dynamic_cast<P::AssignStmtContext *>(&ctx)) {
     stmt.kind = ast::Stmt::Kind::Assign;
     stmt.name = ident(assign->name);
+    // A constant declares its type: `c: f32[N] = 0;`.
+    if (P::TypeSpecContext *type = assign->typeSpec())
+      stmt.declType = std::make_unique<ast::TypeSpec>(buildTypeSpec(*type));
     stmt.values.push_back(buildExpr(assign->expr()));
   } else if (auto *tuple = dynamic_cast<P::TupleAssignStmtContext *>(&ctx)) {
     stmt.kind = ast::Stmt::Kind::Assign;

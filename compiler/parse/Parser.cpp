@@ -133,7 +133,7 @@ describeExpected(const antlr4::misc::IntervalSet &expected, size_t rule,
          P::PLUS},
         "an expression");
   if (rule == P::RuleBlock)
-    group({P::IDENT, P::RETURN, P::REQUIRE}, "a statement");
+    group({P::IDENT, P::RETURN, P::REQUIRE, P::LPAREN}, "a statement");
   if (rule == P::RuleScheduleDecl)
     group({P::APPLY, P::LPAREN, P::IDENT}, "a directive");
   group({P::LOCAL, P::REPLICATED, P::SLICED, P::SEGMENTED}, "a layout");

@@ -253,6 +253,7 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     case StageKind::Param:
     case StageKind::MatMul:
     case StageKind::Transpose:
+    case StageKind::Reshape:
     case StageKind::LayerNorm:
     case StageKind::RmsNorm:
     case StageKind::TopK:

@@ -40,6 +40,7 @@ enum class Family {
   Expand,
   LayerNorm,
   RmsNorm,
+  Reshape,
   TopK,
   CumSum,
   Gather,

@@ -162,6 +162,7 @@ Value CallChecker::checkElementwiseCall(const Builtin &b) {
   case Family::Expand:
   case Family::LayerNorm:
   case Family::RmsNorm:
+  case Family::Reshape:
   case Family::TopK:
   case Family::CumSum:
   case Family::Gather:
@@ -325,9 +326,38 @@ Value CallChecker::checkTranspose() {
   if (!x || !isTensorOrReport(*this, args[0], x->type, 2))
     return Value::error();
   TensorType out = x->type;
-  std::swap(out.shape[out.rank() - 1], out.shape[out.rank() - 2]);
-  out.layout = ir::transposeLayout(x->type.layout, out.rank());
-  return stageValue(newStage(StageKind::Transpose, std::move(out), {x}));
+  const int rank = out.rank();
+  int dims[2] = {rank - 2, rank - 1};
+  if (args[1] || args[2]) {
+    if (!args[1] || !args[2]) {
+      diags().report(call.range, DiagId::TransposeDims);
+      return Value::error();
+    }
+    for (unsigned i = 0; i < 2; ++i) {
+      auto d = constantInt(args[1 + i], "dimension");
+      if (!d)
+        return Value::error();
+      int64_t resolved = *d < 0 ? *d + rank : *d;
+      if (resolved < 0 || resolved >= rank) {
+        diags().report(args[1 + i]->range, DiagId::DimOutOfRange, *d,
+                       ir::shapeStr(out.shape));
+        return Value::error();
+      }
+      dims[i] = static_cast<int>(resolved);
+    }
+    if (dims[0] == dims[1]) {
+      diags().report(call.range, DiagId::TransposeDims);
+      return Value::error();
+    }
+    if (dims[0] > dims[1])
+      std::swap(dims[0], dims[1]);
+  }
+  std::swap(out.shape[dims[0]], out.shape[dims[1]]);
+  out.layout = ir::transposeLayout(x->type.layout, dims[0], dims[1]);
+  ir::Stage *s = newStage(StageKind::Transpose, std::move(out), {x});
+  s->dim = dims[0];
+  s->dim2 = dims[1];
+  return stageValue(s);
 }
 
 Value CallChecker::checkNorm(bool layer) {
@@ -542,6 +572,8 @@ Value CallChecker::run() {
     return checkNorm(true);
   case Family::RmsNorm:
     return checkNorm(false);
+  case Family::Reshape:
+    return checkReshape();
   case Family::TopK:
     return checkTopK();
   case Family::CumSum:

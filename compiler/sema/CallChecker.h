@@ -238,6 +238,7 @@ struct CallChecker {
   Value checkNorm(bool layer);
   Value checkCollective();
   // IndexChecker.cpp.
+  Value checkReshape();
   Value checkTopK();
   Value checkCumSum();
   Value checkGather();

@@ -1,7 +1,8 @@
-//===- IndexChecker.cpp - topk, cumsum, gather and scatter ----------------===//
+//===- IndexChecker.cpp - topk, cumsum, gather, scatter, flatten ----------===//
 //
-// The operations that read or write by position along one dimension: their
-// arguments, shapes and layouts (ir/LayoutRules.h's alongLayout,
+// The operations that read or write by position along one dimension, and
+// flatten/unflatten, which change the shape around them: their arguments,
+// shapes and layouts (ir/LayoutRules.h's reshapeLayout, alongLayout,
 // gatherLayout, scatterLayout). `topk` gives two values, so only the
 // statement `(values, indices) = topk(...)` may call it (Sema.cpp).
 //
@@ -75,6 +76,24 @@ ir::Stage *indexArg(CallChecker &cc, const ast::Expr *e, const TensorType &data,
   return index;
 }
 
+/// A size written as a dimension is (`C`, `4`, `2 * N`), or nullopt.
+std::optional<ir::Dim> sizeArg(CallChecker &cc, const ast::Expr *e) {
+  if (e->kind == ast::Expr::Kind::IntLit && e->intValue > 0 &&
+      e->intValue <= static_cast<uint64_t>(INT32_MAX))
+    return ir::Dim::constant(static_cast<int64_t>(e->intValue));
+  if (e->kind == ast::Expr::Kind::Name &&
+      llvm::is_contained(cc.c.program.sizeNames, e->text) &&
+      !cc.c.names.count(e->text))
+    return ir::Dim::symbol(e->text);
+  if (e->kind == ast::Expr::Kind::Binary && e->binaryOp == ast::BinaryOp::Mul) {
+    auto a = sizeArg(cc, e->operands[0].get());
+    auto b = a ? sizeArg(cc, e->operands[1].get()) : std::nullopt;
+    if (b)
+      return *a * *b;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 /// topk and cumsum: x along a dimension that no axis slices.
@@ -133,6 +152,63 @@ Value CallChecker::checkTopK() {
   indices->topkIndices = true;
   c.topkIndices = indices;
   return stageValue(values);
+}
+
+Value CallChecker::checkReshape() {
+  ir::Stage *x = tensorArg(*this, args[0]);
+  if (!x)
+    return Value::error();
+  const TensorType &t = x->type;
+  const bool flatten = name == "flatten";
+  if (flatten && t.rank() < 2) {
+    diags().report(args[0]->range, DiagId::RankTooLow, name, 2,
+                   ir::shapeStr(t.shape));
+    return Value::error();
+  }
+  auto dim = dimArg(*this, args[1], t);
+  if (!dim)
+    return Value::error();
+  TensorType out = t;
+  if (flatten) {
+    if (static_cast<unsigned>(*dim) + 1 >= t.rank()) {
+      diags().report(args[1]->range, DiagId::DimOutOfRange, *dim,
+                     ir::shapeStr(t.shape));
+      return Value::error();
+    }
+    out.shape[*dim] = t.shape[*dim] * t.shape[*dim + 1];
+    out.shape.erase(out.shape.begin() + *dim + 1);
+  } else {
+    // The size of the groups, as a dimension is written: a product of
+    // positive literals and size names.
+    const ast::Expr *e = args[2];
+    std::optional<ir::Dim> n = sizeArg(*this, e);
+    if (!n) {
+      diags().report(e->range, DiagId::ExpectedSize, name, "size",
+                     sourceText(e));
+      return Value::error();
+    }
+    auto outer = t.shape[*dim].divideBy(*n);
+    if (!outer) {
+      diags().report(e->range, DiagId::UnflattenSize, *dim, t.shape[*dim].str(),
+                     n->str());
+      return Value::error();
+    }
+    out.shape[*dim] = *outer;
+    out.shape.insert(out.shape.begin() + *dim + 1, *n);
+  }
+  std::string hint;
+  const bool outerIsOne =
+      (flatten ? t : out).shape[*dim] == ir::Dim::constant(1);
+  auto layout = ir::reshapeLayout(t.layout, *dim, flatten, outerIsOne, hint);
+  if (!layout) {
+    diags().report(call.range, DiagId::ReshapeLayout, name, x->name,
+                   t.layout.str(c.program.mesh), hint);
+    return Value::error();
+  }
+  out.layout = *layout;
+  ir::Stage *s = newStage(StageKind::Reshape, std::move(out), {x});
+  s->dim = *dim;
+  return stageValue(s);
 }
 
 Value CallChecker::checkCumSum() {

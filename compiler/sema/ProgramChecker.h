@@ -140,6 +140,14 @@ private:
   bool checkUpdate(const ast::Stmt &stmt, const ast::Expr &call);
   /// `(values, indices) = topk(...)`.
   bool checkTupleAssign(const ast::Stmt &stmt);
+  /// `name: type = value;`, a tensor of the declared type whose every
+  /// element is a literal or a replicated scalar.
+  bool checkConstant(const ast::Stmt &stmt);
+  /// The type a declaration spells (dtype, dimensions, layout) into
+  /// `type`, as far as it is right; false after an error. Its size names
+  /// become the program's (a constant may name one no parameter has, as a
+  /// capacity).
+  bool declaredType(const ast::Param &decl, ir::TensorType &type);
 };
 
 } // namespace coconet::sema

@@ -113,6 +113,93 @@ checkLayout(ProgramChecker &c, const ast::Param &param, unsigned rank) {
   return layout;
 }
 
+bool ProgramChecker::declaredType(const ast::Param &decl,
+                                  ir::TensorType &type) {
+  bool ok = true;
+  auto dtype = ir::parseDType(decl.type.dtype.name);
+  if (!dtype) {
+    diags.report(decl.type.dtype.range, DiagId::UnknownElementType,
+                 decl.type.dtype.name);
+    ok = false;
+  } else {
+    type.dtype = *dtype;
+  }
+  for (const ast::DimExpr &dimExpr : decl.type.dims) {
+    ir::Dim dim = ir::Dim::constant(1);
+    for (const ast::DimFactor &f : dimExpr.factors) {
+      if (f.isLiteral) {
+        if (f.value <= 0) {
+          diags.report(f.range, DiagId::BadDimFactor, f.value);
+          ok = false;
+        }
+        dim = dim * ir::Dim::constant(f.value);
+        continue;
+      }
+      dim = dim * ir::Dim::symbol(f.name);
+      if (!llvm::is_contained(program.sizeNames, f.name))
+        program.sizeNames.push_back(f.name);
+    }
+    type.shape.push_back(dim);
+  }
+  // A scalar is replicated (the same on every rank) or local (each
+  // rank's own, on the axes named); it has no dimension to slice.
+  bool sliceless = true;
+  if (!decl.type.isTensor)
+    for (const ast::LayoutTerm &term : decl.type.layout)
+      if (term.kind == ast::LayoutKind::Sliced) {
+        diags.report(term.range, DiagId::ScalarSliced, decl.name.name);
+        sliceless = ok = false;
+      }
+  auto layout =
+      sliceless ? checkLayout(*this, decl, type.rank()) : std::nullopt;
+  if (!layout)
+    ok = false;
+  else
+    type.layout = *layout;
+  return ok;
+}
+
+bool ProgramChecker::checkConstant(const ast::Stmt &stmt) {
+  ast::Param decl;
+  decl.name = stmt.name;
+  decl.type = *stmt.declType;
+  decl.range = stmt.range;
+  bool ok = checkNewName(*this, stmt.name, "value");
+  ir::TensorType type;
+  if (!declaredType(decl, type))
+    ok = false;
+  if (!decl.type.segmentedBy.empty()) {
+    diags.report(decl.type.segmentedBy[0].range, DiagId::ConstantValue,
+                 stmt.name.name, "a constant is not segmented");
+    ok = false;
+  }
+  // Every element is the value: a literal, or a replicated scalar.
+  const ast::Expr &rhs = *stmt.values[0];
+  Value v = checkExpr(rhs);
+  if (v.isError() || !ok)
+    return false;
+  if (v.isLiteral()) {
+    v = typeLiteral(*this, v, type.dtype);
+    if (v.isError())
+      return false;
+  } else if (v.kind != Value::Kind::Stage || !v.type.isScalar() ||
+             !v.type.layout.isReplicated() || v.type.dtype != type.dtype) {
+    diags.report(rhs.range, DiagId::ConstantValue, stmt.name.name,
+                 "its value must be a literal or a replicated " +
+                     ir::dtypeName(type.dtype).str() + " scalar, not " +
+                     v.type.str(program.mesh));
+    return false;
+  }
+  v.type = type;
+  ir::Stage *stage = materialize(v, stmt.name.name, /*copyExisting=*/true);
+  if (!stage)
+    return false;
+  stage->loc = stmt.range;
+  names[stmt.name.name] = stage;
+  nameRanges[stmt.name.name] = stmt.name.range;
+  return true;
+}
+
 bool ProgramChecker::checkParams() {
   bool ok = true;
   auto noteSize = [&](const std::string &s) {
@@ -133,45 +220,8 @@ bool ProgramChecker::checkParams() {
     }
     bool paramOk = checkNewName(*this, param.name, "parameter");
     ir::TensorType type;
-    auto dtype = ir::parseDType(param.type.dtype.name);
-    if (!dtype) {
-      diags.report(param.type.dtype.range, DiagId::UnknownElementType,
-                   param.type.dtype.name);
+    if (!declaredType(param, type))
       paramOk = false;
-    } else {
-      type.dtype = *dtype;
-    }
-    for (const ast::DimExpr &dimExpr : param.type.dims) {
-      ir::Dim dim = ir::Dim::constant(1);
-      for (const ast::DimFactor &f : dimExpr.factors) {
-        if (f.isLiteral) {
-          if (f.value <= 0) {
-            diags.report(f.range, DiagId::BadDimFactor, f.value);
-            paramOk = false;
-          }
-          dim = dim * ir::Dim::constant(f.value);
-        } else {
-          dim = dim * ir::Dim::symbol(f.name);
-          noteSize(f.name);
-        }
-      }
-      type.shape.push_back(dim);
-    }
-    // A scalar is replicated (the same on every rank) or local (each
-    // rank's own, on the axes named); it has no dimension to slice.
-    bool sliceless = true;
-    if (!param.type.isTensor)
-      for (const ast::LayoutTerm &term : param.type.layout)
-        if (term.kind == ast::LayoutKind::Sliced) {
-          diags.report(term.range, DiagId::ScalarSliced, param.name.name);
-          sliceless = paramOk = false;
-        }
-    auto layout =
-        sliceless ? checkLayout(*this, param, type.rank()) : std::nullopt;
-    if (!layout)
-      paramOk = false;
-    else
-      type.layout = *layout;
     nameRanges[param.name.name] = param.name.range;
     if (!paramOk) {
       poisoned.insert(param.name.name);
@@ -417,9 +467,12 @@ bool ProgramChecker::checkStatements() {
       continue;
     }
     statementName = stmt.name.name;
-    if (!stmt.moreNames.empty()) {
-      if (!checkTupleAssign(stmt))
+    if (!stmt.moreNames.empty() || stmt.declType) {
+      if (!(stmt.declType ? checkConstant(stmt) : checkTupleAssign(stmt))) {
         ok = false;
+        if (!names.count(stmt.name.name))
+          poisoned.insert(stmt.name.name);
+      }
       continue;
     }
     bool nameOk = checkNewName(*this, stmt.name, "value");

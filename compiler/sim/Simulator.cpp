@@ -473,10 +473,9 @@ llvm::Error Run::transpose(const Stage &stage, int64_t rank) {
   const Placement &p = at(stage, rank);
   Tensor out(stage.type.dtype, p.localShape);
   Coords c;
-  const size_t r = p.localShape.size();
   for (int64_t i = 0; i < out.size(); ++i) {
     Tensor::coordsOf(i, p.localShape, c);
-    std::swap(c[r - 1], c[r - 2]);
+    std::swap(c[stage.dim], c[stage.dim2]);
     out.setScalar(i, x.getScalar(Tensor::linearIndex(c, x.shape())));
   }
   result.values[stage.id][rank] = std::move(out);
@@ -544,7 +543,8 @@ llvm::Error Run::compute(const Stage &stage, int64_t rank) {
   case StageKind::TopK:
   case StageKind::CumSum:
   case StageKind::Gather:
-  case StageKind::Scatter: {
+  case StageKind::Scatter:
+  case StageKind::Reshape: {
     llvm::SmallVector<const Tensor *, 3> tensors;
     llvm::SmallVector<const Placement *, 3> placements;
     for (const Stage *op : stage.operands) {

@@ -134,6 +134,8 @@ VOCABULARY = [
     ("norm:layernorm", "target", "layernorm"),
     ("norm:rmsnorm", "target", "rmsnorm"),
     ("transpose", "target", "a transpose"),
+    ("transpose:any-dims", "target",
+     "a transpose of two dimensions other than the last two"),
     ("index:topk", "target", "a topk's values"),
     ("index:topk-indices", "target", "a topk's positions"),
     ("index:cumsum", "target", "a cumsum along a dimension"),
@@ -198,7 +200,7 @@ PRINTER_WORDS = {
     "reduction:*": [": outer ", " reduced ", " inner ", ": per segment of "],
     "norm:*": ["layernorm ", "rmsnorm ", ": rows ", " of ", "; gamma ",
                "; beta ", "; eps "],
-    "transpose": ["transpose ", ": batch ", " rows ", " cols "],
+    "transpose*": ["transpose ", ": batch ", " rows ", " cols ", " middle "],
     "index:*": [": outer ", " along ", " taken ", " inner ", "; index ",
                 " per line", "; source "],
     "matmul*": ["matmul ", " x ", " M ", " N ", " K ", " batched B"],
@@ -396,7 +398,8 @@ def parse(text):
                 elif kind in ("layernorm", "rmsnorm"):
                     step.update(kind=kind)
                 elif kind == "transpose":
-                    step.update(kind="transpose")
+                    step.update(kind="transpose",
+                                any_dims=" middle " in body)
                 elif kind in INDEX_OPS:
                     ix = re.match(r"^[\w-]+ (\w+) -> (\w+): outer "
                                   r"(\[[^\]]*\]) along (.+) taken (.+) "
@@ -597,6 +600,8 @@ def features(text):
                 out.add("collective:algorithm-file")
         elif kind in ("transpose", "pack", "unpack", "copy", "store"):
             out.add(kind)
+            if s.get("any_dims"):
+                out.add("transpose:any-dims")
         elif kind == "index":
             out.add("index:" + s["op"])
             if s["op"] in ("gather", "scatter"):

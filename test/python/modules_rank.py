@@ -75,8 +75,14 @@ def check(entry, framework, torch, rank, comm=None, emulated=False):
     on = {"comm": comm} if comm is not None else {}
     if framework == "numpy":
         # What the arrays cannot give: the axes of a mesh of several
-        # (one axis is the number of ranks).
+        # (one axis is the number of ranks), and sizes that only the
+        # program's constants name (samples/moe_layer.coco's capacity C).
         given = {a: entry["sizes"][a] for a in axes} if len(axes) > 1 else {}
+        seen = {d for p in info["params"] if p["kind"] == "tensor"
+                for d in p["dims"]}
+        given.update({s: entry["sizes"][s]
+                      for s in info["sizes"][info["num_axes"]:]
+                      if s not in seen})
         step = module.Step(tables=entry["tables"], sizes=given or None, **on)
     else:
         step = module.Step(sizes=entry["sizes"], tables=entry["tables"], **on)

@@ -95,9 +95,12 @@ TEST_CASE("matmul refuses layouts without a rule", "[ir][layout]") {
 }
 
 TEST_CASE("transpose follows the swap", "[ir][layout]") {
-  CHECK(ir::transposeLayout(S(1), 2).str(kWorld) == "sliced(0)");
-  CHECK(ir::transposeLayout(S(0), 2).str(kWorld) == "sliced(1)");
-  CHECK(ir::transposeLayout(S(0), 3).str(kWorld) == "sliced(0)");
+  CHECK(ir::transposeLayout(S(1), 0, 1).str(kWorld) == "sliced(0)");
+  CHECK(ir::transposeLayout(S(0), 0, 1).str(kWorld) == "sliced(1)");
+  CHECK(ir::transposeLayout(S(0), 1, 2).str(kWorld) == "sliced(0)");
+  // Any two dimensions: the slice moves with its dimension.
+  CHECK(ir::transposeLayout(S(0), 0, 2).str(kWorld) == "sliced(2)");
+  CHECK(ir::transposeLayout(S(1), 0, 2).str(kWorld) == "sliced(1)");
 }
 
 TEST_CASE("collective layout rules", "[ir][layout]") {

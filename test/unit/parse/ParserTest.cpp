@@ -345,8 +345,9 @@ TEST_CASE("assignment and return statements", "[parse]") {
                     "expected an expression, found ';'");
   expectSyntaxError("program p() { 3 = x; }", "1:15",
                     "expected a statement or '}', found '3'");
+  // '=' or, for a constant (`c: f32[N] = 0;`), its type.
   expectSyntaxError("program p() { x == 1; }", "1:17",
-                    "expected '=', found '=='");
+                    "expected ':' or '=', found '=='");
 }
 
 TEST_CASE("literals: integers, floats in every form, booleans", "[parse]") {
@@ -724,7 +725,7 @@ TEST_CASE("missing and wrong tokens name what was expected", "[parse][error]") {
   expectSyntaxError("program p() { x = 1 + ; }", "1:23",
                     "expected an expression, found ';'");
   expectSyntaxError("program p() { x = 1; y }", "1:24",
-                    "expected '=', found '}'");
+                    "expected ':' or '=', found '}'");
   expectSyntaxError("program p() { x = 1; } garbage", "1:24",
                     "expected 'import', 'program' or 'schedule', found "
                     "'garbage'");

@@ -157,7 +157,7 @@ program t(x: f16[4], i: i64[5]) {
   CHECK(values(s.at("g", 0)) == std::vector<double>{10, 13, 0, 0, 12});
 }
 
-TEST_CASE("scatter drops positions out of range; the last write stays",
+TEST_CASE("scatter drops positions out of range, and the last write stays",
           "[sim][index]") {
   sim::SimOptions o = onRanks(1);
   o.inputTensors["into"] = fromList(DType::F32, {1, 1, 1, 1});
