@@ -1,23 +1,27 @@
 #!/usr/bin/env python3
-"""samples/moe_layer.coco against the same layer written by hand in PyTorch.
+"""samples/moe_layer.coco against the same layers written by hand in PyTorch.
 
-    moe_reference.py --coconetc COCONETC --work DIR [--program FILE]
+    moe_reference.py --coconetc COCONETC --work DIR [--file FILE]
 
-The reference is the layer as a PyTorch user writes it, rank by rank, in
-float64: softmax router, top 2 (renormalised), capacity routing in GShard's
+The reference is each layer as a PyTorch user writes it, rank by rank, in
+float64. moe_layer (Mixtral): softmax router, top 2 (renormalised).
+deepseek_moe (DeepSeek-V3): sigmoid affinities, top 8 normalised over the
+chosen, a shared expert. Both: capacity routing in GShard's
 order (every token's first choice, then every token's second; an expert
 takes at most C assignments from each rank, the rest are dropped), SwiGLU
 experts over the tokens every rank sent them, the gate-weighted sum, and
-Switch's load-balancing loss. The program runs in the simulator (the
+the load-balancing loss (Switch's; DeepSeek's over the affinities
+normalised over all experts). The program runs in the simulator (the
 oracle the CPU and CUDA targets are held to bit for bit by codegen-cpu and
 cuda-emu) on the same inputs, in f32.
 
 Bound: every element of y and the loss within 2^-20 of the reference,
 relative to the largest |y| (f32 carries 24 bits; the router's softmax
 and three matmuls each round once per element, 2^-20 leaves a factor of
-2^4 for their sums; measured: below 2^-23). Cases: 1, 2 and 4 ranks, capacities that drop
-assignments and one that drops none: a capacity off by one (positions
-counted from 1) fails 3 of the 6 cases, the gate left unnormalised all 6.
+2^4 for their sums; measured: below 2^-23). Cases: each layer on 1, 2
+and 4 ranks, with a capacity that drops assignments and one that drops
+none: a capacity off by one (positions counted from 1) fails the 6 that
+drop, the gate left unnormalised all 12.
 """
 import argparse
 import os
@@ -31,10 +35,10 @@ import torch.nn.functional as F
 BOUND = 2.0 ** -20
 
 
-def reference(x, wg, w1, w3, w2, capacity):
+def reference(inputs, capacity, k, deepseek):
     """y [P, N, H] and the auxiliary loss, in float64."""
-    x, wg, w1, w3, w2 = (torch.from_numpy(a).double()
-                         for a in (x, wg, w1, w3, w2))
+    t = {name: torch.from_numpy(a).double() for name, a in inputs.items()}
+    x, wg, w1, w3, w2 = t["x"], t["wg"], t["w1"], t["w3"], t["w2"]
     P, N, H = x.shape
     E = wg.shape[1]
     buf = torch.zeros(P, E, capacity, H, dtype=torch.float64)
@@ -42,37 +46,44 @@ def reference(x, wg, w1, w3, w2, capacity):
     probs_sum = torch.zeros(E, dtype=torch.float64)
     routes = []
     for p in range(P):
-        probs = torch.softmax(x[p] @ wg, dim=-1)                 # [N, E]
-        top_p, top = probs.topk(2, dim=-1)                       # [N, 2]
+        if deepseek:
+            probs = torch.sigmoid(x[p] @ wg)                     # [N, E]
+            share = probs / probs.sum(dim=-1, keepdim=True)
+        else:
+            probs = share = torch.softmax(x[p] @ wg, dim=-1)
+        top_p, top = probs.topk(k, dim=-1)                       # [N, k]
         gate = top_p / top_p.sum(dim=-1, keepdim=True)
-        probs_sum += probs.sum(dim=0)
+        probs_sum += share.sum(dim=0)
         count = [0] * E
         kept = []                                 # (token, choice, expert, slot)
-        for k in range(2):                        # first choices first
+        for c in range(k):                        # first choices first
             for n in range(N):
-                e = int(top[n, k])
+                e = int(top[n, c])
                 routed[e] += 1
                 if count[e] < capacity:
                     buf[p, e, count[e]] = x[p, n]
-                    kept.append((n, k, e, count[e]))
+                    kept.append((n, c, e, count[e]))
                     count[e] += 1
         routes.append((gate, kept))
     out = torch.zeros_like(buf)
     for e in range(E):
-        t = buf[:, e].reshape(P * capacity, H)   # every rank's tokens for e
-        h = F.silu(t @ w1[e]) * (t @ w3[e])
+        rows = buf[:, e].reshape(P * capacity, H)  # every rank's tokens for e
+        h = F.silu(rows @ w1[e]) * (rows @ w3[e])
         out[:, e] = (h @ w2[e]).reshape(P, capacity, H)
     y = torch.zeros(P, N, H, dtype=torch.float64)
     for p, (gate, kept) in enumerate(routes):
-        for n, k, e, s in kept:
-            y[p, n] += gate[n, k] * out[p, e, s]
+        for n, c, e, s in kept:
+            y[p, n] += gate[n, c] * out[p, e, s]
+    if deepseek:
+        y += (F.silu(x @ t["ws1"]) * (x @ t["ws3"])) @ t["ws2"]
     tokens = P * N
-    aux = E * torch.sum(routed / (2 * tokens) * (probs_sum / tokens))
+    aux = E * torch.sum(routed / (k * tokens) * (probs_sum / tokens))
     return y.numpy(), float(aux)
 
 
-def run_case(args, ranks, sizes, seed):
+def run_case(args, program, sizes, seed):
     P, N, H, E, Fh, C = (sizes[k] for k in "PNHEFC")
+    deepseek = program == "deepseek_moe"
     rng = np.random.default_rng(seed)
     inputs = {
         "x": rng.uniform(-1, 1, (P, N, H)),
@@ -81,30 +92,37 @@ def run_case(args, ranks, sizes, seed):
         "w3": rng.uniform(-1, 1, (E, H, Fh)) / np.sqrt(H),
         "w2": rng.uniform(-1, 1, (E, Fh, H)) / np.sqrt(Fh),
     }
-    work = os.path.join(args.work, f"p{P}-c{C}-s{seed}")
+    if deepseek:
+        S = sizes["S"]
+        inputs.update({
+            "ws1": rng.uniform(-1, 1, (H, S)) / np.sqrt(H),
+            "ws3": rng.uniform(-1, 1, (H, S)) / np.sqrt(H),
+            "ws2": rng.uniform(-1, 1, (S, H)) / np.sqrt(S),
+        })
+    work = os.path.join(args.work, f"{program}-p{P}-c{C}-s{seed}")
     os.makedirs(work, exist_ok=True)
     cmd = [args.coconetc, "sim", "--size",
            ",".join(f"{k}={v}" for k, v in sizes.items()),
-           "--output-dir", work]
+           "--output-dir", work, "--program", program]
     for name, value in inputs.items():
         inputs[name] = value.astype(np.float32)
         path = os.path.join(work, name + ".npy")
         np.save(path, inputs[name])
         cmd += ["--input", f"{name}={path}"]
-    cmd.append(args.program)
+    cmd.append(args.file)
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         print(run.stdout + run.stderr)
         return False
     y = np.load(os.path.join(work, "y.npy")).astype(np.float64)
     aux = float(np.load(os.path.join(work, "aux.npy")))
-    ref_y, ref_aux = reference(inputs["x"], inputs["wg"], inputs["w1"],
-                               inputs["w3"], inputs["w2"], C)
+    ref_y, ref_aux = reference(inputs, C, 8 if deepseek else 2, deepseek)
     scale = max(1.0, float(np.abs(ref_y).max()))
     dy = float(np.abs(y - ref_y).max()) / scale
     daux = abs(aux - ref_aux) / max(1.0, abs(ref_aux))
     ok = dy <= BOUND and daux <= BOUND
-    print(f"{'ok' if ok else 'FAILED'}: {P} ranks, N={N} E={E} C={C} "
+    print(f"{'ok' if ok else 'FAILED'}: {program} on {P} ranks, N={N} E={E} "
+          f"C={C} "
           f"seed {seed}: y within {dy:.2e}, aux {aux:.6f} within {daux:.2e} "
           f"of the reference (bound {BOUND:.1e})")
     return ok
@@ -114,16 +132,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--coconetc", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--program", default=os.path.join(
+    ap.add_argument("--file", default=os.path.join(
         os.path.dirname(__file__), "..", "..", "samples", "moe_layer.coco"))
     args = ap.parse_args()
     ok = True
-    # N=16 tokens a rank make 32 assignments over 4 experts: a capacity of
-    # 5 drops some on every rank, 32 drops none.
+    # moe_layer: N=16 tokens a rank make 32 assignments over 4 experts: a
+    # capacity of 5 drops some on every rank, 32 drops none. deepseek_moe:
+    # 128 assignments over 16 experts: 6 drops some, 128 none.
     for P in (1, 2, 4):
         for C in (5, 32):
             sizes = {"P": P, "N": 16, "H": 8, "E": 4, "F": 12, "C": C}
-            ok &= run_case(args, P, sizes, seed=P * 100 + C)
+            ok &= run_case(args, "moe_layer", sizes, seed=P * 100 + C)
+        for C in (6, 128):
+            sizes = {"P": P, "N": 16, "H": 8, "E": 16, "F": 6, "C": C,
+                     "S": 10}
+            ok &= run_case(args, "deepseek_moe", sizes, seed=P * 100 + C)
     return 0 if ok else 1
 
 
