@@ -52,6 +52,25 @@ std::optional<int> dimArg(CallChecker &cc, const ast::Expr *e,
   return static_cast<int>(resolved);
 }
 
+/// The data operand `xe` (a tensor; not bool where `numeric`) and the
+/// dimension `de` of it an operation works along.
+std::optional<std::pair<ir::Stage *, int>> dataAlong(CallChecker &cc,
+                                                     const ast::Expr *xe,
+                                                     const ast::Expr *de,
+                                                     bool numeric) {
+  ir::Stage *x = tensorArg(cc, xe);
+  if (!x)
+    return std::nullopt;
+  if (numeric && x->type.dtype == DType::Bool) {
+    cc.diags().report(xe->range, DiagId::BoolArithmetic, cc.name);
+    return std::nullopt;
+  }
+  auto dim = dimArg(cc, de, x->type);
+  if (!dim)
+    return std::nullopt;
+  return std::make_pair(x, *dim);
+}
+
 /// An index operand of a data operand `data` along `dim`: i32 or i64, the
 /// data's shape in every dimension but `dim`, possibly ending after `dim`.
 ir::Stage *indexArg(CallChecker &cc, const ast::Expr *e, const TensorType &data,
@@ -118,13 +137,10 @@ Value CallChecker::checkTopK() {
     diags().report(call.range, DiagId::TopkNeedsTuple);
     return Value::error();
   }
-  ir::Stage *x = tensorArg(*this, args[0]);
-  if (!x)
+  auto data = dataAlong(*this, args[0], args[2], /*numeric=*/true);
+  if (!data)
     return Value::error();
-  if (x->type.dtype == DType::Bool) {
-    diags().report(args[0]->range, DiagId::BoolArithmetic, name);
-    return Value::error();
-  }
+  auto [x, dim] = *data;
   auto k = constantInt(args[1], "count k");
   if (!k)
     return Value::error();
@@ -132,22 +148,19 @@ Value CallChecker::checkTopK() {
     diags().report(args[1]->range, DiagId::TopkCount, *k);
     return Value::error();
   }
-  auto dim = dimArg(*this, args[2], x->type);
-  if (!dim)
-    return Value::error();
-  const ir::Dim &along = x->type.shape[*dim];
+  const ir::Dim &along = x->type.shape[dim];
   if (along.isConstant() && along.coefficient() < *k) {
-    diags().report(call.range, DiagId::TopkTooMany, *k, *dim, along.str());
+    diags().report(call.range, DiagId::TopkTooMany, *k, dim, along.str());
     return Value::error();
   }
   TensorType out = x->type;
-  out.shape[*dim] = ir::Dim::constant(*k);
-  ir::Stage *values = alongStage(*this, StageKind::TopK, x, *dim, out);
+  out.shape[dim] = ir::Dim::constant(*k);
+  ir::Stage *values = alongStage(*this, StageKind::TopK, x, dim, out);
   if (!values)
     return Value::error();
   values->k = *k;
   out.dtype = DType::I32;
-  ir::Stage *indices = alongStage(*this, StageKind::TopK, x, *dim, out);
+  ir::Stage *indices = alongStage(*this, StageKind::TopK, x, dim, out);
   indices->k = *k;
   indices->topkIndices = true;
   c.topkIndices = indices;
@@ -212,27 +225,20 @@ Value CallChecker::checkReshape() {
 }
 
 Value CallChecker::checkCumSum() {
-  ir::Stage *x = tensorArg(*this, args[0]);
-  if (!x)
+  auto along = dataAlong(*this, args[0], args[1], /*numeric=*/true);
+  if (!along)
     return Value::error();
-  if (x->type.dtype == DType::Bool) {
-    diags().report(args[0]->range, DiagId::BoolArithmetic, name);
-    return Value::error();
-  }
-  auto dim = dimArg(*this, args[1], x->type);
-  if (!dim)
-    return Value::error();
-  ir::Stage *s = alongStage(*this, StageKind::CumSum, x, *dim, x->type);
+  auto [x, dim] = *along;
+  ir::Stage *s = alongStage(*this, StageKind::CumSum, x, dim, x->type);
   return s ? stageValue(s) : Value::error();
 }
 
 Value CallChecker::checkGather() {
-  ir::Stage *x = tensorArg(*this, args[0]);
-  if (!x)
+  auto along = dataAlong(*this, args[0], args[2], /*numeric=*/false);
+  if (!along)
     return Value::error();
-  auto dim = dimArg(*this, args[2], x->type);
-  if (!dim)
-    return Value::error();
+  ir::Stage *x = along->first;
+  const std::optional<int> dim = along->second;
   ir::Stage *index = indexArg(*this, args[1], x->type, *dim);
   if (!index)
     return Value::error();
@@ -256,12 +262,11 @@ Value CallChecker::checkGather() {
 }
 
 Value CallChecker::checkScatter() {
-  ir::Stage *into = tensorArg(*this, args[3]);
-  if (!into)
+  auto along = dataAlong(*this, args[3], args[2], /*numeric=*/false);
+  if (!along)
     return Value::error();
-  auto dim = dimArg(*this, args[2], into->type);
-  if (!dim)
-    return Value::error();
+  ir::Stage *into = along->first;
+  const std::optional<int> dim = along->second;
   ir::Stage *index = indexArg(*this, args[1], into->type, *dim);
   ir::Stage *x = index ? tensorArg(*this, args[0]) : nullptr;
   if (!x)

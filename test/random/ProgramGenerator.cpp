@@ -470,6 +470,9 @@ private:
   /// A batched matmul off to the side (experts [E, N, N]): the value it
   /// returns, "" when the program has none.
   std::string expertResult;
+  /// topk, cumsum, gather and scatter off to the side: the value they
+  /// return, "" when the program has none.
+  std::string indexResult;
 };
 
 //===----------------------------------------------------------------------===//
@@ -604,6 +607,29 @@ void Generator::params(GeneratedProgram &out) {
       expertResult = "ce";
     }
   }
+  indexResult.clear();
+  if (!m.mesh && chance(0.3)) {
+    // topk, cumsum, gather and scatter off to the side, along the second
+    // dimension of xi [Q, N]: its rows replicated, sliced over the ranks or
+    // local, and the positions ii alike (generated 0..15, so some are
+    // negative or past N once shifted). The schedules leave them alone;
+    // their combination is returned.
+    const DT t = chance(0.3) ? DT::I32 : randomFloat();
+    const std::string dt = dtName(t);
+    const char *lays[] = {"", " sliced(0)", " local"};
+    const std::string lay = lays[range(0, 2)];
+    text.push_back("xi: " + dt + "[Q, N]" + lay);
+    text.push_back("ii: " + std::string(chance(0.5) ? "i32" : "i64") +
+                   "[Q, N]" + lay);
+    // k = 1: the sizes can be 1 (an i32 xi still meets ties: 0..15).
+    body += std::string("    (tv, ti) = topk(xi, 1, dim=") +
+            (chance(0.5) ? "1" : "-1") + ");\n";
+    body += "    cs = cumsum(xi, dim=1);\n";
+    body += "    ga = gather(cs, ii * 3 - 8, dim=1);\n";
+    body += "    sc = scatter(ga, ii - 2, 1, xi);\n";
+    body += "    gt = gather(sc, ti, dim=1) + tv;\n";
+    indexResult = "gt";
+  }
   std::string header = "program " + out.name + "(";
   if (m.mesh)
     header += "mesh [dp: D, tp: T], ";
@@ -640,6 +666,8 @@ GeneratedProgram Generator::program(const std::string &name, bool mesh) {
     out.sizeNames.push_back("K");
   if (!expertResult.empty())
     out.sizeNames.push_back("E");
+  if (!indexResult.empty())
+    out.sizeNames.push_back("Q");
 
   // The matmul's partial sums are completed first.
   if (matmul >= 0) {
@@ -695,14 +723,15 @@ GeneratedProgram Generator::program(const std::string &name, bool mesh) {
     if (std::find(chosen.begin(), chosen.end(), c) == chosen.end())
       chosen.push_back(c);
   }
-  if (!chosen.empty() || !expertResult.empty()) {
+  if (!chosen.empty() || !expertResult.empty() || !indexResult.empty()) {
     std::string text = "return ";
     for (size_t i = 0; i < chosen.size(); ++i) {
       text += (i ? ", " : "") + m.nodes[chosen[i]].name;
       m.nodes[chosen[i]].returned++;
     }
-    if (!expertResult.empty())
-      text += (chosen.empty() ? "" : ", ") + expertResult;
+    for (const std::string &side : {expertResult, indexResult})
+      if (!side.empty())
+        text += (text == "return " ? "" : ", ") + side;
     body += "    " + text + ";\n";
   }
   out.text += body + "}\n";

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""samples/moe_layer.coco on the CPU target beside the same layer written by
+hand in PyTorch, in one run, and prints a table with the ratios.
+
+    tools/bench-moe.sh [--ranks 1,2] [--tokens 4096] [--hidden 1024]
+                       [--iterations 3]
+
+For each layer (moe_layer: top 2 of E = 8; deepseek_moe: top 8 of E = 64
+and a shared expert) and each rank count R (one process per rank, 2 / R
+threads each on this 2-core machine):
+
+- ours: the generated driver (`coconetc --emit=driver --target=cpu`,
+  tools/build-generated.sh), `--step-times`: the mean of 3 steps, each
+  timed alone between barriers, after a warm-up step.
+- torch: the layer as a PyTorch user writes it (tools/bench/moe_torch.py:
+  one-hot and cumsum for the capacity positions, index_put into the
+  buffer, all_to_all_single over gloo, bmm for the experts), the median of
+  `--iterations` steps after a warm-up, between barriers.
+- floor: the experts' three matmuls alone on one rank's share of the work
+  (E / P experts of P * C rows), with numpy's BLAS (tools/bench/moe_floor.py;
+  `--floor-python` with a pip numpy brings OpenBLAS sgemm): the compute no
+  step avoids, at sgemm speed (the SiLU and the product left out).
+
+Capacity factor 1.25: C = 1.25 * k * N / E. Ours is exact (f64
+accumulation in every matmul, the simulator's bits); torch's sgemm
+accumulates in f32.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+LAYERS = [
+    # name, k, E, F (expert width), S (shared expert width, 0: none)
+    ("moe_layer", 2, 8, 1024, 0),
+    ("deepseek_moe", 8, 64, 256, 512),
+]
+
+
+def mpirun(ranks, command, env):
+    env = dict(env, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none",
+                           "-np", str(ranks)] + command, env=env,
+                          capture_output=True, text=True)
+
+
+def build(args, name, work):
+    out = os.path.join(work, name)
+    os.makedirs(out, exist_ok=True)
+    subprocess.run([args.coconetc, "--emit=driver", "--target=cpu", "-o", out,
+                    "--program", name,
+                    os.path.join(ROOT, "samples", "moe_layer.coco")],
+                   check=True)
+    subprocess.run([os.path.join(ROOT, "tools", "build-generated.sh"), "cpu",
+                    out, name], check=True)
+    return os.path.join(out, name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--coconetc", required=True)
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--floor-python", default=sys.executable)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--ranks", default="1,2")
+    ap.add_argument("--tokens", type=int, default=4096)
+    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--iterations", type=int, default=3)
+    args = ap.parse_args()
+    ranks = [int(r) for r in args.ranks.split(",")]
+    cores = os.cpu_count() or 1
+    rows = []
+    for name, k, E, Fw, S in LAYERS:
+        driver = build(args, name, args.work)
+        N, H = args.tokens, args.hidden
+        C = (5 * k * N) // (4 * E)
+        for R in ranks:
+            threads = max(1, cores // R)
+            env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+            sizes = f"P={R},N={N},H={H},E={E},F={Fw},C={C}"
+            if S:
+                sizes += f",S={S}"
+            ours = mpirun(R, [driver, "--size", sizes, "--iterations", "3",
+                              "--step-times"], env)
+            m = re.search(r"([0-9.]+) ms per step", ours.stdout)
+            if ours.returncode != 0 or not m:
+                print(ours.stdout + ours.stderr)
+                return 1
+            ref = mpirun(R, [args.python, os.path.join(HERE, "moe_torch.py"),
+                             "--tokens", str(N), "--hidden", str(H),
+                             "--experts", str(E), "--k", str(k),
+                             "--width", str(Fw), "--shared", str(S),
+                             "--capacity", str(C), "--threads", str(threads),
+                             "--iterations", str(args.iterations)], env)
+            t = re.search(r"torch ([0-9.]+) ms", ref.stdout)
+            if ref.returncode != 0 or not t:
+                print(ref.stdout + ref.stderr)
+                return 1
+            floor = subprocess.run(
+                [args.floor_python, os.path.join(HERE, "moe_floor.py"),
+                 "--experts-local", str(E // R), "--rows", str(R * C),
+                 "--hidden", str(H), "--width", str(Fw), "--threads",
+                 str(threads), "--iterations", str(args.iterations)],
+                capture_output=True, text=True)
+            f = re.search(r"bmm ([0-9.]+) ms", floor.stdout)
+            if floor.returncode != 0 or not f:
+                print(floor.stdout + floor.stderr)
+                return 1
+            rows.append((name, R, threads, N, H, E, k, C, float(m.group(1)),
+                         float(t.group(1)), float(f.group(1))))
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f
+                       if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"CPU: {cpu}, {cores} cores; ms per step (one rank's, ranks in "
+          f"step); capacity factor 1.25")
+    print("| layer | ranks x threads | N/rank | H | E | k | C | ours | torch "
+          "| floor | ours/torch | ours/floor | torch/floor |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, R, th, N, H, E, k, C, ours, torch_ms, bmm) in rows:
+        print(f"| {name} | {R} x {th} | {N} | {H} | {E} | {k} | {C} | "
+              f"{ours:.1f} | {torch_ms:.1f} | {bmm:.1f} | "
+              f"{ours / torch_ms:.2f} | {ours / bmm:.2f} | "
+              f"{torch_ms / bmm:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
