@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """samples/moe_layer.coco against the same layers written by hand in PyTorch.
 
-    moe_reference.py --coconetc COCONETC --work DIR [--file FILE]
+    moe_reference.py --coconetc COCONETC --work DIR [--file FILE] [--only NAME]
 
 The reference is each layer as a PyTorch user writes it, rank by rank, in
-float64. moe_layer (Mixtral): softmax router, top 2 (renormalised).
+float64. moe_layer (Mixtral): softmax router, top 2 (renormalised);
+moe_ep_tp is the same layer with each expert cut over a second axis.
 deepseek_moe (DeepSeek-V3): sigmoid affinities, top 8 normalised over the
 chosen, a shared expert. Both: capacity routing in GShard's
 order (every token's first choice, then every token's second; an expert
@@ -82,6 +83,8 @@ def reference(inputs, capacity, k, deepseek):
 
 
 def run_case(args, program, sizes, seed):
+    if args.only and program != args.only:
+        return True
     P, N, H, E, Fh, C = (sizes[k] for k in "PNHEFC")
     deepseek = program == "deepseek_moe"
     rng = np.random.default_rng(seed)
@@ -121,7 +124,8 @@ def run_case(args, program, sizes, seed):
     dy = float(np.abs(y - ref_y).max()) / scale
     daux = abs(aux - ref_aux) / max(1.0, abs(ref_aux))
     ok = dy <= BOUND and daux <= BOUND
-    print(f"{'ok' if ok else 'FAILED'}: {program} on {P} ranks, N={N} E={E} "
+    where = f"{P} x {sizes['T']}" if "T" in sizes else str(P)
+    print(f"{'ok' if ok else 'FAILED'}: {program} on {where} ranks, N={N} E={E} "
           f"C={C} "
           f"seed {seed}: y within {dy:.2e}, aux {aux:.6f} within {daux:.2e} "
           f"of the reference (bound {BOUND:.1e})")
@@ -132,6 +136,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--coconetc", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--only", help="run the cases of this program only")
     ap.add_argument("--file", default=os.path.join(
         os.path.dirname(__file__), "..", "..", "samples", "moe_layer.coco"))
     args = ap.parse_args()
@@ -147,6 +152,12 @@ def main():
             sizes = {"P": P, "N": 16, "H": 8, "E": 16, "F": 6, "C": C,
                      "S": 10}
             ok &= run_case(args, "deepseek_moe", sizes, seed=P * 100 + C)
+    # moe_ep_tp: the experts' widths cut over T = 2 (row-parallel partial
+    # sums completed by an allreduce: the same values within the bound).
+    for P in (1, 2):
+        for C in (5, 32):
+            sizes = {"P": P, "T": 2, "N": 16, "H": 8, "E": 4, "F": 12, "C": C}
+            ok &= run_case(args, "moe_ep_tp", sizes, seed=P * 100 + C + 7)
     return 0 if ok else 1
 
 
