@@ -118,9 +118,10 @@ def check(args, path, program, schedule):
             vectorised.add(line)
         elif m.group(2) == "missed":
             missed.setdefault(line, []).append(m.group(3))
-            # A loop that only copies becomes a call of memcpy (GCC's loop
-            # distribution): as fast as a vector loop.
-            if re.search(r"__builtin_mem(cpy|move) \(", m.group(3)):
+            # A loop that only copies becomes a call of memcpy, one that
+            # only stores a constant (`c: i32[N] = -1;`) one of memset
+            # (GCC's loop distribution): as fast as a vector loop.
+            if re.search(r"__builtin_mem(cpy|move|set) \(", m.group(3)):
                 copies.add(line)
     report, failures = [], 0
     scalar = 0

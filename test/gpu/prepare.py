@@ -130,7 +130,8 @@ def must(cmd, what):
 
 
 def plan_info(coconetc, path, program, schedule):
-    """(axis size names, free size names, [(dividend, divisor)])."""
+    """(axis size names, free size names, [(dividend, divisor)]); a
+    `check: E at least 8` (a topk's k) is ("E", "at least 8")."""
     out = must([coconetc, "--color=never", "--emit=plan", path] +
                selector(program, schedule), "--emit=plan")
     axes, sizes, checks = [], [], []
@@ -144,6 +145,9 @@ def plan_info(coconetc, path, program, schedule):
             m = re.match(r"check: (.+) divisible by (.+?) \(", line)
             if m:
                 checks.append((m.group(1), m.group(2)))
+            m = re.match(r"check: (.+) at least (\d+) \(", line)
+            if m:
+                checks.append((m.group(1), "at least " + m.group(2)))
     free = [s for s in sizes if s not in axes]
     return axes, free, checks
 
@@ -166,6 +170,11 @@ def choose_sizes(axes, free, checks, base):
     for _ in range(10000):
         bad = None
         for dividend, divisor in checks:
+            if divisor.startswith("at least "):
+                if evaluate(dividend, values) < int(divisor.split()[-1]):
+                    bad = dividend
+                    break
+                continue
             q = evaluate(dividend, values) / evaluate(divisor, values)
             if q.denominator != 1:
                 bad = dividend

@@ -201,6 +201,14 @@ def prepare(args, module, ranks, info, seed):
     counts = {t["count"] for t in info["tables"]}
     for s in info["sizes"][axes:]:
         sizes[s] = 5 if s in counts else 4 * ranks
+    # A size the plan needs at least so large (a topk's k), in steps of
+    # 4 * ranks so that slices still divide.
+    plan = subprocess.run([args.coconetc, "--color=never", "--emit=plan",
+                           module["path"]] + module["select"],
+                          capture_output=True, text=True).stdout
+    for name, least in re.findall(r"check: (\w+) at least (\d+) \(", plan):
+        step = 4 * ranks
+        sizes[name] = max(sizes[name], -(-int(least) // step) * step)
     sim = [args.coconetc, "--color=never", "sim", module["path"],
            "--output-dir", expected] + module["select"]
     sim += ["--size", ",".join(f"{k}={v}" for k, v in sizes.items())]
