@@ -49,7 +49,9 @@ void openLines(CodeWriter &w, const Target &t) {
 void emitTopK(CodeWriter &w, const Target &t, const Plan &plan,
               const IndexKernel &k) {
   const Buffer &x = plan.buffers[k.data], &out = plan.buffers[k.output];
-  const std::string key = computeType(k.dtype), n = std::to_string(k.k);
+  // k: the result's extent along the dimension, a number.
+  const std::string key = computeType(k.dtype),
+                    n = std::to_string(k.taken.global.coefficient());
   openLines(w, t);
   w.line("const int64_t cc_in = cc_o * cc_g.along * cc_g.inner + cc_i;");
   w.line("// The best so far, best first; an equal value stays behind.");

@@ -452,7 +452,6 @@ void lowerStage(Lowering &l, const Stage &s) {
       k.op = s.topkIndices ? IndexKernel::Op::TopKIndices
                            : IndexKernel::Op::TopKValues;
       k.dtype = s.operands[0]->type.dtype;
-      k.k = s.k;
       k.taken = plan.buffers[k.output].shape[dim];
       what = s.topkIndices ? "topk indices" : "topk";
     } else if (s.kind != StageKind::CumSum) {
@@ -461,7 +460,6 @@ void lowerStage(Lowering &l, const Stage &s) {
       k.index = l.inMemory(s.operands[1]);
       reads.push_back(k.index);
       const Buffer &index = plan.buffers[k.index];
-      k.indexType = index.dtype;
       k.taken = index.shape[dim];
       k.indexInner = index.shape.size() == data.size();
       what = s.kind == StageKind::Gather ? "gather" : "scatter";

@@ -324,8 +324,8 @@ struct IndexKernel {
   /// The index has the inner dimensions (else it ends at the dimension and
   /// every inner element reads the same position).
   bool indexInner = false;
-  int64_t k = 0;
-  ir::DType dtype = ir::DType::F32, indexType = ir::DType::I32;
+  /// The data's element type (the index's is its buffer's).
+  ir::DType dtype = ir::DType::F32;
 };
 
 /// "topk", "topk-indices", "cumsum", "gather", "scatter".

@@ -238,6 +238,10 @@ struct CallChecker {
   Value checkNorm(bool layer);
   Value checkCollective();
   // IndexChecker.cpp.
+  /// A stage's layout as the source writes it, for a message.
+  std::string layoutOf(const ir::Stage *s) const {
+    return s->type.layout.str(c.program.mesh);
+  }
   Value checkReshape();
   Value checkTopK();
   Value checkCumSum();

@@ -237,27 +237,24 @@ Value CallChecker::checkGather() {
   auto along = dataAlong(*this, args[0], args[2], /*numeric=*/false);
   if (!along)
     return Value::error();
-  ir::Stage *x = along->first;
-  const std::optional<int> dim = along->second;
-  ir::Stage *index = indexArg(*this, args[1], x->type, *dim);
+  auto [x, dim] = *along;
+  ir::Stage *index = indexArg(*this, args[1], x->type, dim);
   if (!index)
     return Value::error();
   std::string hint;
   auto layout = ir::gatherLayout(x->type.layout, index->type.layout,
-                                 index->type.rank(), *dim, hint);
+                                 index->type.rank(), dim, hint);
   if (!layout) {
     diags().report(call.range, DiagId::IndexLayout, name,
-                   "'" + x->name + "' is " +
-                       x->type.layout.str(c.program.mesh) + " and its index '" +
-                       index->name + "' " +
-                       index->type.layout.str(c.program.mesh) + "; " + hint);
+                   "'" + x->name + "' is " + layoutOf(x) + " and its index '" +
+                       index->name + "' " + layoutOf(index) + "; " + hint);
     return Value::error();
   }
   TensorType out = x->type;
-  out.shape[*dim] = index->type.shape[*dim];
+  out.shape[dim] = index->type.shape[dim];
   out.layout = *layout;
   ir::Stage *s = newStage(StageKind::Gather, std::move(out), {x, index});
-  s->dim = *dim;
+  s->dim = dim;
   return stageValue(s);
 }
 
@@ -265,17 +262,16 @@ Value CallChecker::checkScatter() {
   auto along = dataAlong(*this, args[3], args[2], /*numeric=*/false);
   if (!along)
     return Value::error();
-  ir::Stage *into = along->first;
-  const std::optional<int> dim = along->second;
-  ir::Stage *index = indexArg(*this, args[1], into->type, *dim);
+  auto [into, dim] = *along;
+  ir::Stage *index = indexArg(*this, args[1], into->type, dim);
   ir::Stage *x = index ? tensorArg(*this, args[0]) : nullptr;
   if (!x)
     return Value::error();
   ir::Shape want = into->type.shape;
-  want[*dim] = index->type.shape[*dim];
+  want[dim] = index->type.shape[dim];
   if (x->type.shape != want) {
     diags().report(args[0]->range, DiagId::ScatterSource, ir::shapeStr(want),
-                   *dim, ir::shapeStr(x->type.shape));
+                   dim, ir::shapeStr(x->type.shape));
     return Value::error();
   }
   if (x->type.dtype != into->type.dtype) {
@@ -287,21 +283,19 @@ Value CallChecker::checkScatter() {
   std::string hint;
   auto layout =
       ir::scatterLayout(into->type.layout, index->type.layout,
-                        index->type.rank(), x->type.layout, *dim, hint);
+                        index->type.rank(), x->type.layout, dim, hint);
   if (!layout) {
-    const ir::Mesh &mesh = c.program.mesh;
     diags().report(call.range, DiagId::IndexLayout, name,
-                   "'" + x->name + "' is " + x->type.layout.str(mesh) +
-                       ", its index '" + index->name + "' " +
-                       index->type.layout.str(mesh) + " and the destination '" +
-                       into->name + "' " + into->type.layout.str(mesh) + "; " +
-                       hint);
+                   "'" + x->name + "' is " + layoutOf(x) + ", its index '" +
+                       index->name + "' " + layoutOf(index) +
+                       " and the destination '" + into->name + "' " +
+                       layoutOf(into) + "; " + hint);
     return Value::error();
   }
   TensorType out = into->type;
   out.layout = *layout;
   ir::Stage *s = newStage(StageKind::Scatter, std::move(out), {into, index, x});
-  s->dim = *dim;
+  s->dim = dim;
   return stageValue(s);
 }
 

@@ -54,9 +54,20 @@ llvm::Expected<int64_t> localIndex(const Stage &stage, const Placement &p,
   return index;
 }
 
-/// The position an index element holds (an i32 or i64), as a signed value.
-int64_t position(const Tensor &index, int64_t i) {
-  return static_cast<int64_t>(index.getScalar(i).i);
+/// Moves global coordinates `g` along `dim` to the position the index
+/// (placed at `pi`) holds for them; false when it is outside [0, n).
+llvm::Expected<bool> toPosition(const Stage &stage, const Placement &pi,
+                                const Tensor &index, unsigned dim, int64_t n,
+                                Coords &g) {
+  auto ii = localIndex(stage, pi, g, "the index");
+  if (!ii)
+    return ii.takeError();
+  // An i32 or i64, as a signed value.
+  const int64_t j = static_cast<int64_t>(index.getScalar(*ii).i);
+  if (j < 0 || j >= n)
+    return false;
+  g[dim] = j;
+  return true;
 }
 
 } // namespace
@@ -135,13 +146,11 @@ llvm::Error indexOp(const Stage &stage, llvm::ArrayRef<const Tensor *> in,
     const int64_t n = at[0]->globalShape[dim];
     for (int64_t i = 0; i < out.size(); ++i) {
       globalCoords(po, i, g);
-      auto ii = localIndex(stage, *at[1], g, "the index");
-      if (!ii)
-        return ii.takeError();
-      const int64_t j = position(index, *ii);
-      if (j < 0 || j >= n)
+      auto inRange = toPosition(stage, *at[1], index, dim, n, g);
+      if (!inRange)
+        return inRange.takeError();
+      if (!*inRange)
         continue; // out of range: 0
-      g[dim] = j;
       auto xi = localIndex(stage, *at[0], g, "the data");
       if (!xi)
         return xi.takeError();
@@ -164,13 +173,11 @@ llvm::Error indexOp(const Stage &stage, llvm::ArrayRef<const Tensor *> in,
     const int64_t n = po.globalShape[dim];
     for (int64_t i = 0; i < x.size(); ++i) {
       globalCoords(ps, i, g);
-      auto ii = localIndex(stage, *at[1], g, "the index");
-      if (!ii)
-        return ii.takeError();
-      const int64_t j = position(index, *ii);
-      if (j < 0 || j >= n)
+      auto inRange = toPosition(stage, *at[1], index, dim, n, g);
+      if (!inRange)
+        return inRange.takeError();
+      if (!*inRange)
         continue; // out of range: dropped
-      g[dim] = j;
       auto oi = localIndex(stage, po, g, "the result");
       if (!oi)
         return oi.takeError();
