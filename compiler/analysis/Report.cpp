@@ -208,7 +208,8 @@ Polynomial LaunchCounter::network(const Stage &stage) const {
     return ring * Polynomial(2);
   case StageKind::ReduceScatter:
   case StageKind::AllGather:
-  case StageKind::AllToAll: // all but its own block of its input
+  case StageKind::AllToAll:  // all but its own block of its input
+  case StageKind::AllToAllV: // as many, where the routing is even
     return ring;
   case StageKind::Broadcast:
   case StageKind::Reduce:
@@ -225,6 +226,7 @@ Polynomial LaunchCounter::network(const Stage &stage) const {
   case StageKind::CumSum:
   case StageKind::Gather:
   case StageKind::Scatter:
+  case StageKind::GroupedMatMul:
     break;
   }
   return n;

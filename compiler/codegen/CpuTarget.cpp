@@ -227,11 +227,25 @@ public:
              (ops.blockStride.empty() ? algorithm : ", " + ops.blockStride) +
              ")";
       break;
+    case Collective::AllToAllV:
+      // The counts first (every member's), then the rows: MPI_Alltoallv.
+      call = "allToAllV(" + in + ", " + ops.rowsIn + ", " + ops.counts + ", " +
+             ops.groups + ", " + out + ", " + ops.rowsOut + ", nullptr, " +
+             ops.row + ", " + dtype + ", " + axis + ")";
+      break;
     }
     w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->" + call + ");");
   }
   void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
                   const MatMulOperands &o) const override {
+    if (!o.counts.empty()) {
+      w.line("coconet::rt::cpu::groupedMatmul(" +
+             runtimeDType(plan.buffers[mm.c].dtype) + ", " + o.m + ", " + o.n +
+             ", " + o.k + ", " + o.a + ", " + o.b + ",");
+      w.line("    " + o.groups + ", " + o.localGroups + ", " + o.counts + ", " +
+             o.c + ");");
+      return;
+    }
     w.line("coconet::rt::cpu::matmul(" +
            runtimeDType(plan.buffers[mm.c].dtype) + ", " + o.batch + ", " +
            o.m + ", " + o.n + ", " + o.k + ",");

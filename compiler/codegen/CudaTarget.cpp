@@ -255,6 +255,16 @@ public:
                       const CollectiveOperands &ops) const override;
   void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
                   const MatMulOperands &o) const override {
+    if (!o.counts.empty()) {
+      // The counts to the host (the stream waits), then cuBLAS per group.
+      w.line("COCONET_RETURN_IF_ERROR(coconet::rt::cuda::groupedMatmul("
+             "cc_s.blas, cc_s.stream, " +
+             runtimeDType(plan.buffers[mm.c].dtype) + ",");
+      w.line("    " + o.m + ", " + o.n + ", " + o.k + ", " + o.a + ", " + o.b +
+             ", " + o.groups + ", " + o.localGroups + ", " + o.counts + ",");
+      w.line("    " + o.hostCounts + ".data(), " + o.c + "));");
+      return;
+    }
     // cuBLAS works on the stream its handle was given: the main one.
     w.line("COCONET_RETURN_IF_ERROR(coconet::rt::cuda::matmul(cc_s.blas, "
            "cc_s.stream, " +
@@ -320,11 +330,35 @@ public:
       w.line("std::unique_ptr<coconet::rt::cuda::TeamCollectives> "
              "algorithms;");
     }
+    for (const Step &s : plan.steps) {
+      if (const auto *c = std::get_if<CollectiveCall>(&s.body);
+          c && c->kind == Collective::AllToAllV)
+        w.line("coconet::rt::cuda::AllToAllV " + geometryMember(s) +
+               "_alltoallv;");
+      if (const auto *m = std::get_if<MatMulCall>(&s.body); m && m->counts)
+        w.line("std::vector<int32_t> " + geometryMember(s) + "_counts;");
+    }
   }
   void emitCreateLibraries(CodeWriter &w, const Plan &plan) const override {
     if (hasMatMul(plan)) {
       w.line("COCONET_CUBLAS_CHECK(cublasCreate(&state->blas));");
       w.line("COCONET_CUBLAS_CHECK(cublasSetStream(state->blas, stream));");
+    }
+    // Dropless routing: each alltoallv's room for every member's counts,
+    // and each grouped matmul's counts on the host.
+    for (const Step &s : plan.steps) {
+      if (const auto *c = std::get_if<CollectiveCall>(&s.body);
+          c && c->kind == Collective::AllToAllV)
+        emitCreateCall(
+            w, plan,
+            "state->" + geometryMember(s) + "_alltoallv.create(*state->mesh, " +
+                std::to_string(c->axis) + ", " +
+                printExtent(c->groups, plan.mesh, names::createSize) +
+                ", allocator)",
+            "the alltoallv " + s.summary);
+      if (const auto *m = std::get_if<MatMulCall>(&s.body); m && m->counts)
+        w.line("state->" + geometryMember(s) + "_counts.resize(" +
+               printExtent(m->groups, plan.mesh, names::createSize) + ");");
     }
     const auto axes = teamAlgorithmAxes(plan);
     if (axes.empty())
@@ -524,6 +558,7 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
+    case Collective::AllToAllV:
       break; // the algorithm pass refuses these
     }
     if (!call.empty()) {
@@ -566,6 +601,15 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
            ", static_cast<int>(cc_r), " + comm + ", cc_stream));");
     w.close();
     w.line("COCONET_NCCL_CHECK(ncclGroupEnd());");
+    break;
+  case Collective::AllToAllV:
+    // Every member's counts to the host (the stream waits for them), then
+    // the rows: a send and a receive per member, in one group.
+    w.line("COCONET_RETURN_IF_ERROR(" + ops.state + ".run(" + in + ", " +
+           ops.rowsIn + ", " + ops.counts + ", " + out + ", " + ops.rowsOut +
+           ",");
+    w.line("    nullptr, " + ops.row + ", " + runtimeDType(s.dtype) +
+           ", cc_stream));");
     break;
   case Collective::Broadcast:
     w.line("COCONET_NCCL_CHECK(ncclBroadcast(" + in + ", " + out + ", " +

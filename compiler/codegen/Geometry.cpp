@@ -172,11 +172,21 @@ std::vector<GeometryField> stepGeometry(const Plan &plan, const Step &step) {
           g.add("m", g.extent(body.m));
           g.add("n", g.extent(body.n));
           g.add("k", g.extent(body.k));
+          if (body.counts) {
+            g.add("groups", g.extent(body.groups));
+            g.add("local_groups", g.extent(body.localGroups));
+          }
         } else if constexpr (std::is_same_v<T, CollectiveCall>) {
           g.add("count", g.count(body.count));
           g.add("out_count", g.count(body.outCount));
           if (body.kind == Collective::AllToAll)
             g.add("block_count", g.count(body.blockCount));
+          if (body.kind == Collective::AllToAllV) {
+            g.add("rows_in", g.extent(body.rowsIn));
+            g.add("rows_out", g.extent(body.rowsOut));
+            g.add("row", g.count(body.row));
+            g.add("groups", g.extent(body.groups));
+          }
         } else if constexpr (std::is_same_v<T, PackKernel>) {
           g.add("outer", g.count(body.outer));
           g.add("blocks", printAxisSize(body.axis, g.mesh, createSize));

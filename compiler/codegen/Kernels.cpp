@@ -218,28 +218,46 @@ std::string kernelParams(const Target &t, const Plan &plan, const Step &step,
 
 CollectiveOperands collectiveOperands(const Plan &plan, const CollectiveCall &c,
                                       llvm::StringRef g) {
-  return {bufferName(plan, c.input),
-          bufferName(plan, c.output),
-          g.str() + ".count",
-          g.str() + ".out_count",
-          std::to_string(c.root),
-          c.kind == Collective::AllToAll ? g.str() + ".block_count" : "",
-          ""};
+  CollectiveOperands ops;
+  ops.in = bufferName(plan, c.input);
+  ops.out = bufferName(plan, c.output);
+  ops.count = g.str() + ".count";
+  ops.outCount = g.str() + ".out_count";
+  ops.root = std::to_string(c.root);
+  if (c.kind == Collective::AllToAll)
+    ops.blockCount = g.str() + ".block_count";
+  if (c.kind == Collective::AllToAllV) {
+    ops.counts = bufferName(plan, c.counts);
+    ops.rowsIn = g.str() + ".rows_in";
+    ops.rowsOut = g.str() + ".rows_out";
+    ops.row = g.str() + ".row";
+    ops.groups = g.str() + ".groups";
+    ops.state = g.str() + "_alltoallv";
+  }
+  return ops;
 }
 
 MatMulOperands matMulOperands(const Plan &plan, const MatMulCall &mm,
                               llvm::StringRef gRef) {
   const std::string g = gRef.str();
-  return {g + ".batch",
-          g + ".m",
-          g + ".n",
-          g + ".k",
-          bufferName(plan, mm.a),
-          g + ".m * " + g + ".k",
-          bufferName(plan, mm.b),
-          mm.batchedB ? g + ".k * " + g + ".n" : std::string("0"),
-          bufferName(plan, mm.c),
-          g + ".m * " + g + ".n"};
+  MatMulOperands ops;
+  ops.batch = g + ".batch";
+  ops.m = g + ".m";
+  ops.n = g + ".n";
+  ops.k = g + ".k";
+  ops.a = bufferName(plan, mm.a);
+  ops.strideA = g + ".m * " + g + ".k";
+  ops.b = bufferName(plan, mm.b);
+  ops.strideB = mm.batchedB ? g + ".k * " + g + ".n" : std::string("0");
+  ops.c = bufferName(plan, mm.c);
+  ops.strideC = g + ".m * " + g + ".n";
+  if (mm.counts) {
+    ops.counts = bufferName(plan, *mm.counts);
+    ops.groups = g + ".groups";
+    ops.localGroups = g + ".local_groups";
+    ops.hostCounts = g + "_counts";
+  }
+  return ops;
 }
 
 std::string kernelItems(const Step &step, llvm::StringRef gRef) {

@@ -117,6 +117,7 @@ void emitPart(CodeWriter &w, const Target &t, const Plan &plan,
     case Collective::Reduce:
     case Collective::SendRecv:
     case Collective::AllToAll:
+    case Collective::AllToAllV:
       llvm_unreachable("planOverlaps keeps only allreduce, reducescatter and "
                        "allgather in parts");
     }

@@ -39,10 +39,19 @@ struct CollectiveOperands {
   /// An alltoall's elements per member (count / P), and how far apart its
   /// blocks are in the input and the output (empty: blockCount, contiguous).
   std::string blockCount, blockStride;
+  /// An alltoallv's counts, rows in and out, elements per row and counts
+  /// per member.
+  std::string counts, rowsIn, rowsOut, row, groups;
+  /// The state's member for the step's runtime object (an alltoallv's).
+  std::string state;
 };
 /// What a matmul call multiplies (expressions in operator()).
 struct MatMulOperands {
   std::string batch, m, n, k, a, strideA, b, strideB, c, strideC;
+  /// A grouped matmul's counts and groups (empty for a matmul).
+  std::string counts, groups, localGroups;
+  /// The state's member for its counts on the host (CUDA).
+  std::string hostCounts;
 };
 /// The elements [lo, hi) of its domain a kernel computes: empty for all
 /// (the kernel has no range parameters), else expressions in operator().

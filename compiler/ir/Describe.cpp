@@ -67,6 +67,7 @@ StageDescription describeStage(const Program &program, const Stage &stage) {
   }
   case StageKind::Elementwise:
   case StageKind::MatMul:
+  case StageKind::GroupedMatMul:
   case StageKind::LayerNorm:
   case StageKind::RmsNorm:
     break;
@@ -97,6 +98,11 @@ StageDescription describeStage(const Program &program, const Stage &stage) {
     break;
   case StageKind::AllToAll:
     d.keywords.push_back("dim=" + std::to_string(stage.dim));
+    overAxis();
+    break;
+  case StageKind::AllToAllV:
+    if (stage.countsResult)
+      d.operation = "alltoallv counts";
     overAxis();
     break;
   }

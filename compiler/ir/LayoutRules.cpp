@@ -196,6 +196,13 @@ std::optional<Layout> communicationLayout(StageKind kind, const Layout &in,
         }
       out[a] = {AxisState::Sliced, dim};
       break;
+    case StageKind::AllToAllV:
+      // Each member's rows stay its block: the same layout.
+      if (x.state != AxisState::Sliced || x.dim != 0) {
+        need = "an input sliced along dimension 0";
+        return std::nullopt;
+      }
+      break;
     case StageKind::Reduce:
     case StageKind::SendRecv:
       if (x.state == AxisState::Sliced) {
@@ -216,6 +223,7 @@ std::optional<Layout> communicationLayout(StageKind kind, const Layout &in,
     case StageKind::Gather:
     case StageKind::Scatter:
     case StageKind::Reshape:
+    case StageKind::GroupedMatMul:
       need = "a communication stage";
       return std::nullopt;
     }

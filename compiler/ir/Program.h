@@ -58,6 +58,23 @@
 //                  `dim`; rank i sends block j along `dim` of its block to
 //                  rank j, which concatenates what it receives along d in
 //                  rank order.
+//   AllToAllV      (x, counts) dropless dispatch over the axis: x is
+//                  [P, M, ...] sliced(0), counts i32[P, E] sliced(0), E a
+//                  multiple of P, G = E / P. Member p's rows go out in E
+//                  consecutive segments, segment e of counts[p, e] rows (a
+//                  negative count is 0) to member e / G; member q gets, for
+//                  p ascending, p's segments q*G .. q*G+G-1 packed into its
+//                  [R] rows (the result's dimension 1). A row past x's M is
+//                  a row of zeros; a row past R is dropped; rows nothing
+//                  reaches are zeros. With `countsResult` (operands:
+//                  counts only): the counts member q received,
+//                  result[q, p*G + g] = counts[p, q*G + g].
+//   GroupedMatMul  (a, counts, b) a [P, R, K] sliced(0), b [E, K, N]
+//                  sliced(0), counts i32[P, E] sliced(0): member q's rows in
+//                  E consecutive segments of counts[q, j] rows (negative:
+//                  0), segment j times b[q*G + j % G]; rows past R
+//                  dropped, rows past the segments zero. Each segment as
+//                  MatMul.
 // Any stage may carry `updates = p`: `x = update(p, e)` makes the stage that
 // computes e write its value into parameter p in place; it is then a result.
 // A collective's `axis` is an index into the mesh, or -1 for every axis.
@@ -153,6 +170,8 @@ public:
   int dim2 = -1;            ///< Transpose: the second dimension swapped
   int64_t k = 0;            ///< TopK: how many
   bool topkIndices = false; ///< TopK: the positions, not the values
+  /// AllToAllV: the counts each member received, not the rows.
+  bool countsResult = false;
   /// communication: how it moves its data (a schedule's `algorithm`).
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
   /// Synthesized: the algorithm file's table (ir/AlgorithmTable.h).

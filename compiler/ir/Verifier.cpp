@@ -107,13 +107,17 @@ static std::optional<Layout> ruleLayout(const Program &program,
   case StageKind::Scatter:
     return scatterLayout(in(0).layout, in(1).layout, in(1).rank(), in(2).layout,
                          stage.dim, why);
+  case StageKind::GroupedMatMul:
+    // Each member's rows by its own experts: the rows' layout.
+    return in(0).layout;
   case StageKind::AllReduce:
   case StageKind::ReduceScatter:
   case StageKind::AllGather:
   case StageKind::Broadcast:
   case StageKind::Reduce:
   case StageKind::SendRecv:
-  case StageKind::AllToAll: {
+  case StageKind::AllToAll:
+  case StageKind::AllToAllV: {
     unsigned badAxis = 0;
     auto layout = communicationLayout(stage.kind, in(0).layout, stage.axis,
                                       stage.dim, why, badAxis);
@@ -267,6 +271,40 @@ static std::string checkKind(const Program &program, const Stage &stage) {
     if (auto e = axisOk(false); !e.empty())
       return e;
     return sameElements();
+  case StageKind::AllToAllV: {
+    if (auto e = expectOperands(stage.countsResult ? 1 : 2); !e.empty())
+      return e;
+    if (auto e = axisOk(false); !e.empty())
+      return e;
+    const TensorType &counts = stage.operands.back()->type;
+    if (counts.dtype != DType::I32 || counts.rank() != 2)
+      return "counts of type " + counts.str(program.mesh) + ", not i32[P, E]";
+    if (stage.countsResult)
+      return sameElements();
+    const TensorType &x = stage.operands[0]->type;
+    Shape want = x.shape;
+    if (want.size() < 2 || x.dtype != stage.type.dtype ||
+        stage.type.rank() != want.size())
+      return "moves " + x.str(program.mesh) + " to " +
+             stage.type.str(program.mesh);
+    want[1] = stage.type.shape[1];
+    return want == stage.type.shape ? "" : "changes more than the rows";
+  }
+  case StageKind::GroupedMatMul: {
+    if (auto e = expectOperands(3); !e.empty())
+      return e;
+    const TensorType &a = stage.operands[0]->type, &c = stage.operands[1]->type,
+                     &b = stage.operands[2]->type;
+    if (a.rank() != 3 || b.rank() != 3 || c.rank() != 2 ||
+        c.dtype != DType::I32 || a.shape[2] != b.shape[1] ||
+        c.shape[1] != b.shape[0] || a.dtype != b.dtype ||
+        stage.type.dtype != a.dtype ||
+        stage.type.shape != Shape{a.shape[0], a.shape[1], b.shape[2]})
+      return "grouped matmul of " + a.str(program.mesh) + " by " +
+             b.str(program.mesh) + " in groups " + c.str(program.mesh) +
+             " gives " + stage.type.str(program.mesh);
+    return "";
+  }
   }
   return "";
 }
@@ -337,6 +375,12 @@ static std::string checkSegments(const Program &program, const Stage &stage) {
     for (const Stage *op : stage.operands)
       if (op->type.isSegmented())
         return "reads segmented '" + op->name + "' by index";
+    return t.isSegmented() ? "its result is segmented" : "";
+  case StageKind::AllToAllV:
+  case StageKind::GroupedMatMul:
+    for (const Stage *op : stage.operands)
+      if (op->type.isSegmented())
+        return "reads segmented '" + op->name + "' by rows";
     return t.isSegmented() ? "its result is segmented" : "";
   case StageKind::MatMul:
   case StageKind::Transpose:

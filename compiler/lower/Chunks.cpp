@@ -213,6 +213,7 @@ std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
   case Collective::AllGather:
     return std::nullopt;
   case Collective::AllToAll: // analyseAllToAll
+  case Collective::AllToAllV:
   case Collective::Broadcast:
   case Collective::Reduce:
   case Collective::SendRecv:

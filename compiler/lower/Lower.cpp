@@ -163,8 +163,13 @@ void groupCollectives(Plan &plan) {
         b.reads, [&](unsigned r) { return llvm::is_contained(a.writes, r); });
     // An algorithm file's run is steps of its own, with kernels between
     // them (cuda/algorithm.h): never inside another group.
-    const bool ownSteps = std::get<CollectiveCall>(a.body).table ||
-                          std::get<CollectiveCall>(b.body).table;
+    // An alltoallv waits for its counts before it moves rows: never
+    // inside a group either.
+    auto ownSteps_ = [](const CollectiveCall &c) {
+      return c.table || c.kind == Collective::AllToAllV;
+    };
+    const bool ownSteps = ownSteps_(std::get<CollectiveCall>(a.body)) ||
+                          ownSteps_(std::get<CollectiveCall>(b.body));
     a.groupWithNext = !dependent && !ownSteps;
   }
 }
@@ -201,6 +206,14 @@ void collectSizeChecks(Plan &plan, const ir::Program &program) {
                  std::to_string(s->k) + " '" + s->name + "'",
              s->k});
     }
+  // An alltoallv's counts: E / P to each member.
+  for (const auto &s : program.getStages())
+    if (s->kind == ir::StageKind::AllToAllV && s->countsResult)
+      add({s->type.shape[1],
+           {static_cast<unsigned>(s->axis)},
+           1,
+           "dimension 1 of '" + s->operands[0]->name +
+               "', the counts of the alltoallv '" + s->name + "'"});
   for (const ir::Overlap &o : program.overlaps) {
     SizeCheck c;
     c.global = o.producer->type.shape[o.dim];

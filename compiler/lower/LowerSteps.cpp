@@ -213,6 +213,66 @@ void lowerMatMul(Lowering &l, const Stage &s) {
   l.stepOf[&s] = l.addStep(std::move(step));
 }
 
+/// grouped_matmul: a MatMulCall over one member's rows with the counts.
+void lowerGroupedMatMul(Lowering &l, const Stage &s) {
+  Plan &plan = l.plan;
+  MatMulCall mm;
+  mm.a = l.inMemory(s.operands[0]);
+  mm.counts = l.inMemory(s.operands[1]);
+  mm.b = l.inMemory(s.operands[2]);
+  mm.c = l.bufferOf.lookup(&s);
+  const Extents ea = plan.buffers[mm.a].shape, eb = plan.buffers[mm.b].shape;
+  mm.batch = slice(ea, 0, 1);
+  mm.m = ea[1];
+  mm.k = ea[2];
+  mm.n = eb[2];
+  mm.groups = {s.operands[1]->type.shape[1], {}};
+  mm.localGroups = eb[0];
+  Step step;
+  step.name = stepName("grouped_matmul", s.name);
+  step.summary = "grouped matmul " + s.name;
+  step.body = mm;
+  step.reads = {mm.a, *mm.counts, mm.b};
+  step.writes.push_back(mm.c);
+  l.stepOf[&s] = l.addStep(std::move(step));
+}
+
+/// alltoallv: the rows (one call that exchanges the counts first), or the
+/// counts each member received: an alltoall of the counts, E / P to each.
+void lowerAllToAllV(Lowering &l, const Stage &s) {
+  Plan &plan = l.plan;
+  const Stage &counts = *s.operands.back();
+  CollectiveCall call;
+  call.kind = s.countsResult ? Collective::AllToAll : Collective::AllToAllV;
+  call.dtype = s.type.dtype;
+  call.axis = s.axis;
+  call.counts = l.inMemory(&counts);
+  call.input = s.countsResult ? call.counts : l.inMemory(s.operands[0]);
+  call.output = l.bufferOf.lookup(&s);
+  call.count = plan.buffers[call.input].shape;
+  call.outCount = plan.buffers[call.output].shape;
+  const ir::Dim e = counts.type.shape[1];
+  if (s.countsResult) {
+    call.blockCount = {Extent{e, {static_cast<unsigned>(s.axis)}}};
+    call.scatterDim = 1;
+  } else {
+    call.rowsIn = call.count[1];
+    call.rowsOut = call.outCount[1];
+    call.row = slice(call.count, 2, call.count.size());
+    call.groups = {e, {}};
+  }
+  Step step;
+  step.name =
+      stepName(s.countsResult ? "alltoallv_counts" : "alltoallv", s.name);
+  step.summary = (s.countsResult ? "alltoallv counts " : "alltoallv ") + s.name;
+  step.body = call;
+  step.reads = {call.input};
+  if (!s.countsResult)
+    step.reads.push_back(call.counts);
+  step.writes.push_back(call.output);
+  l.stepOf[&s] = l.addStep(std::move(step));
+}
+
 } // namespace
 
 KernelInput accessOf(const Lowering &l, unsigned buffer,
@@ -473,6 +533,12 @@ void lowerStage(Lowering &l, const Stage &s) {
   }
   case StageKind::MatMul:
     lowerMatMul(l, s);
+    return;
+  case StageKind::GroupedMatMul:
+    lowerGroupedMatMul(l, s);
+    return;
+  case StageKind::AllToAllV:
+    lowerAllToAllV(l, s);
     return;
   case StageKind::AllReduce:
   case StageKind::ReduceScatter:

@@ -337,6 +337,11 @@ struct MatMulCall {
   Extents batch;
   Extent m, n, k;
   bool batchedB = false;
+  /// A grouped matmul (grouped_matmul): A is one member's [M, K] rows in
+  /// `groups` segments whose lengths the i32 buffer `counts` holds; B is
+  /// [localGroups, K, N], segment j multiplied by B[j % localGroups].
+  std::optional<unsigned> counts;
+  Extent groups, localGroups;
 };
 
 struct CollectiveCall {
@@ -369,6 +374,12 @@ struct CollectiveCall {
   /// and the dimension it scatters.
   Extents blockCount;
   int scatterDim = 0;
+  /// AllToAllV: the i32 buffer of the counts (E per member), the rows of
+  /// the input and of the output (dimension 1), the elements of a row and
+  /// E (the counts per member).
+  unsigned counts = 0;
+  Extent rowsIn, rowsOut, groups;
+  Extents row;
 };
 
 /// Moves dimension `dim` of a block to the front (pack, before a

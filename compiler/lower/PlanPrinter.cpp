@@ -215,7 +215,12 @@ void Printer::printStep(unsigned index, const Step &step) {
              << printExtent(body.m, mesh, sizeName) << " N "
              << printExtent(body.n, mesh, sizeName) << " K "
              << printExtent(body.k, mesh, sizeName)
-             << (body.batchedB ? " batched B" : "") << '\n';
+             << (body.batchedB ? " batched B" : "");
+          if (body.counts)
+            os << " in " << printExtent(body.groups, mesh, sizeName)
+               << " groups of " << name(*body.counts) << ", B per "
+               << printExtent(body.localGroups, mesh, sizeName);
+          os << '\n';
         } else if constexpr (std::is_same_v<T, CollectiveCall>) {
           os << collectiveName(body.kind);
           if (body.kind == Collective::AllReduce ||
@@ -227,6 +232,9 @@ void Printer::printStep(unsigned index, const Step &step) {
             os << " root " << body.root;
           if (body.kind == Collective::SendRecv)
             os << " offset " << body.offset;
+          if (body.kind == Collective::AllToAllV)
+            os << " by " << name(body.counts) << " ("
+               << printExtent(body.groups, mesh, sizeName) << " per member)";
           os << " over " << axis(body.axis) << " " << name(body.input) << " "
              << count(body.count) << " -> " << name(body.output) << " "
              << count(body.outCount)

@@ -266,6 +266,8 @@ LogicalResult ReorderPass::plan(ir::Program &program, DiagnosticEngine &diags) {
     case StageKind::Broadcast:
     case StageKind::Reduce:
     case StageKind::AllToAll:
+    case StageKind::AllToAllV:
+    case StageKind::GroupedMatMul:
       llvm_unreachable("refused above: not movable");
     }
     newType[s] = t;

@@ -45,6 +45,8 @@ enum class Family {
   CumSum,
   Gather,
   Scatter,
+  GroupedMatMul,
+  AllToAllV,
   Collective,
   Update,
 };

@@ -167,6 +167,8 @@ Value CallChecker::checkElementwiseCall(const Builtin &b) {
   case Family::CumSum:
   case Family::Gather:
   case Family::Scatter:
+  case Family::GroupedMatMul:
+  case Family::AllToAllV:
   case Family::Collective:
   case Family::Update:
     break; // run() gives these to their own checkers
@@ -582,6 +584,10 @@ Value CallChecker::run() {
     return checkGather();
   case Family::Scatter:
     return checkScatter();
+  case Family::GroupedMatMul:
+    return checkGroupedMatMul();
+  case Family::AllToAllV:
+    return checkAllToAllV();
   case Family::Collective:
     return checkCollective();
   case Family::Update:

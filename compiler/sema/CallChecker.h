@@ -247,8 +247,17 @@ struct CallChecker {
   Value checkCumSum();
   Value checkGather();
   Value checkScatter();
+  // DispatchChecker.cpp.
+  Value checkAllToAllV();
+  Value checkGroupedMatMul();
   Value run();
 };
+
+/// A tensor operand of an index or dispatch operation: not a scalar, not
+/// segmented (IndexChecker.cpp).
+ir::Stage *tensorArg(CallChecker &cc, const ast::Expr *e);
+/// A size written as a dimension is (`C`, `4`, `2 * N`), or nullopt.
+std::optional<ir::Dim> sizeArg(CallChecker &cc, const ast::Expr *e);
 
 } // namespace coconet::sema
 

@@ -16,23 +16,6 @@ namespace coconet::sema {
 
 namespace {
 
-/// A tensor operand of an index operation: not a scalar, not segmented.
-ir::Stage *tensorArg(CallChecker &cc, const ast::Expr *e) {
-  ir::Stage *s = cc.stageArg(e);
-  if (!s)
-    return nullptr;
-  if (s->type.isScalar()) {
-    cc.diags().report(e->range, DiagId::ExpectedTensor, cc.name);
-    return nullptr;
-  }
-  if (s->type.isSegmented()) {
-    cc.diags().report(e->range, DiagId::IndexSegmented, cc.name, s->name,
-                      s->type.segments);
-    return nullptr;
-  }
-  return s;
-}
-
 /// The dimension argument `e` of a rank-`rank` operand (negative counts
 /// from the end; absent: the last).
 std::optional<int> dimArg(CallChecker &cc, const ast::Expr *e,
@@ -95,6 +78,25 @@ ir::Stage *indexArg(CallChecker &cc, const ast::Expr *e, const TensorType &data,
   return index;
 }
 
+} // namespace
+
+/// A tensor operand of an index operation: not a scalar, not segmented.
+ir::Stage *tensorArg(CallChecker &cc, const ast::Expr *e) {
+  ir::Stage *s = cc.stageArg(e);
+  if (!s)
+    return nullptr;
+  if (s->type.isScalar()) {
+    cc.diags().report(e->range, DiagId::ExpectedTensor, cc.name);
+    return nullptr;
+  }
+  if (s->type.isSegmented()) {
+    cc.diags().report(e->range, DiagId::IndexSegmented, cc.name, s->name,
+                      s->type.segments);
+    return nullptr;
+  }
+  return s;
+}
+
 /// A size written as a dimension is (`C`, `4`, `2 * N`), or nullopt.
 std::optional<ir::Dim> sizeArg(CallChecker &cc, const ast::Expr *e) {
   if (e->kind == ast::Expr::Kind::IntLit && e->intValue > 0 &&
@@ -113,8 +115,6 @@ std::optional<ir::Dim> sizeArg(CallChecker &cc, const ast::Expr *e) {
   return std::nullopt;
 }
 
-} // namespace
-
 /// topk and cumsum: x along a dimension that no axis slices.
 static ir::Stage *alongStage(CallChecker &cc, StageKind kind, ir::Stage *x,
                              int dim, TensorType out) {
@@ -132,7 +132,7 @@ static ir::Stage *alongStage(CallChecker &cc, StageKind kind, ir::Stage *x,
 
 Value CallChecker::checkTopK() {
   // Only the statement `(values, indices) = topk(...)` names both results.
-  const bool tuple = std::exchange(c.topkTuple, false);
+  const bool tuple = std::exchange(c.tupleCall, false);
   if (!tuple) {
     diags().report(call.range, DiagId::TopkNeedsTuple);
     return Value::error();
@@ -163,7 +163,7 @@ Value CallChecker::checkTopK() {
   ir::Stage *indices = alongStage(*this, StageKind::TopK, x, dim, out);
   indices->k = *k;
   indices->topkIndices = true;
-  c.topkIndices = indices;
+  c.secondResult = indices;
   return stageValue(values);
 }
 

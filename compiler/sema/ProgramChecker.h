@@ -113,10 +113,11 @@ public:
   llvm::StringMap<llvm::SMRange> nameRanges;
   llvm::StringSet<> poisoned;
   std::string statementName;
-  /// Set by `(values, indices) = topk(...)` for the call it names, which
-  /// consumes it and leaves its indices stage in `topkIndices`.
-  bool topkTuple = false;
-  ir::Stage *topkIndices = nullptr;
+  /// Set by `(a, b) = topk(...)` or `alltoallv(...)` for the call it
+  /// names, which consumes it and leaves its second result's stage in
+  /// `secondResult`.
+  bool tupleCall = false;
+  ir::Stage *secondResult = nullptr;
   unsigned nestedCount = 0;
   std::vector<std::unique_ptr<BodyNode>> nodes;
 

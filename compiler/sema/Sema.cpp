@@ -386,7 +386,8 @@ bool ProgramChecker::checkTupleAssign(const ast::Stmt &stmt) {
         poisoned.insert(id->name);
     return false;
   };
-  if (rhs.kind != ast::Expr::Kind::Call || rhs.text != "topk") {
+  if (rhs.kind != ast::Expr::Kind::Call ||
+      (rhs.text != "topk" && rhs.text != "alltoallv")) {
     std::string what = rhs.kind == ast::Expr::Kind::Call
                            ? rhs.text
                            : std::string("the expression");
@@ -394,7 +395,7 @@ bool ProgramChecker::checkTupleAssign(const ast::Stmt &stmt) {
     return poison();
   }
   if (idents.size() != 2) {
-    diags.report(stmt.range, DiagId::TupleArity, idents.size());
+    diags.report(stmt.range, DiagId::TupleArity, rhs.text, idents.size());
     return poison();
   }
   bool namesOk = true;
@@ -405,13 +406,13 @@ bool ProgramChecker::checkTupleAssign(const ast::Stmt &stmt) {
     }
     nameRanges[id->name] = id->range;
   }
-  topkTuple = true;
-  topkIndices = nullptr;
+  tupleCall = true;
+  secondResult = nullptr;
   Value v = checkExpr(rhs);
-  topkTuple = false;
-  if (v.isError() || !namesOk || !topkIndices)
+  tupleCall = false;
+  if (v.isError() || !namesOk || !secondResult)
     return poison();
-  ir::Stage *stages[] = {v.stage, topkIndices};
+  ir::Stage *stages[] = {v.stage, secondResult};
   for (unsigned i = 0; i < 2; ++i) {
     stages[i]->name = idents[i]->name;
     stages[i]->loc = stmt.range;

@@ -68,6 +68,8 @@ std::string axisName(const ir::Program &program, int axis) {
 
 llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
                              SimResult &result, bool termSums) {
+  if (stage.kind == StageKind::AllToAllV)
+    return runAllToAllV(program, stage, result);
   const Stage &x = *stage.operands[0];
   const RankGrid &grid = result.grid;
   const int64_t numRanks = grid.numRanks();
@@ -224,6 +226,8 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
       } // else: zeros
       break;
     }
+    case StageKind::AllToAllV:
+      return internalError(stage, "alltoallv has its own run");
     case StageKind::SendRecv: {
       int64_t from = pos - stage.offset;
       if (from >= 0 && from < groupSize)

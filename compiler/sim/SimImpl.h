@@ -55,6 +55,12 @@ llvm::Error indexOp(const ir::Stage &stage, llvm::ArrayRef<const Tensor *> in,
                     llvm::ArrayRef<const Placement *> at, const Placement &po,
                     Tensor &out);
 
+/// alltoallv on every rank; grouped_matmul on one (Dispatch.cpp).
+llvm::Error runAllToAllV(const ir::Program &program, const ir::Stage &stage,
+                         SimResult &result);
+llvm::Error groupedMatmul(const ir::Stage &stage, SimResult &result,
+                          int64_t rank);
+
 /// An error for a broken invariant: a bug in the compiler, not the input.
 llvm::Error internalError(const ir::Stage &stage, const llvm::Twine &what);
 

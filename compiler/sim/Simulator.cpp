@@ -554,7 +554,10 @@ llvm::Error Run::compute(const Stage &stage, int64_t rank) {
     return detail::indexOp(stage, tensors, placements, at(stage, rank),
                            result.values[stage.id][rank]);
   }
+  case StageKind::GroupedMatMul:
+    return detail::groupedMatmul(stage, result, rank);
   case StageKind::Param:
+  case StageKind::AllToAllV:
   case StageKind::AllReduce:
   case StageKind::ReduceScatter:
   case StageKind::AllGather:

@@ -41,7 +41,8 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
       return AlgorithmShape{2 * (p - 1), 2 * ring};
     case Collective::ReduceScatter:
     case Collective::AllGather:
-    case Collective::AllToAll: // P - 1 pairwise exchanges of n / P
+    case Collective::AllToAll:  // P - 1 pairwise exchanges of n / P
+    case Collective::AllToAllV: // as many, where the routing is even
       return AlgorithmShape{p - 1, ring};
     case Collective::Broadcast:
     case Collective::Reduce:
@@ -61,6 +62,7 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
     case Collective::AllGather:
     case Collective::SendRecv:
     case Collective::AllToAll:
+    case Collective::AllToAllV:
       return std::nullopt;
     }
     break;
@@ -77,6 +79,7 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
+    case Collective::AllToAllV:
       return std::nullopt;
     }
     break;
@@ -96,6 +99,7 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
     case Collective::Reduce:
     case Collective::SendRecv:
     case Collective::AllToAll:
+    case Collective::AllToAllV:
       return std::nullopt;
     }
     break;

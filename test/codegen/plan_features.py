@@ -27,7 +27,7 @@ import sys
 # every path. kind "target": covered on each target by any run.
 
 COLLECTIVES = ["allreduce", "reducescatter", "allgather", "broadcast",
-               "reduce", "sendrecv", "alltoall"]
+               "reduce", "sendrecv", "alltoallv", "alltoall"]
 REDUCTIONS = ["sum", "max", "min", "norm", "sumsq"]
 INDEX_OPS = ["topk", "topk-indices", "cumsum", "gather", "scatter"]
 
@@ -149,6 +149,8 @@ VOCABULARY = [
     ("matmul", "target", "a matmul"),
     ("matmul:batched", "target", "a batched matmul"),
     ("matmul:batched-b", "target", "a batched matmul with a batched B"),
+    ("matmul:grouped", "target",
+     "a grouped matmul (grouped_matmul: rows in groups of run-time lengths)"),
 ] + [
     (f"collective:{c}", "target", f"a {c}") for c in COLLECTIVES
 ] + [
@@ -203,8 +205,10 @@ PRINTER_WORDS = {
     "transpose*": ["transpose ", ": batch ", " rows ", " cols ", " middle "],
     "index:*": [": outer ", " along ", " taken ", " inner ", "; index ",
                 " per line", "; source "],
-    "matmul*": ["matmul ", " x ", " M ", " N ", " K ", " batched B"],
+    "matmul*": ["matmul ", " x ", " M ", " N ", " K ", " batched B", " in ",
+                " groups of ", ", B per "],
     "collective:*": [" over ", " root ", " offset ", " (grouped with next)",
+                     " by ", " per member)",
                      "all axes", " (the schedule's algorithm)",
                      ", the algorithm in '", " step, ", " steps, ", " chunk",
                      " chunks", " a rank)"],
@@ -275,7 +279,8 @@ OVERLAP = re.compile(r"^  overlap: step (\d+) with step (\d+), (\d+) chunks "
                      r"alltoall's order(, step \d+ not run)?|; batches read "
                      r"from (\w+) where they arrive, step \d+ not run)?)$")
 COLLECTIVE = re.compile(r"^(" + "|".join(COLLECTIVES) + r")(?:\((\w+)\))?"
-                        r"(?: root -?\d+)?(?: offset -?\d+)? over (all axes|\w+) (\w+) "
+                        r"(?: root -?\d+)?(?: offset -?\d+)?"
+                        r"(?: by \w+ \([^)]*\))? over (all axes|\w+) (\w+) "
                         r"(.+) -> (\w+) (.+?)(, \w+ \(the schedule's "
                         r"algorithm\)|, the algorithm in '[^']*' \([^)]*\))?"
                         r"( \(grouped with next\))?$")
@@ -416,7 +421,8 @@ def parse(text):
                                   r"(\[[^\]]*\])", body) or bad()
                     step.update(kind="matmul", output=mm.group(1),
                                 batched=mm.group(4) != "[]",
-                                batched_b=body.endswith(" batched B"))
+                                batched_b=" batched B" in body,
+                                grouped=" groups of " in body)
                 elif kind in ("pack", "unpack", "copy", "store"):
                     step.update(kind=kind)
                 else:
@@ -588,6 +594,8 @@ def features(text):
                 out.add("matmul:batched")
             if s["batched_b"]:
                 out.add("matmul:batched-b")
+            if s["grouped"]:
+                out.add("matmul:grouped")
         elif kind == "collective":
             out.add("collective:" + s["collective"])
             if s["axis"] == "all axes":

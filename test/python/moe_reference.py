@@ -82,11 +82,15 @@ def reference(inputs, capacity, k, deepseek):
     return y.numpy(), float(aux)
 
 
-def run_case(args, program, sizes, seed):
+def run_case(args, program, sizes, seed, skew=False):
     if args.only and program != args.only:
         return True
-    P, N, H, E, Fh, C = (sizes[k] for k in "PNHEFC")
-    deepseek = program == "deepseek_moe"
+    P, N, H, E, Fh = (sizes[k] for k in "PNHEF")
+    # Dropless: no capacity, so none dropped: the reference with C = N (a
+    # token's experts are distinct, so an expert gets at most N of a rank's).
+    dropless = program.endswith("_dropless")
+    C = N if dropless else sizes["C"]
+    deepseek = program.startswith("deepseek")
     rng = np.random.default_rng(seed)
     inputs = {
         "x": rng.uniform(-1, 1, (P, N, H)),
@@ -95,6 +99,11 @@ def run_case(args, program, sizes, seed):
         "w3": rng.uniform(-1, 1, (E, H, Fh)) / np.sqrt(H),
         "w2": rng.uniform(-1, 1, (E, Fh, H)) / np.sqrt(Fh),
     }
+    if skew:
+        # Every token's first choice is expert 0: one rank gets every
+        # rank's rows, the others none from some peers.
+        inputs["x"] = np.abs(inputs["x"])
+        inputs["wg"][:, 0] += 4
     if deepseek:
         S = sizes["S"]
         inputs.update({
@@ -102,7 +111,7 @@ def run_case(args, program, sizes, seed):
             "ws3": rng.uniform(-1, 1, (H, S)) / np.sqrt(H),
             "ws2": rng.uniform(-1, 1, (S, H)) / np.sqrt(S),
         })
-    work = os.path.join(args.work, f"{program}-p{P}-c{C}-s{seed}")
+    work = os.path.join(args.work, f"{program}-p{P}-c{C}-s{seed}{'-skew' if skew else ''}")
     os.makedirs(work, exist_ok=True)
     cmd = [args.coconetc, "sim", "--size",
            ",".join(f"{k}={v}" for k, v in sizes.items()),
@@ -117,6 +126,27 @@ def run_case(args, program, sizes, seed):
     if run.returncode != 0:
         print(run.stdout + run.stderr)
         return False
+    if dropless:
+        # The capacity layer that drops nothing (C = N) computes the same
+        # sums in the same order: bit for bit the same results.
+        same = "deepseek_moe" if deepseek else "moe_layer"
+        cap = os.path.join(work, "capacity")
+        os.makedirs(cap, exist_ok=True)
+        sized = dict(sizes, C=N)
+        ccmd = [c for c in cmd]
+        ccmd[ccmd.index("--size") + 1] = ",".join(f"{k}={v}" for k, v in sized.items())
+        ccmd[ccmd.index("--output-dir") + 1] = cap
+        ccmd[ccmd.index("--program") + 1] = same
+        run = subprocess.run(ccmd, capture_output=True, text=True)
+        for name in ("y", "aux"):
+            a = np.load(os.path.join(work, name + ".npy"))
+            b = (np.load(os.path.join(cap, name + ".npy"))
+                 if run.returncode == 0 else None)
+            if b is None or a.tobytes() != b.tobytes():
+                print(run.stdout + run.stderr)
+                print(f"FAILED: {program} on {P} ranks: {name} differs from "
+                      f"{same}'s with C = N")
+                return False
     y = np.load(os.path.join(work, "y.npy")).astype(np.float64)
     aux = float(np.load(os.path.join(work, "aux.npy")))
     ref_y, ref_aux = reference(inputs, C, 8 if deepseek else 2, deepseek)
@@ -126,7 +156,7 @@ def run_case(args, program, sizes, seed):
     ok = dy <= BOUND and daux <= BOUND
     where = f"{P} x {sizes['T']}" if "T" in sizes else str(P)
     print(f"{'ok' if ok else 'FAILED'}: {program} on {where} ranks, N={N} E={E} "
-          f"C={C} "
+          f"{'dropless' if dropless else f'C={C}'}{' skewed' if skew else ''} "
           f"seed {seed}: y within {dy:.2e}, aux {aux:.6f} within {daux:.2e} "
           f"of the reference (bound {BOUND:.1e})")
     return ok
@@ -152,6 +182,15 @@ def main():
             sizes = {"P": P, "N": 16, "H": 8, "E": 16, "F": 6, "C": C,
                      "S": 10}
             ok &= run_case(args, "deepseek_moe", sizes, seed=P * 100 + C)
+    # Dropless: the rows each expert gets, however many; skewed: every
+    # token's first choice on one expert (one rank gets every rank's).
+    for P in (1, 2, 4):
+        for skew in (False, True):
+            sizes = {"P": P, "N": 16, "H": 8, "E": 4, "F": 12}
+            ok &= run_case(args, "moe_dropless", sizes, seed=P * 100 + 3, skew=skew)
+            sizes = {"P": P, "N": 16, "H": 8, "E": 16, "F": 6, "S": 10}
+            ok &= run_case(args, "deepseek_dropless", sizes, seed=P * 100 + 5,
+                           skew=skew)
     # moe_ep_tp: the experts' widths cut over T = 2 (row-parallel partial
     # sums completed by an allreduce: the same values within the bound).
     for P in (1, 2):
