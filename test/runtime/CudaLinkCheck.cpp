@@ -11,6 +11,7 @@
 #include "coconet/cuda/runtime.h"
 
 #include <cstdio>
+#include <vector>
 
 using namespace coconet::rt;
 
@@ -40,7 +41,23 @@ Status smoke() {
   COCONET_NCCL_CHECK(ncclAllReduce(a, c, 4, cuda::ncclType(DType::F32),
                                    cuda::ncclOp(ReduceOp::Sum),
                                    mesh->axisComm(0), stream));
+  // A dropless all-to-all of one member (counts: b's zeros, so `c` is
+  // zeroed) and a grouped matmul of two empty groups.
+  void *d = nullptr;
+  COCONET_RETURN_IF_ERROR(allocator.allocate(64, &d));
+  {
+    cuda::AllToAllV a2a;
+    COCONET_RETURN_IF_ERROR(a2a.create(*mesh, 0, 2, allocator));
+    COCONET_RETURN_IF_ERROR(a2a.run(a, 4, static_cast<const int32_t *>(b), c, 4,
+                                    static_cast<int32_t *>(d), 4, DType::F32,
+                                    stream));
+    std::vector<int32_t> hostCounts(2);
+    COCONET_RETURN_IF_ERROR(cuda::groupedMatmul(
+        handle, stream, DType::F32, 4, 2, 2, a, b, 2, 1,
+        static_cast<const int32_t *>(b), hostCounts.data(), c));
+  }
   COCONET_CUDA_CHECK(cudaStreamSynchronize(stream));
+  allocator.deallocate(d, 64);
   allocator.deallocate(a, 64);
   allocator.deallocate(b, 64);
   allocator.deallocate(c, 64);

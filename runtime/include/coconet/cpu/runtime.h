@@ -113,6 +113,27 @@ public:
   /// every block, for an overlap in parts).
   Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
                   int axis, int64_t stride);
+  /// A dropless mixture-of-experts dispatch: rows of `rowElems` elements,
+  /// in `groups` (E) groups, G = E / P of them per member (E % P == 0).
+  /// Member i's `in` holds `inRows` rows cut by its `counts` (E int32; a
+  /// negative count is 0) into E consecutive segments: segment e, c_i[e]
+  /// rows starting at row sum_{e' < e} c_i[e'], goes to member e / G.
+  /// Member q gets, from each member p in ascending order, p's segments
+  /// q*G .. q*G+G-1 packed one after another into `out` (`outRows` rows):
+  /// p's block starts at the sum of the earlier members' blocks for q. A
+  /// row past a sender's `inRows` is a row of zeros; a row that lands at or
+  /// past `outRows` is dropped; every row of `out` nothing lands in is zero.
+  /// outCounts[p*G + g] = c_p[q*G + g] (negatives as 0; not clipped).
+  /// MPI_Allgather of every member's counts (with its inRows and outRows,
+  /// which may differ between members), then MPI_Alltoallv of whole rows
+  /// (at most INT_MAX rows, INT_MAX bytes a row); over a group of one
+  /// member a local copy with the same clipping and zeroing. `in` and `out`
+  /// may not overlap. Refused (InvalidArgument, before any message):
+  /// negative inRows, outRows or rowElems, groups <= 0 or not a multiple
+  /// of P, byte counts that overflow, null pointers for nonempty buffers.
+  Status allToAllV(const void *in, int64_t inRows, const int32_t *counts,
+                   int64_t groups, void *out, int64_t outRows,
+                   int32_t *outCounts, int64_t rowElems, DType dtype, int axis);
 
   /// How allReduce, reduceScatter, allGather and allToAll move their data (a
   /// schedule's `algorithm`): Library, the exact collectives above on MPI;
@@ -237,6 +258,18 @@ Status reduceAlong(ReductionKind kind, DType dtype, const void *in,
 void matmul(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
             const void *a, int64_t strideA, const void *b, int64_t strideB,
             void *c, int64_t strideC);
+/// The experts' matmul of a dropless mixture of experts: A is [rows, K],
+/// B is [localGroups, K, N], C is [rows, N], row-major. The rows are in
+/// `groups` consecutive segments, segment j of counts[j] rows (a negative
+/// count is 0) starting at the sum of the earlier ones; segment j's rows
+/// of C are its rows of A times B[j % localGroups], exactly as matmul()
+/// computes them (one matmul() call a nonempty segment). A segment's rows
+/// at or past `rows` are dropped; the rows of C past the segments are
+/// zero. Does nothing unless rows >= 0, n >= 1, k >= 0, groups >= 0 and
+/// localGroups >= 1.
+void groupedMatmul(DType dtype, int64_t rows, int64_t n, int64_t k,
+                   const void *a, const void *b, int64_t groups,
+                   int64_t localGroups, const int32_t *counts, void *c);
 /// How many blocks of rows matmul() cuts one batch of C into on `threads`
 /// OpenMP threads; each block's tasks pack the batch's B again (all of its
 /// columns between them), which coconetc's cost model prices

@@ -8,7 +8,9 @@
 // through cuBLAS, f64 through cuBLAS, integers in a small kernel).
 //
 // Nothing here synchronises the host except creating and destroying
-// communicators and meshes (collective setup calls).
+// communicators and meshes (collective setup calls), and a dropless
+// mixture of experts' AllToAllV::run and groupedMatmul, which need its
+// counts on the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,6 +191,65 @@ Status matmul(cublasHandle_t handle, cudaStream_t stream, DType dtype,
               int64_t batch, int64_t m, int64_t n, int64_t k, const void *a,
               int64_t strideA, const void *b, int64_t strideB, void *c,
               int64_t strideC);
+
+/// A dropless mixture-of-experts dispatch over a mesh axis of P members:
+/// the semantics of cpu::Mesh::allToAllV (coconet/cpu/runtime.h), bit for
+/// bit. create() (once; no message) takes the axis's communicator and
+/// allocates, from `allocator` (which must outlive the AllToAllV), room
+/// for every member's counts (E = `groups`, a multiple of P); run() per
+/// step, on `stream`, with device pointers `in`, `counts` (E int32),
+/// `out` and `outCounts` (E int32): ncclAllGather of every member's counts
+/// (with its inRows and outRows, which may differ between members), a
+/// copy of them to the host and cudaStreamSynchronize(stream) -- the one
+/// place a step waits for the host: NCCL's sends and receives need their
+/// counts on the host, as Megatron's all-to-all dispatcher does -- then,
+/// from the whole table (int64 arithmetic), outCounts (copied from a host
+/// buffer kept in the object, so at most one run() at a time), zeros for
+/// the rows of `out` that nothing lands in, and one ncclGroupStart/End of
+/// whole rows per peer (this member's own rows: a device-to-device copy).
+/// Over a group of one member: a local copy, no NCCL. `in` and `out` may
+/// not overlap. Refused (InvalidArgument, before any call): what
+/// cpu::Mesh::allToAllV refuses; a run() before create(): Internal.
+class AllToAllV {
+public:
+  AllToAllV() = default;
+  ~AllToAllV();
+  AllToAllV(const AllToAllV &) = delete;
+  AllToAllV &operator=(const AllToAllV &) = delete;
+
+  Status create(const Mesh &mesh, int axis, int64_t groups,
+                Allocator &allocator);
+  Status run(const void *in, int64_t inRows, const int32_t *counts, void *out,
+             int64_t outRows, int32_t *outCounts, int64_t rowElems, DType dtype,
+             cudaStream_t stream);
+
+private:
+  Allocator *allocator_ = nullptr;
+  void *memory_ = nullptr;
+  size_t bytes_ = 0;
+  ncclComm_t comm_ = nullptr;
+  int64_t members_ = 1, position_ = 0, groups_ = 0;
+  int32_t *record_ = nullptr;      ///< device: this member's record
+  int32_t *gathered_ = nullptr;    ///< device: every member's record
+  std::vector<int32_t> extra_;     ///< host: inRows and outRows (copied in)
+  std::vector<int32_t> records_;   ///< host: every member's record
+  std::vector<int32_t> outCounts_; ///< host: this member's outCounts
+};
+
+/// The experts' matmul of a dropless mixture of experts, on `stream`: the
+/// semantics of cpu::groupedMatmul (coconet/cpu/runtime.h): A is [rows, K],
+/// B is [localGroups, K, N], C is [rows, N], row-major, device memory;
+/// segment j (counts[j] rows, negative as 0) of C is its rows of A times
+/// B[j % localGroups], clipped at `rows`; C's rows past the segments are
+/// zero. `counts` (device, `groups` int32) is copied to `hostCounts`
+/// (caller-owned host memory of `groups` entries) and the stream is
+/// synchronised (the host needs the counts); then one matmul() (above) a
+/// nonempty segment. `handle` must be bound to `stream`. Refused
+/// (InvalidArgument): negative sizes, localGroups < 1, null pointers.
+Status groupedMatmul(cublasHandle_t handle, cudaStream_t stream, DType dtype,
+                     int64_t rows, int64_t n, int64_t k, const void *a,
+                     const void *b, int64_t groups, int64_t localGroups,
+                     const int32_t *counts, int32_t *hostCounts, void *c);
 
 } // namespace coconet::rt::cuda
 
