@@ -232,8 +232,10 @@ void addResultCopies(Lowering &l) {
 void aliasLoneCollectives(Plan &plan) {
   for (const Step &step : plan.steps) {
     const auto *c = std::get_if<CollectiveCall>(&step.body);
-    // A sendrecv over one member receives zeros (it has no sender).
-    if (!c || c->kind == Collective::SendRecv || c->input == c->output)
+    // A sendrecv over one member receives zeros (it has no sender); an
+    // alltoallv's rows move by its counts, into as many rows as it has.
+    if (!c || c->kind == Collective::SendRecv ||
+        c->kind == Collective::AllToAllV || c->input == c->output)
       continue;
     const Buffer &in = plan.buffers[c->input];
     Buffer &out = plan.buffers[c->output];

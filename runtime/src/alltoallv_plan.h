@@ -38,8 +38,9 @@ constexpr int64_t kAllToAllVExtraWords = 4;
 inline Status checkAllToAllV(const char *what, const void *in, int64_t inRows,
                              const int32_t *counts, int64_t groups,
                              const void *out, int64_t outRows,
-                             const int32_t *outCounts, int64_t rowElems,
-                             DType dtype, int64_t members, int64_t *rowBytes) {
+                             const int32_t * /*outCounts: may be null*/,
+                             int64_t rowElems, DType dtype, int64_t members,
+                             int64_t *rowBytes) {
   auto invalid = [what](const std::string &why) {
     return Status::error(StatusCode::InvalidArgument,
                          std::string(what) + ": " + why);
@@ -68,8 +69,8 @@ inline Status checkAllToAllV(const char *what, const void *in, int64_t inRows,
       return invalid(std::to_string(rows) + " rows of " +
                      std::to_string(*rowBytes) +
                      " bytes overflow a 64-bit byte count");
-  if (counts == nullptr || outCounts == nullptr)
-    return invalid("null counts or outCounts");
+  if (counts == nullptr)
+    return invalid("null counts");
   if ((in == nullptr && inRows * *rowBytes > 0) ||
       (out == nullptr && outRows * *rowBytes > 0))
     return invalid("a null buffer for a nonempty in or out");

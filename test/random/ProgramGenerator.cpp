@@ -473,6 +473,8 @@ private:
   /// topk, cumsum, gather and scatter off to the side: the value they
   /// return, "" when the program has none.
   std::string indexResult;
+  /// alltoallv and grouped_matmul off to the side: the rows back.
+  std::string dispatchResult;
 };
 
 //===----------------------------------------------------------------------===//
@@ -630,6 +632,26 @@ void Generator::params(GeneratedProgram &out) {
     body += "    gt = gather(sc, ti, dim=1) + tv;\n";
     indexResult = "gt";
   }
+  dispatchResult.clear();
+  if (!m.mesh && chance(0.25)) {
+    // Dropless routing off to the side: each rank's N rows of xv to the
+    // 2 experts of every rank by counts cv - 4 (generated 0..15: negative,
+    // zero, more than the rows sent and more than the 2 * N received),
+    // the experts' grouped matmul (floats) and the rows back.
+    const DT t = chance(0.3) ? DT::I32 : randomFloat();
+    const std::string dt = dtName(t);
+    text.push_back("xv: " + dt + "[P, N, 2] sliced(0)");
+    text.push_back("cv: i32[P, 2 * P] sliced(0)");
+    body += "    (yv, rv) = alltoallv(xv, cv - 4, 2 * N);\n";
+    std::string rows = "yv";
+    if (t != DT::I32) {
+      text.push_back("wv: " + dt + "[2 * P, 2, 3] sliced(0)");
+      body += "    hv = grouped_matmul(yv, wv, rv);\n";
+      rows = "hv";
+    }
+    body += "    (bv, sv) = alltoallv(" + rows + ", rv, N);\n";
+    dispatchResult = "bv";
+  }
   std::string header = "program " + out.name + "(";
   if (m.mesh)
     header += "mesh [dp: D, tp: T], ";
@@ -723,13 +745,14 @@ GeneratedProgram Generator::program(const std::string &name, bool mesh) {
     if (std::find(chosen.begin(), chosen.end(), c) == chosen.end())
       chosen.push_back(c);
   }
-  if (!chosen.empty() || !expertResult.empty() || !indexResult.empty()) {
+  if (!chosen.empty() || !expertResult.empty() || !indexResult.empty() ||
+      !dispatchResult.empty()) {
     std::string text = "return ";
     for (size_t i = 0; i < chosen.size(); ++i) {
       text += (i ? ", " : "") + m.nodes[chosen[i]].name;
       m.nodes[chosen[i]].returned++;
     }
-    for (const std::string &side : {expertResult, indexResult})
+    for (const std::string &side : {expertResult, indexResult, dispatchResult})
       if (!side.empty())
         text += (text == "return " ? "" : ", ") + side;
     body += "    " + text + ";\n";

@@ -17,11 +17,15 @@ threads each on this 2-core machine):
   buffer, all_to_all_single over gloo, bmm for the experts), the median of
   `--iterations` steps after a warm-up, between barriers.
 - floor: the experts' three matmuls alone on one rank's share of the work
-  (E / P experts of P * C rows), with numpy's BLAS (tools/bench/moe_floor.py;
+  (E / P experts of P * C rows; dropless: of the k * N * P / E rows an even
+  routing gives each), with numpy's BLAS (tools/bench/moe_floor.py;
   `--floor-python` with a pip numpy brings OpenBLAS sgemm): the compute no
   step avoids, at sgemm speed (the SiLU and the product left out).
 
-Capacity factor 1.25: C = 1.25 * k * N / E. Ours is exact (f64
+The dropless layers (moe_dropless, deepseek_dropless: alltoallv and
+grouped_matmul) beside torch's dropless layer as Megatron's all-to-all
+dispatcher writes it (moe_torch.py --capacity 0). Capacity factor 1.25:
+C = 1.25 * k * N / E. Ours is exact (f64
 accumulation in every matmul, the simulator's bits); torch's sgemm
 accumulates in f32.
 """
@@ -38,6 +42,8 @@ LAYERS = [
     # name, k, E, F (expert width), S (shared expert width, 0: none)
     ("moe_layer", 2, 8, 1024, 0),
     ("deepseek_moe", 8, 64, 256, 512),
+    ("moe_dropless", 2, 8, 1024, 0),
+    ("deepseek_dropless", 8, 64, 256, 512),
 ]
 
 
@@ -78,11 +84,16 @@ def main():
     for name, k, E, Fw, S in LAYERS:
         driver = build(args, name, args.work)
         N, H = args.tokens, args.hidden
-        C = (5 * k * N) // (4 * E)
+        # Dropless: no capacity (C = 0 in the table); the floor's experts
+        # multiply the rows an even routing gives them, k * N * R / E.
+        dropless = name.endswith("_dropless")
+        C = 0 if dropless else (5 * k * N) // (4 * E)
         for R in ranks:
             threads = max(1, cores // R)
             env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-            sizes = f"P={R},N={N},H={H},E={E},F={Fw},C={C}"
+            sizes = f"P={R},N={N},H={H},E={E},F={Fw}"
+            if not dropless:
+                sizes += f",C={C}"
             if S:
                 sizes += f",S={S}"
             ours = mpirun(R, [driver, "--size", sizes, "--iterations", "3",
@@ -103,7 +114,8 @@ def main():
                 return 1
             floor = subprocess.run(
                 [args.floor_python, os.path.join(HERE, "moe_floor.py"),
-                 "--experts-local", str(E // R), "--rows", str(R * C),
+                 "--experts-local", str(E // R),
+                 "--rows", str(k * N * R // E if dropless else R * C),
                  "--hidden", str(H), "--width", str(Fw), "--threads",
                  str(threads), "--iterations", str(args.iterations)],
                 capture_output=True, text=True)

@@ -9,6 +9,14 @@ an assignment's position in its expert from a cumsum of the one-hot mask,
 those past the capacity dropped; index_put into the [E * C, H] buffer,
 all_to_all_single to the experts' ranks, bmm, back, and the gate-weighted
 sum. Timed between barriers; inputs random, seeded by rank.
+
+Dropless (`--capacity 0`) as Megatron's all-to-all dispatcher does it:
+the assignments sorted by expert (a stable argsort), the per-expert
+counts exchanged with all_to_all_single and brought to the host (the
+split sizes are Python lists), the rows with all_to_all_single of those
+splits, each (source rank, expert) segment through its expert's SwiGLU,
+the rows back with the splits reversed, un-permuted, and the same
+weighted sum.
 """
 import argparse
 import os
@@ -64,6 +72,52 @@ def layer(x, wg, w1, w3, w2, shared, k, C, deepseek, P):
     return y, aux
 
 
+def dropless(x, wg, w1, w3, w2, shared, k, deepseek, P):
+    N, H = x.shape
+    E = wg.shape[1]
+    El = E // P
+    logits = x @ wg
+    if deepseek:
+        s = torch.sigmoid(logits)
+        share = s / s.sum(-1, keepdim=True)
+    else:
+        s = share = torch.softmax(logits, dim=-1)
+    top_s, top = s.topk(k, dim=-1)
+    gate = top_s / top_s.sum(-1, keepdim=True)
+    choice = top.t().reshape(-1)                       # [k*N]
+    order = torch.argsort(choice, stable=True)
+    counts = torch.bincount(choice, minlength=E)
+    received = torch.empty_like(counts)
+    dist.all_to_all_single(received, counts)
+    send_split = counts.view(P, El).sum(1).tolist()    # to the host
+    recv_split = received.view(P, El).sum(1).tolist()
+    token = torch.arange(N).repeat(k)
+    send = x[token[order]]
+    recv = x.new_empty(sum(recv_split), H)
+    dist.all_to_all_single(recv, send, recv_split, send_split)
+    outs, start = [], 0
+    for j, n in enumerate(received.tolist()):
+        seg, g = recv[start:start + n], j % El
+        outs.append((F.silu(seg @ w1[g]) * (seg @ w3[g])) @ w2[g])
+        start += n
+    o = torch.cat(outs)
+    back = torch.empty_like(send)
+    dist.all_to_all_single(back, o, send_split, recv_split)
+    out = torch.empty_like(back)
+    out[order] = back
+    y = (out * gate.t().reshape(-1, 1)).view(k, N, H).sum(0)
+    if shared is not None:
+        ws1, ws3, ws2 = shared
+        y = y + (F.silu(x @ ws1) * (x @ ws3)) @ ws2
+    routed = counts.float()
+    mean = share.sum(0)
+    tokens = torch.tensor([float(N)])
+    for v in (routed, mean, tokens):
+        dist.all_reduce(v)
+    aux = E * (routed * mean).sum() / (k * tokens * tokens)
+    return y, aux
+
+
 def median_ms(f, iterations):
     f()
     times = []
@@ -102,9 +156,13 @@ def main():
     w1 = (torch.rand(El, H, Fw) * 2 - 1) / H ** 0.5
     w3 = (torch.rand(El, H, Fw) * 2 - 1) / H ** 0.5
     w2 = (torch.rand(El, Fw, H) * 2 - 1) / Fw ** 0.5
-    step = median_ms(lambda: layer(x, wg, w1, w3, w2, shared, a.k,
-                                   a.capacity, a.shared > 0, size),
-                     a.iterations)
+    if a.capacity == 0:
+        step = median_ms(lambda: dropless(x, wg, w1, w3, w2, shared, a.k,
+                                          a.shared > 0, size), a.iterations)
+    else:
+        step = median_ms(lambda: layer(x, wg, w1, w3, w2, shared, a.k,
+                                       a.capacity, a.shared > 0, size),
+                         a.iterations)
     if rank == 0:
         print(f"torch {step:.3f} ms")
     dist.destroy_process_group()

@@ -145,7 +145,8 @@ Status Mesh::allToAllV(const void *in, int64_t inRows, const int32_t *counts,
                   static_cast<size_t>((end - begin) * rowBytes));
     });
   }
-  plan.outCounts(records.data(), me, outCounts);
+  if (outCounts)
+    plan.outCounts(records.data(), me, outCounts);
   return Status::success();
 }
 

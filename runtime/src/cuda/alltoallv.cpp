@@ -109,9 +109,11 @@ Status AllToAllV::run(const void *in, int64_t inRows, const int32_t *counts,
   detail::AllToAllVPlan plan;
   plan.compute(records_.data(), members_, groups_);
 
-  plan.outCounts(records_.data(), position_, outCounts_.data());
-  COCONET_CUDA_CHECK(cudaMemcpyAsync(outCounts, outCounts_.data(), countBytes,
-                                     cudaMemcpyHostToDevice, stream));
+  if (outCounts) {
+    plan.outCounts(records_.data(), position_, outCounts_.data());
+    COCONET_CUDA_CHECK(cudaMemcpyAsync(outCounts, outCounts_.data(), countBytes,
+                                       cudaMemcpyHostToDevice, stream));
+  }
   if (rowBytes == 0)
     return Status::success();
   const auto *from = static_cast<const uint8_t *>(in);

@@ -123,7 +123,9 @@ public:
   /// p's block starts at the sum of the earlier members' blocks for q. A
   /// row past a sender's `inRows` is a row of zeros; a row that lands at or
   /// past `outRows` is dropped; every row of `out` nothing lands in is zero.
-  /// outCounts[p*G + g] = c_p[q*G + g] (negatives as 0; not clipped).
+  /// outCounts[p*G + g] = c_p[q*G + g] (negatives as 0; not clipped), or
+  /// nothing where outCounts is null (a generated program exchanges the
+  /// counts it names with an alltoall of its own).
   /// MPI_Allgather of every member's counts (with its inRows and outRows,
   /// which may differ between members), then MPI_Alltoallv of whole rows
   /// (at most INT_MAX rows, INT_MAX bytes a row); over a group of one

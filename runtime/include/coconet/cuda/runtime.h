@@ -203,8 +203,8 @@ Status matmul(cublasHandle_t handle, cudaStream_t stream, DType dtype,
 /// copy of them to the host and cudaStreamSynchronize(stream) -- the one
 /// place a step waits for the host: NCCL's sends and receives need their
 /// counts on the host, as Megatron's all-to-all dispatcher does -- then,
-/// from the whole table (int64 arithmetic), outCounts (copied from a host
-/// buffer kept in the object, so at most one run() at a time), zeros for
+/// from the whole table (int64 arithmetic), outCounts unless null (copied from
+/// a host buffer kept in the object, so at most one run() at a time), zeros for
 /// the rows of `out` that nothing lands in, and one ncclGroupStart/End of
 /// whole rows per peer (this member's own rows: a device-to-device copy).
 /// Over a group of one member: a local copy, no NCCL. `in` and `out` may
