@@ -231,7 +231,7 @@ public:
       // The counts first (every member's), then the rows: MPI_Alltoallv.
       call = "allToAllV(" + in + ", " + ops.rowsIn + ", " + ops.counts + ", " +
              ops.groups + ", " + out + ", " + ops.rowsOut + ", nullptr, " +
-             ops.row + ", " + dtype + ", " + axis + ")";
+             ops.row + ", " + dtype + ", " + axis + algorithm + ")";
       break;
     }
     w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->" + call + ");");

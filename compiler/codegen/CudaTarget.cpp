@@ -355,7 +355,7 @@ public:
                 std::to_string(c->axis) + ", " +
                 printExtent(c->groups, plan.mesh, names::createSize) +
                 ", allocator)",
-            "the alltoallv " + s.summary);
+            "the " + s.summary);
       if (const auto *m = std::get_if<MatMulCall>(&s.body); m && m->counts)
         w.line("state->" + geometryMember(s) + "_counts.resize(" +
                printExtent(m->groups, plan.mesh, names::createSize) + ");");

@@ -189,6 +189,16 @@ std::string emitHeader(const Plan &plan, const EmitOptions &options) {
       w.line("///   " + r.text + "  (" + r.message + ")");
   }
   emitLines(w, t.info.classStepDoc);
+  // Dropless routing needs its counts on the host (docs/codegen.md).
+  const bool waits = llvm::any_of(plan.steps, [](const Step &s) {
+    const auto *c = std::get_if<CollectiveCall>(&s.body);
+    const auto *m = std::get_if<MatMulCall>(&s.body);
+    return (c && c->kind == Collective::AllToAllV) || (m && m->counts);
+  });
+  if (waits && t.info.memorySpace == "device")
+    emitLines(w, "/// Except here: its alltoallv and grouped matmul bring "
+                 "their counts to the host\n/// (the stream is synchronised "
+                 "for them), so this step cannot be captured.");
   w.open("class " + plan.name);
   w.dedent();
   w.line("public:");

@@ -489,6 +489,14 @@ std::string emitModule(const Plan &plan, const EmitOptions &options,
            ".cuda_stream (0: the");
     w.line("legacy default stream). A step never waits for the device: "
            "synchronize() does.");
+    if (llvm::any_of(plan.steps, [](const lower::Step &s) {
+          const auto *c = std::get_if<lower::CollectiveCall>(&s.body);
+          const auto *m = std::get_if<lower::MatMulCall>(&s.body);
+          return (c && c->kind == lower::Collective::AllToAllV) ||
+                 (m && m->counts);
+        }))
+      w.line("Except this program's alltoallv and grouped matmul, which "
+             "wait for their counts.");
   } else {
     w.line("comm: the world, an mpi4py communicator (None: MPI_COMM_WORLD).");
   }

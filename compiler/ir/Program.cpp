@@ -65,7 +65,8 @@ bool algorithmImplements(CollectiveAlgorithm algorithm, StageKind kind) {
     return true;
   case CollectiveAlgorithm::OneShot:
     return kind == StageKind::AllReduce || kind == StageKind::ReduceScatter ||
-           kind == StageKind::AllGather || kind == StageKind::AllToAll;
+           kind == StageKind::AllGather || kind == StageKind::AllToAll ||
+           kind == StageKind::AllToAllV;
   case CollectiveAlgorithm::TwoShot:
     return kind == StageKind::AllReduce;
   case CollectiveAlgorithm::Synthesized:

@@ -246,6 +246,7 @@ void lowerAllToAllV(Lowering &l, const Stage &s) {
   call.kind = s.countsResult ? Collective::AllToAll : Collective::AllToAllV;
   call.dtype = s.type.dtype;
   call.axis = s.axis;
+  call.algorithm = s.algorithm;
   call.counts = l.inMemory(&counts);
   call.input = s.countsResult ? call.counts : l.inMemory(s.operands[0]);
   call.output = l.bufferOf.lookup(&s);

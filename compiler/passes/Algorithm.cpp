@@ -4,7 +4,8 @@
 // their data with algorithm NAME: `library` (the communication library's
 // own collectives: MPI's on the CPU target, NCCL's on CUDA), `oneshot`
 // (every member reads every other member's whole input from memory they
-// share, and combines; allreduce, reducescatter, allgather, alltoall) or
+// share, and combines; allreduce, reducescatter, allgather, alltoall,
+// alltoallv on the CPU target) or
 // `twoshot`
 // (a one-shot reducescatter, then a one-shot allgather; allreduce). Every
 // algorithm combines the members in ascending order, as the simulator
@@ -84,7 +85,7 @@ public:
                    ? "two-shot is an allreduce (a one-shot reducescatter, "
                      "then a one-shot allgather)"
                    : "one-shot implements allreduce, reducescatter, "
-                     "allgather and alltoall");
+                     "allgather, alltoall and alltoallv");
         return failure();
       }
       if (table) {

@@ -75,11 +75,11 @@ std::optional<AlgorithmShape> algorithmShape(Collective collective,
     case Collective::ReduceScatter:
     case Collective::AllGather:
     case Collective::AllToAll:
+    case Collective::AllToAllV: // where the routing is even
       return AlgorithmShape{1, ring};
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
-    case Collective::AllToAllV:
       return std::nullopt;
     }
     break;

@@ -23,6 +23,13 @@ and three matmuls each round once per element, 2^-20 leaves a factor of
 and 4 ranks, with a capacity that drops assignments and one that drops
 none: a capacity off by one (positions counted from 1) fails the 6 that
 drop, the gate left unnormalised all 12.
+
+Dropless (moe_dropless, deepseek_dropless: alltoallv and grouped_matmul)
+on 1, 2 and 4 ranks, also with every token's first choice on expert 0 (one
+rank gets every rank's rows): against the reference with no drops (C = N)
+within the bound, and bit for bit against the capacity layer with C = N,
+which drops nothing and adds the same products in the same order; a count
+exchanged for the wrong peer (in the simulator) fails the 4-rank cases.
 """
 import argparse
 import os

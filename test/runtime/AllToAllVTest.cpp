@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -56,13 +57,16 @@ std::string describe(const std::vector<int64_t> &sizes, int axis, DType dtype,
          "] axis " + std::to_string(axis) + ": " + name;
 }
 
-void testAxis(cpu::Mesh &mesh, const std::vector<int64_t> &sizes, int axis) {
+void testAxis(cpu::Mesh &mesh, const std::vector<int64_t> &sizes, int axis,
+              cpu::Mesh::Algorithm algorithm) {
   const int64_t p = axis < 0 ? mesh.size() : mesh.axisSize(axis);
   const int64_t me = axis < 0 ? mesh.rank() : mesh.coord(axis);
   for (DType dtype : {DType::I32, DType::F64})
     for (const ref::Case &c : ref::cases(p)) {
       ++cases;
-      const std::string what = describe(sizes, axis, dtype, c.name);
+      const std::string what =
+          describe(sizes, axis, dtype, c.name) +
+          (algorithm == cpu::Mesh::Algorithm::Library ? "" : " (one shot)");
       const size_t size = dtypeSize(dtype);
       const std::vector<uint8_t> in = ref::input(c, me, size);
       const std::vector<uint8_t> want = ref::expectedOut(c, me, size);
@@ -71,7 +75,7 @@ void testAxis(cpu::Mesh &mesh, const std::vector<int64_t> &sizes, int axis) {
       std::vector<int32_t> outCounts(static_cast<size_t>(c.groups), -7);
       const Status s = mesh.allToAllV(
           in.data(), c.inRows[me], c.counts[me].data(), c.groups, out.data(),
-          c.outRows[me], outCounts.data(), c.rowElems, dtype, axis);
+          c.outRows[me], outCounts.data(), c.rowElems, dtype, axis, algorithm);
       if (!s.ok())
         fail(what + ": " + s.toString());
       else if (out != want)
@@ -213,6 +217,9 @@ std::vector<std::vector<int64_t>> meshesFor(int64_t p) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // The one-shot path's window (cpu/alltoallv_team.cpp): small, so that
+  // its rows move in several pieces.
+  setenv("COCONET_TEAM_ALGORITHM_BYTES", "256", 0);
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   cpu::Communicator world(MPI_COMM_WORLD);
@@ -226,7 +233,9 @@ int main(int argc, char **argv) {
       continue;
     }
     for (int axis = -1; axis < static_cast<int>(mesh->numAxes()); ++axis)
-      testAxis(*mesh, sizes, axis);
+      for (auto algorithm :
+           {cpu::Mesh::Algorithm::Library, cpu::Mesh::Algorithm::OneShot})
+        testAxis(*mesh, sizes, axis, algorithm);
     testRefusals(*mesh);
   }
   testGroupedMatmul<int32_t>(DType::I32);

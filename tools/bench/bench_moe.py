@@ -132,6 +132,31 @@ def main():
                        if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
+    # The dispatch alone: a dropless moe_layer's rows (k * N a rank, spread
+    # over E = 8 experts, and all to one) through the runtime's alltoallv,
+    # beside MPI_Alltoall + MPI_Alltoallv by hand and a memcpy of the rows.
+    bench = os.path.join(args.work, "alltoallv_bench")
+    rt = os.path.join(os.path.dirname(os.path.dirname(args.coconetc)),
+                      "runtime")
+    subprocess.run(["mpicxx", "-std=c++17", "-O2", "-fopenmp",
+                    "-I", os.path.join(ROOT, "runtime", "include"),
+                    os.path.join(HERE, "alltoallv_bench.cpp"), "-o", bench,
+                    os.path.join(rt, "libcoconet_rt_cpu.a"),
+                    os.path.join(rt, "libcoconet_rt.a")], check=True)
+    dispatch = []
+    for R in ranks:
+        for skew in (False, True):
+            k, E = 2, 8
+            M = k * args.tokens
+            run = mpirun(R, [bench, str(M), str(args.hidden), str(E),
+                             str(M * R), "5"] + (["skew"] if skew else []),
+                         dict(os.environ, OMP_NUM_THREADS="1"))
+            m = re.search(r"ours ([0-9.]+) ms hand ([0-9.]+) ms copy "
+                          r"([0-9.]+) ms", run.stdout)
+            if run.returncode != 0 or not m:
+                print(run.stdout + run.stderr)
+                return 1
+            dispatch.append((R, M, skew) + tuple(float(g) for g in m.groups()))
     print(f"CPU: {cpu}, {cores} cores; ms per step (one rank's, ranks in "
           f"step); capacity factor 1.25")
     print("| layer | ranks x threads | N/rank | H | E | k | C | ours | torch "
@@ -142,6 +167,16 @@ def main():
               f"{ours:.1f} | {torch_ms:.1f} | {bmm:.1f} | "
               f"{ours / torch_ms:.2f} | {ours / bmm:.2f} | "
               f"{torch_ms / bmm:.2f} |")
+    print()
+    print(f"The dispatch alone: f32 rows of {args.hidden}, E = 8 experts; ms, "
+          "the median of 5")
+    print("| ranks | rows/rank | routing | ours | MPI by hand | memcpy of "
+          "the rows | ours/hand | ours/memcpy |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (R, M, skew, ours, hand, copy) in dispatch:
+        print(f"| {R} | {M} | {'all to expert 0' if skew else 'even'} | "
+              f"{ours:.2f} | {hand:.2f} | {copy:.2f} | {ours / hand:.2f} | "
+              f"{ours / copy:.2f} |")
     return 0
 
 

@@ -161,6 +161,14 @@ public:
   /// OneShot: the blocks through the team's window (TwoShot is OneShot).
   Status allToAll(const void *in, void *out, int64_t countPerRank, DType dtype,
                   int axis, Algorithm algorithm);
+  /// OneShot (TwoShot is OneShot): the records and the rows through the
+  /// team's window, in pieces as large as it holds, with barriers instead
+  /// of messages (cpu/alltoallv_team.cpp); the library's path where there
+  /// is no team or the window cannot hold a record and a row.
+  Status allToAllV(const void *in, int64_t inRows, const int32_t *counts,
+                   int64_t groups, void *out, int64_t outRows,
+                   int32_t *outCounts, int64_t rowElems, DType dtype, int axis,
+                   Algorithm algorithm);
 
   /// Runs `table` (a schedule's algorithm file; coconet/algorithm.h) over
   /// `axis`: `count` elements of this member's input, cut into
