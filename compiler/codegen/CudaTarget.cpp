@@ -558,8 +558,9 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
-    case Collective::AllToAllV:
       break; // the algorithm pass refuses these
+    case Collective::AllToAllV:
+      break; // a one-shot alltoallv is the CPU target's; here NCCL's
     }
     if (!call.empty()) {
       w.line("COCONET_RETURN_IF_ERROR(cc_s.algorithms->" + call +

@@ -75,7 +75,8 @@ llvm::SmallVector<int, 2> teamAlgorithmAxes(const Plan &plan) {
   llvm::SmallVector<int, 2> axes;
   for (const Step &s : plan.steps)
     if (const auto *c = std::get_if<CollectiveCall>(&s.body))
-      if (ir::isTeamAlgorithm(c->algorithm))
+      // (An alltoallv's one shot is the CPU target's own, in its Mesh.)
+      if (ir::isTeamAlgorithm(c->algorithm) && c->kind != Collective::AllToAllV)
         axes.push_back(c->axis);
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
