@@ -1180,5 +1180,5 @@ TEST_CASE("the machine's collectives are the IR's communication stages",
       CHECK(tune::collectiveName(*c) == ir::stageKindName(k));
     }
   }
-  CHECK(collectives == 7);
+  CHECK(collectives == 8);
 }
