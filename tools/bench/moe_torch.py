@@ -28,9 +28,9 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 
-def layer(x, wg, w1, w3, w2, shared, k, C, deepseek, P):
-    N, H = x.shape
-    E = wg.shape[1]
+def route(x, wg, k, deepseek):
+    """The router: each expert's share of every token (for the loss), each
+    token's k gates and its assignments in GShard's order ([k*N])."""
     logits = x @ wg
     if deepseek:
         s = torch.sigmoid(logits)
@@ -39,7 +39,30 @@ def layer(x, wg, w1, w3, w2, shared, k, C, deepseek, P):
         s = share = torch.softmax(logits, dim=-1)
     top_s, top = s.topk(k, dim=-1)
     gate = top_s / top_s.sum(-1, keepdim=True)
-    choice = top.t().reshape(-1)                       # [k*N], GShard order
+    return share, gate, top.t().reshape(-1)
+
+
+def combine(x, out, gate, shared, k, routed, share):
+    """The gate-weighted sum of each token's k outputs, the shared expert,
+    and the load-balancing loss."""
+    N, H = x.shape
+    E = share.shape[1]
+    y = (out * gate.t().reshape(-1, 1)).view(k, N, H).sum(0)
+    if shared is not None:
+        ws1, ws3, ws2 = shared
+        y = y + (F.silu(x @ ws1) * (x @ ws3)) @ ws2
+    mean = share.sum(0)
+    tokens = torch.tensor([float(N)])
+    for v in (routed, mean, tokens):
+        dist.all_reduce(v)
+    aux = E * (routed * mean).sum() / (k * tokens * tokens)
+    return y, aux
+
+
+def layer(x, wg, w1, w3, w2, shared, k, C, deepseek, P):
+    N, H = x.shape
+    E = wg.shape[1]
+    share, gate, choice = route(x, wg, k, deepseek)
     mask = F.one_hot(choice, E)                        # [k*N, E]
     pos = (mask.cumsum(0) - mask).gather(1, choice[:, None]).squeeze(1)
     keep = pos < C
@@ -59,32 +82,14 @@ def layer(x, wg, w1, w3, w2, shared, k, C, deepseek, P):
     back = back.view(E * C, H)
     out = x.new_zeros(k * N, H)
     out[keep] = back[flat[keep]]
-    y = (out * gate.t().reshape(-1, 1)).view(k, N, H).sum(0)
-    if shared is not None:
-        ws1, ws3, ws2 = shared
-        y = y + (F.silu(x @ ws1) * (x @ ws3)) @ ws2
-    routed = mask.sum(0).float()
-    mean = share.sum(0)
-    tokens = torch.tensor([float(N)])
-    for v in (routed, mean, tokens):
-        dist.all_reduce(v)
-    aux = E * (routed * mean).sum() / (k * tokens * tokens)
-    return y, aux
+    return combine(x, out, gate, shared, k, mask.sum(0).float(), share)
 
 
 def dropless(x, wg, w1, w3, w2, shared, k, deepseek, P):
     N, H = x.shape
     E = wg.shape[1]
     El = E // P
-    logits = x @ wg
-    if deepseek:
-        s = torch.sigmoid(logits)
-        share = s / s.sum(-1, keepdim=True)
-    else:
-        s = share = torch.softmax(logits, dim=-1)
-    top_s, top = s.topk(k, dim=-1)
-    gate = top_s / top_s.sum(-1, keepdim=True)
-    choice = top.t().reshape(-1)                       # [k*N]
+    share, gate, choice = route(x, wg, k, deepseek)
     order = torch.argsort(choice, stable=True)
     counts = torch.bincount(choice, minlength=E)
     received = torch.empty_like(counts)
@@ -105,17 +110,7 @@ def dropless(x, wg, w1, w3, w2, shared, k, deepseek, P):
     dist.all_to_all_single(back, o, send_split, recv_split)
     out = torch.empty_like(back)
     out[order] = back
-    y = (out * gate.t().reshape(-1, 1)).view(k, N, H).sum(0)
-    if shared is not None:
-        ws1, ws3, ws2 = shared
-        y = y + (F.silu(x @ ws1) * (x @ ws3)) @ ws2
-    routed = counts.float()
-    mean = share.sum(0)
-    tokens = torch.tensor([float(N)])
-    for v in (routed, mean, tokens):
-        dist.all_reduce(v)
-    aux = E * (routed * mean).sum() / (k * tokens * tokens)
-    return y, aux
+    return combine(x, out, gate, shared, k, counts.float(), share)
 
 
 def median_ms(f, iterations):
