@@ -224,6 +224,16 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
       continue;
     }
     const auto &mm = std::get<MatMulCall>(plan.steps[o.producer].body);
+    if (o.batches) {
+      // Batches per part, and a part's elements.
+      w.line("state->cc_rows" + i + " = " +
+             printCount(mm.batch, plan.mesh, createSize) + " / " +
+             std::to_string(o.chunks) + ";");
+      w.line("state->cc_part" + i + " = state->cc_rows" + i + " * " +
+             printExtent(mm.m, plan.mesh, createSize) + " * " +
+             printExtent(mm.n, plan.mesh, createSize) + ";");
+      continue;
+    }
     w.line("state->cc_rows" + i + " = " +
            printExtent(mm.m, plan.mesh, createSize) + " / (state->cc_blocks" +
            i + " * " + std::to_string(o.chunks) + ");");
@@ -331,8 +341,10 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
             consumer.summary +
             " reads;\nthe matmul computes each part as "
             "soon as it has arrived,\nreading it where it arrived (step " +
-            std::to_string(*o.packStep) +
-            " does not run), while the later parts\narrive.");
+            std::to_string(o.producer + 1) +
+            (o.after ? " runs after the last part,\nfor the other steps that "
+                       "read it), while the later parts arrive."
+                     : " does not run), while the later parts\narrive."));
   emitLines(w, hooks.before);
   openPartLoop(w, o.chunks, part, true);
   w.line(hooks.open);
@@ -355,6 +367,13 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   w.close();
   w.close();
   emitLines(w, t.info.overlapEnd);
+  if (o.after) {
+    w.line();
+    w.comment("Step " + std::to_string(*o.after) + ": " +
+              plan.steps[*o.after].summary +
+              ", after the last part (other steps read it).");
+    emitStep(w, t, plan, *o.after);
+  }
   return o.consumer;
 }
 
@@ -426,15 +445,25 @@ unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
             "while the next part is computed.");
   const std::string part = "cc_s.cc_part" + i;
   openPartLoop(w, o.chunks, part, true);
-  // The matmul's part: rows [c * rows, (c + 1) * rows) of every block,
-  // stored together.
   MatMulOperands ops = matMulOperands(plan, mm, g);
-  ops.batch = "cc_s.cc_blocks" + i;
-  ops.m = "cc_s.cc_rows" + i;
-  ops.a += " + cc_c * cc_s.cc_rows" + i + " * " + g + ".k";
-  ops.strideA = "(" + g + ".m / cc_s.cc_blocks" + i + ") * " + g + ".k";
-  ops.c += " + cc_c * cc_s.cc_blocks" + i + " * " + part;
-  ops.strideC = part;
+  if (o.batches) {
+    // The matmul's part: batches [c * rows, (c + 1) * rows), in place.
+    const std::string first = "cc_c * cc_s.cc_rows" + i;
+    ops.batch = "cc_s.cc_rows" + i;
+    ops.a += " + " + first + " * " + g + ".m * " + g + ".k";
+    if (mm.batchedB)
+      ops.b += " + " + first + " * " + g + ".k * " + g + ".n";
+    ops.c += " + cc_begin";
+  } else {
+    // The matmul's part: rows [c * rows, (c + 1) * rows) of every block,
+    // stored together.
+    ops.batch = "cc_s.cc_blocks" + i;
+    ops.m = "cc_s.cc_rows" + i;
+    ops.a += " + cc_c * cc_s.cc_rows" + i + " * " + g + ".k";
+    ops.strideA = "(" + g + ".m / cc_s.cc_blocks" + i + ") * " + g + ".k";
+    ops.c += " + cc_c * cc_s.cc_blocks" + i + " * " + part;
+    ops.strideC = part;
+  }
   w.comment("Step " + std::to_string(o.producer) + ": " + producer.summary +
             ", this part.");
   t.emitMatMul(w, plan, mm, ops);

@@ -4,6 +4,10 @@
 // consumer's steps. They run in K parts of the matmul's rows when the
 // parts are independent and contiguous:
 //   - the matmul is not batched, and the chunked dimension is its rows;
+//   - or the matmul is batched [B, M, N] and an allreduce (not fused)
+//     reads its result where it is: the parts are batches, each reduced
+//     as soon as it is computed (a mixture-of-experts layer's experts cut
+//     over a second axis, whose partial sums the allreduce completes);
 //   - the consumer's steps (the collective, or the fused collective it
 //     starts) come right after the matmul's;
 //   - a reducescatter consumer scatters the rows (no pack) over one axis;
@@ -23,7 +27,8 @@
 //     of the batched matmul that reads it and gathers its rows: each part
 //     of the batches arrives in one alltoall of blocks apart, and the
 //     part's matmul reads the rows where they arrived (the unpack step
-//     between them does not run; its result stays unwritten).
+//     between them does not run; its result stays unwritten, or, where
+//     other steps read it, the unpack runs after the last part).
 // Otherwise they run whole, one after the other, and the plan says why.
 //
 //===----------------------------------------------------------------------===//
@@ -97,7 +102,9 @@ std::optional<Refusal> analyseAllToAll(Plan &plan, OverlapGroup &o,
 /// [c B/K, (c + 1) B/K) of this rank; the alltoall receives every member's
 /// rows of those batches in one call of blocks apart, and the part's matmul
 /// reads them where they arrived (one call per member's rows), so the
-/// unpack step between them does not run and its result stays unwritten.
+/// unpack step between them does not run and its result stays unwritten;
+/// where other steps read that result (SwiGLU's second matmul), the unpack
+/// runs once, after the last part.
 std::optional<Refusal> analyseDispatch(Plan &plan, OverlapGroup &o,
                                        const CollectiveCall &c,
                                        const MatMulCall &mm) {
@@ -124,14 +131,39 @@ std::optional<Refusal> analyseDispatch(Plan &plan, OverlapGroup &o,
     return Refusal{K::Memory, "'" + d.value +
                                   "' is a result (the matmul's parts read "
                                   "what arrived where it arrived)"};
-  if (auto i = otherReader(plan, mm.a, {o.producer + 1, o.consumer}))
-    return Refusal{K::Memory,
-                   "'" + d.value + "' is also read by step " +
-                       std::to_string(*i) +
-                       " (the matmul's parts read what arrived where it "
-                       "arrived)"};
-  o.packStep = o.producer + 1;
+  if (otherReader(plan, mm.a, {o.producer + 1, o.consumer}))
+    o.after = o.producer + 1;
+  else
+    o.packStep = o.producer + 1;
   o.blockAxis = static_cast<unsigned>(c.axis);
+  o.perChunk.push_back(o.consumer);
+  return std::nullopt;
+}
+
+/// A batched matmul [B, M, N] (one batch dimension, the chunked one) and
+/// the allreduce that reads its result where it is: part c is the batches
+/// [c B/K, (c + 1) B/K) this rank computes, contiguous in the result, and
+/// the allreduce of part c runs as soon as it is computed.
+std::optional<Refusal> analyseBatches(const Plan &plan, OverlapGroup &o,
+                                      const MatMulCall &mm,
+                                      const CollectiveCall &c) {
+  using K = Refusal::Kind;
+  if (c.kind != Collective::AllReduce || mm.batch.size() != 1 ||
+      plan.buffers[mm.c].shape.size() != 3 || o.dim != 0)
+    return Refusal{K::Shape, "the matmul is batched (a batched matmul runs "
+                             "in parts of its batches before an allreduce "
+                             "or an alltoall)"};
+  if (c.input != mm.c)
+    return Refusal{K::Access,
+                   "the collective does not read the matmul's result where "
+                   "it is (it is packed or stored first)"};
+  if (o.consumer != o.producer + 1)
+    return Refusal{K::Steps,
+                   "other steps run between the matmul and the collective"};
+  for (const FusedCollective &f : plan.fusedCollectives)
+    if (f.steps.front() == o.consumer)
+      return Refusal{K::Steps, "the allreduce of a batched matmul is fused"};
+  o.batches = true;
   o.perChunk.push_back(o.consumer);
   return std::nullopt;
 }
@@ -154,7 +186,7 @@ std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
   if (c->kind == Collective::AllToAll)
     return analyseAllToAll(plan, o, *mm, *c);
   if (llvm::any_of(mm->batch, [](const Extent &e) { return !e.isOne(); }))
-    return Refusal{K::Shape, "the matmul is batched"};
+    return analyseBatches(plan, o, *mm, *c);
   if (o.dim != 0 || plan.buffers[mm->c].shape.size() != 2)
     return Refusal{K::Shape, "the chunks are not along the matmul's rows"};
   if (c->input != mm->c)

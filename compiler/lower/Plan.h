@@ -541,10 +541,14 @@ struct OverlapGroup {
   /// output, or the matmul's own result where there is no pack).
   /// An alltoall producer (`dispatch`): the unpack step between it and the
   /// matmul, which the parts do not run (each part's matmul reads its rows
-  /// where the alltoall received them: its output).
+  /// where the alltoall received them: its output); where other steps read
+  /// the unpacked tensor, the unpack is `after` instead and runs once,
+  /// after the last part.
   std::optional<unsigned> packStep;
   unsigned partsInto = 0;
   bool dispatch = false;
+  /// A batched matmul and an allreduce: the parts are batches.
+  bool batches = false;
   /// Why producer and consumer run one after the other, whole (none when
   /// they run in parts).
   std::optional<Refusal> sequential;

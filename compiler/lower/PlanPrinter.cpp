@@ -324,12 +324,16 @@ void Printer::print() {
     if (o.dispatch) {
       os << "; batches read from "
          << name(std::get<CollectiveCall>(plan.steps[o.producer].body).output)
-         << " where they arrive, step " << *o.packStep << " not run";
+         << " where they arrive";
+      if (o.packStep)
+        os << ", step " << *o.packStep << " not run";
     } else if (consumer && consumer->kind == Collective::AllToAll) {
       os << "; batches into " << name(o.partsInto)
          << " in the alltoall's order";
       if (o.packStep)
         os << ", step " << *o.packStep << " not run";
+    } else if (o.batches) {
+      os << "; parts of the batches";
     } else if (o.blockAxis) {
       os << "; " << name(std::get<MatMulCall>(plan.steps[o.producer].body).c)
          << " chunk-major over " << mesh.axes[*o.blockAxis].name;

@@ -98,6 +98,12 @@ VOCABULARY = [
     ("overlap:dispatch", "path",
      "parts of an alltoall read by a batched matmul as each arrives, where "
      "it arrived (its unpack step does not run)"),
+    ("overlap:dispatch-unpack-after", "path",
+     "a dispatch in parts whose unpack step runs after the last part, for "
+     "the other steps that read it"),
+    ("overlap:batches", "path",
+     "parts of a batched matmul's allreduce: its batches, each reduced as "
+     "soon as it is computed"),
     # Refusals: the steps in sequence on every path.
     ("fused:refused", "target",
      "a fused collective that no kernel computes (the plan says why)"),
@@ -189,7 +195,8 @@ PRINTER_WORDS = {
                   ", in sequence: ", ": per chunk steps", ", then step ",
                   " chunk-major over ", "; batches into ",
                   " in the alltoall's order", ", step ", " not run",
-                  "; batches read from ", " where they arrive, step "],
+                  "; batches read from ", " where they arrive",
+                  "; parts of the batches"],
     "buffer:*, symmetric:*": [" param ", " sharded", " written",
                               " scalar param ", " output ", " scratch slot ",
                               ", or ", " when ", " is 1", " view of ",
@@ -277,7 +284,8 @@ OVERLAP = re.compile(r"^  overlap: step (\d+) with step (\d+), (\d+) chunks "
                      r"steps((?: \d+)+)(?:, then step (\d+))?(?:; (\w+) "
                      r"chunk-major over (\w+)|; batches into (\w+) in the "
                      r"alltoall's order(, step \d+ not run)?|; batches read "
-                     r"from (\w+) where they arrive, step \d+ not run)?)$")
+                     r"from (\w+) where they arrive(, step \d+ not run)?|"
+                     r"(; parts of the batches))?)$")
 COLLECTIVE = re.compile(r"^(" + "|".join(COLLECTIVES) + r")(?:\((\w+)\))?"
                         r"(?: root -?\d+)?(?: offset -?\d+)?"
                         r"(?: by \w+ \([^)]*\))? over (all axes|\w+) (\w+) "
@@ -336,7 +344,8 @@ def parse(text):
                 "chunk_major": m.group(8) is not None,
                 "batches_into": m.group(10),
                 "pack_in_parts": m.group(11) is not None,
-                "dispatch_from": m.group(12)})
+                "dispatch_from": m.group(12),
+                "batches": m.group(14) is not None})
         elif line.startswith("  check: "):
             plan.checks.append(line[len("  check: "):])
         elif line.startswith("  require: "):
@@ -531,7 +540,7 @@ def features(text):
         if consumer["kind"] == "collective" and consumer["collective"] in (
                 "allreduce", "reducescatter", "allgather", "alltoall"):
             out.add("overlap:" + consumer["collective"])
-        if o["after"] is not None:
+        if o["after"] is not None and o["dispatch_from"] is None:
             out.add("overlap:then-step")
         if o["chunk_major"]:
             out.add("overlap:chunk-major")
@@ -539,6 +548,10 @@ def features(text):
             out.add("overlap:pack-in-parts")
         if o["dispatch_from"] is not None:
             out.add("overlap:dispatch")
+            if o["after"] is not None:
+                out.add("overlap:dispatch-unpack-after")
+        if o["batches"]:
+            out.add("overlap:batches")
 
     if kernels or in_parts or plan.overlaps or plan.fused:
         for b in plan.buffers.values():

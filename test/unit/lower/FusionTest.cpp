@@ -278,6 +278,64 @@ schedule s for mlp {
   CHECK(contains(printed(*plan), "    kernel: step 2, in parts;"));
 }
 
+TEST_CASE("a dispatch whose result other steps read runs in parts, then "
+          "unpacks",
+          "[lower][overlap]") {
+  // SwiGLU's two matmuls read the dispatched tokens: the first computes
+  // each part where it arrived; the unpack runs after the last part, for
+  // the second.
+  Compiled c = compile(R"(program p(mesh [ep: P], x: f32[E, C, H] sliced(1),
+          w1: f32[E, H, F] sliced(0), w3: f32[E, H, F] sliced(0)) {
+    d = alltoall(x, dim=0);
+    u = matmul(d, w1);
+    v = matmul(d, w3);
+    return u, v;
+}
+schedule s for p {
+    overlap(d, u) chunks 2;
+}
+)");
+  Scheduled keep;
+  auto plan = planOf(c, "s", keep);
+  REQUIRE(plan->overlaps.size() == 1);
+  const OverlapGroup &o = plan->overlaps[0];
+  REQUIRE(o.inChunks());
+  CHECK(o.dispatch);
+  CHECK(o.producer == 0);
+  CHECK(o.consumer == 2);
+  CHECK_FALSE(o.packStep);
+  CHECK(o.after == 1u);
+  CHECK(contains(printed(*plan),
+                 "overlap: step 0 with step 2, 2 chunks along dim 0: per "
+                 "chunk steps 2, then step 1; batches read from t_d_gathered "
+                 "where they arrive\n"));
+}
+
+TEST_CASE("a batched matmul's allreduce runs in parts of its batches",
+          "[lower][overlap]") {
+  Compiled c = compile(R"(program p(mesh [ep: P, tp: T],
+          h: f32[E, M, F] sliced(0, ep) sliced(2, tp),
+          w2: f32[E, F, H] sliced(0, ep) sliced(1, tp)) {
+    partial = matmul(h, w2);
+    o = allreduce(sum, partial, tp);
+    return o;
+}
+schedule s for p {
+    overlap(partial, o) chunks 2;
+}
+)");
+  Scheduled keep;
+  auto plan = planOf(c, "s", keep);
+  REQUIRE(plan->overlaps.size() == 1);
+  const OverlapGroup &o = plan->overlaps[0];
+  REQUIRE(o.inChunks());
+  CHECK(o.batches);
+  CHECK(o.perChunk == llvm::SmallVector<unsigned, 3>{1});
+  CHECK(contains(printed(*plan), "overlap: step 0 with step 1, 2 chunks "
+                                 "along dim 0: per chunk steps 1; parts of "
+                                 "the batches\n"));
+}
+
 TEST_CASE("an overlap whose parts are not independent rows runs whole",
           "[lower][overlap]") {
   SECTION("the matmul's result is read by another step") {
