@@ -77,6 +77,24 @@ inline Status checkAllToAllV(const char *what, const void *in, int64_t inRows,
   return Status::success();
 }
 
+/// Checks an overlap's part: 0 <= part < parts, and parts divides the
+/// groups each member receives.
+inline Status checkAllToAllVPart(const char *what, int64_t groups,
+                                 int64_t members, int64_t part, int64_t parts) {
+  if (parts < 1 || part < 0 || part >= parts)
+    return Status::error(StatusCode::InvalidArgument,
+                         std::string(what) + ": part " + std::to_string(part) +
+                             " of " + std::to_string(parts));
+  if (members < 1 || (groups / members) % parts != 0)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        std::string(what) + ": " + std::to_string(parts) +
+            " parts do not divide the " +
+            std::to_string(groups / std::max<int64_t>(members, 1)) +
+            " groups each member receives");
+  return Status::success();
+}
+
 /// Writes the words of this member's record after its counts: its inRows
 /// and outRows (kAllToAllVExtraWords words at `extra`).
 inline void writeAllToAllVExtra(int64_t inRows, int64_t outRows,
@@ -149,6 +167,26 @@ struct AllToAllVPlan {
 
   size_t at(int64_t p, int64_t q) const {
     return static_cast<size_t>(p * members + q);
+  }
+
+  /// Part `part` of `parts` of the block p sends q (an overlap's part): of
+  /// its G segments (q's groups), those g in [part G / parts, (part + 1) G /
+  /// parts). Gives where its rows start in the block and how many of them
+  /// move (the block's moved rows are its first rows[at(p, q)]); parts
+  /// must divide G (checkAllToAllVPart).
+  void partOf(const int32_t *records, int64_t p, int64_t q, int64_t part,
+              int64_t parts, int64_t *offset, int64_t *length) const {
+    const int32_t *r = records + p * (groups + kAllToAllVExtraWords);
+    const int64_t per = perMember / parts, first = part * per;
+    int64_t begin = 0;
+    for (int64_t g = 0; g < first; ++g)
+      begin += count(r[q * perMember + g]);
+    int64_t end = begin;
+    for (int64_t g = first; g < first + per; ++g)
+      end += count(r[q * perMember + g]);
+    const int64_t moved = rows[at(p, q)];
+    *offset = begin;
+    *length = std::max<int64_t>(std::min(end, moved) - begin, 0);
   }
 
   /// Receiver q's outCounts: entry p * G + g is p's count for q's group g.

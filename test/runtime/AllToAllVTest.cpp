@@ -82,6 +82,31 @@ void testAxis(cpu::Mesh &mesh, const std::vector<int64_t> &sizes, int axis,
         fail(what + ": wrong rows");
       else if (outCounts != wantCounts)
         fail(what + ": wrong outCounts");
+      if (algorithm != cpu::Mesh::Algorithm::Library)
+        continue;
+      // In parts (an overlap's): 2 parts, and one a group, where they
+      // divide the groups a member receives; together they are the call.
+      const int64_t perMember = c.groups / p;
+      for (int64_t parts : {int64_t(2), perMember}) {
+        if (parts < 2 || perMember % parts != 0)
+          continue;
+        std::fill(out.begin(), out.end(), uint8_t(0xab));
+        std::fill(outCounts.begin(), outCounts.end(), -7);
+        for (int64_t part = 0; part < parts; ++part) {
+          const Status sp = mesh.allToAllVPart(
+              in.data(), c.inRows[me], c.counts[me].data(), c.groups,
+              out.data(), c.outRows[me], outCounts.data(), c.rowElems, dtype,
+              axis, part, parts);
+          if (!sp.ok())
+            fail(what + ", part " + std::to_string(part) + ": " +
+                 sp.toString());
+        }
+        if (out != want)
+          fail(what + ": wrong rows in " + std::to_string(parts) + " parts");
+        else if (outCounts != wantCounts)
+          fail(what + ": wrong outCounts in " + std::to_string(parts) +
+               " parts");
+      }
     }
 }
 
@@ -135,6 +160,12 @@ void testRefusals(cpu::Mesh &mesh) {
   refused("a row whose bytes overflow",
           mesh.allToAllV(b, 1, counts.data(), p, b, 1, outCounts.data(),
                          int64_t(1) << 62, DType::F64, -1));
+  refused("a part past the parts",
+          mesh.allToAllVPart(b, 1, counts.data(), 2 * p, b, 1, outCounts.data(),
+                             1, DType::F32, -1, 2, 2));
+  refused("parts that do not divide the groups",
+          mesh.allToAllVPart(b, 1, counts.data(), 2 * p, b, 1, outCounts.data(),
+                             1, DType::F32, -1, 0, 3));
 }
 
 // --- groupedMatmul
@@ -197,6 +228,16 @@ template <typename T> void testGroupedMatmul(DType dtype) {
           perSegment(dtype, m.rows, n, k, a, b, localGroups, m.counts);
       if (std::memcmp(c.data(), want.data(), c.size() * sizeof(T)) != 0)
         fail(what + ": not one matmul() a segment");
+      // In one part a group: together the same bits.
+      std::memset(c.data(), 0xab, c.size() * sizeof(T));
+      for (int64_t part = 0; part < localGroups; ++part)
+        cpu::groupedMatmulPart(dtype, m.rows, n, k, a.data(), b.data(),
+                               static_cast<int64_t>(m.counts.size()),
+                               localGroups, m.counts.data(), c.data(), part,
+                               localGroups);
+      if (std::memcmp(c.data(), want.data(), c.size() * sizeof(T)) != 0)
+        fail(what + ": not the same bits in " + std::to_string(localGroups) +
+             " parts");
       if constexpr (std::is_integral_v<T>) {
         const std::vector<T> naive = ref::naiveGroupedMatmul<T, uint64_t>(
             m.rows, n, k, a, b, localGroups, m.counts);

@@ -6,7 +6,9 @@
 // move as whole rows (MPI_Alltoallv over a contiguous datatype of one
 // row: MPI's counts and displacements are ints, of rows here); a member's
 // rows for itself are copied locally. The receiver then zeroes the rows
-// of `out` that nothing landed in.
+// of `out` that nothing landed in. Mesh::allToAllVPart moves one part of
+// every block (an overlap's: the segments of some of each receiver's
+// groups), the gaps and the counts with part 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,7 +60,16 @@ Status Mesh::allToAllV(const void *in, int64_t inRows, const int32_t *counts,
                        int64_t groups, void *out, int64_t outRows,
                        int32_t *outCounts, int64_t rowElems, DType dtype,
                        int axis) {
-  const char *what = "allToAllV";
+  return allToAllVPart(in, inRows, counts, groups, out, outRows, outCounts,
+                       rowElems, dtype, axis, 0, 1);
+}
+
+Status Mesh::allToAllVPart(const void *in, int64_t inRows,
+                           const int32_t *counts, int64_t groups, void *out,
+                           int64_t outRows, int32_t *outCounts,
+                           int64_t rowElems, DType dtype, int axis,
+                           int64_t part, int64_t parts) {
+  const char *what = parts == 1 ? "allToAllV" : "allToAllVPart";
   if (axis < -1 || axis >= static_cast<int>(numAxes()))
     return invalid(what, "axis " + std::to_string(axis) +
                              " is not an axis of the " +
@@ -70,6 +81,8 @@ Status Mesh::allToAllV(const void *in, int64_t inRows, const int32_t *counts,
   COCONET_RETURN_IF_ERROR(
       detail::checkAllToAllV(what, in, inRows, counts, groups, out, outRows,
                              outCounts, rowElems, dtype, members, &rowBytes));
+  COCONET_RETURN_IF_ERROR(
+      detail::checkAllToAllVPart(what, groups, members, part, parts));
   if (members > 1 && rowBytes > INT_MAX)
     return invalid(what, "a row of " + std::to_string(rowBytes) +
                              " bytes is larger than an MPI message");
@@ -90,6 +103,10 @@ Status Mesh::allToAllV(const void *in, int64_t inRows, const int32_t *counts,
   }
   detail::AllToAllVPlan plan;
   plan.compute(records.data(), members, groups);
+  // This part of block p -> q: its first row in the block, and its rows.
+  auto partOf = [&](int64_t p, int64_t q, int64_t *offset, int64_t *length) {
+    plan.partOf(records.data(), p, q, part, parts, offset, length);
+  };
 
   const auto *from = static_cast<const uint8_t *>(in);
   auto *to = static_cast<uint8_t *>(out);
@@ -110,10 +127,12 @@ Status Mesh::allToAllV(const void *in, int64_t inRows, const int32_t *counts,
         }
     // This member's own rows, locally.
     const size_t self = plan.at(me, me);
-    if (plan.rows[self] > 0)
-      std::memmove(to + plan.recvStart[self] * rowBytes,
-                   from + plan.sendStart[self] * rowBytes,
-                   static_cast<size_t>(plan.rows[self] * rowBytes));
+    int64_t offset = 0, length = 0;
+    partOf(me, me, &offset, &length);
+    if (length > 0)
+      std::memmove(to + (plan.recvStart[self] + offset) * rowBytes,
+                   from + (plan.sendStart[self] + offset) * rowBytes,
+                   static_cast<size_t>(length * rowBytes));
     if (members > 1) {
       const size_t n = static_cast<size_t>(members);
       std::vector<int> sendCounts(n, 0), sendOffsets(n, 0), recvCounts(n, 0),
@@ -123,13 +142,15 @@ Status Mesh::allToAllV(const void *in, int64_t inRows, const int32_t *counts,
           continue;
         const size_t s = plan.at(me, peer), r = plan.at(peer, me);
         const size_t j = static_cast<size_t>(peer);
-        if (plan.rows[s] > 0) {
-          sendCounts[j] = static_cast<int>(plan.rows[s]);
-          sendOffsets[j] = static_cast<int>(plan.sendStart[s]);
+        partOf(me, peer, &offset, &length);
+        if (length > 0) {
+          sendCounts[j] = static_cast<int>(length);
+          sendOffsets[j] = static_cast<int>(plan.sendStart[s] + offset);
         }
-        if (plan.rows[r] > 0) {
-          recvCounts[j] = static_cast<int>(plan.rows[r]);
-          recvOffsets[j] = static_cast<int>(plan.recvStart[r]);
+        partOf(peer, me, &offset, &length);
+        if (length > 0) {
+          recvCounts[j] = static_cast<int>(length);
+          recvOffsets[j] = static_cast<int>(plan.recvStart[r] + offset);
         }
       }
       RowType row(static_cast<int>(rowBytes));
@@ -139,13 +160,14 @@ Status Mesh::allToAllV(const void *in, int64_t inRows, const int32_t *counts,
           recvCounts.data(), recvOffsets.data(), row.type(), axisComm(axis)));
     }
     // What nothing landed in: the gaps (rows past a sender's inRows) and
-    // the tail.
-    plan.forEachGap(me, [&](int64_t begin, int64_t end) {
-      std::memset(to + begin * rowBytes, 0,
-                  static_cast<size_t>((end - begin) * rowBytes));
-    });
+    // the tail (once, with the first part).
+    if (part == 0)
+      plan.forEachGap(me, [&](int64_t begin, int64_t end) {
+        std::memset(to + begin * rowBytes, 0,
+                    static_cast<size_t>((end - begin) * rowBytes));
+      });
   }
-  if (outCounts)
+  if (outCounts && part == 0)
     plan.outCounts(records.data(), me, outCounts);
   return Status::success();
 }

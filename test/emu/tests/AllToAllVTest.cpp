@@ -101,6 +101,29 @@ void checkAxis(const cuda::Mesh &mesh, int axis, cudaStream_t stream) {
       REQUIRE(everywhere(s.ok()));
       CHECK(download<uint8_t>(dout, want.size()) == want);
       CHECK(download<int32_t>(doutCounts, wantCounts.size()) == wantCounts);
+      // In parts (an overlap's), where they divide the groups a member
+      // receives: together the same rows and counts.
+      const int64_t perMember = c.groups / p;
+      for (int64_t parts : {int64_t(2), perMember}) {
+        if (parts < 2 || perMember % parts != 0)
+          continue;
+        INFO(parts << " parts");
+        cudaFree(dout);
+        cudaFree(doutCounts);
+        dout = device(std::vector<uint8_t>(want.size(), 0xab));
+        doutCounts =
+            device(std::vector<int32_t>(static_cast<size_t>(c.groups), -7));
+        for (int64_t part = 0; part < parts; ++part) {
+          const Status sp = a2a.runPart(
+              din, c.inRows[me], static_cast<const int32_t *>(counts), dout,
+              c.outRows[me], static_cast<int32_t *>(doutCounts), c.rowElems,
+              dtype, part, parts, stream);
+          INFO(sp.toString());
+          REQUIRE(everywhere(sp.ok()));
+        }
+        CHECK(download<uint8_t>(dout, want.size()) == want);
+        CHECK(download<int32_t>(doutCounts, wantCounts.size()) == wantCounts);
+      }
       cudaFree(din);
       cudaFree(dout);
       cudaFree(doutCounts);
@@ -156,6 +179,20 @@ void checkGroupedMatmul(DType dtype, cublasHandle_t handle,
       const std::vector<T> got = download<T>(dc, want.size());
       CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)) == 0);
       CHECK(std::equal(m.counts.begin(), m.counts.end(), hostCounts.begin()));
+      // In one part a group: together the same bits.
+      cudaFree(dc);
+      dc = device(garbage);
+      for (int64_t part = 0; part < localGroups; ++part) {
+        const Status sp = cuda::groupedMatmulPart(
+            handle, stream, dtype, m.rows, n, k, da, db, groups, localGroups,
+            static_cast<const int32_t *>(dcounts), hostCounts.data(), dc, part,
+            localGroups);
+        INFO(sp.toString());
+        REQUIRE(sp.ok());
+      }
+      const std::vector<T> parts = download<T>(dc, want.size());
+      CHECK(std::memcmp(parts.data(), want.data(), parts.size() * sizeof(T)) ==
+            0);
       cudaFree(da);
       cudaFree(db);
       cudaFree(dc);
@@ -203,6 +240,20 @@ TEST_CASE("AllToAllV refuses bad calls before any message") {
   CHECK(a2a.run(&word, 0, nullptr, &word, 0, &word, 1, DType::I32, nullptr)
             .code() == StatusCode::InvalidArgument);
   CHECK(a2a.run(nullptr, 1, &word, &word, 0, &word, 1, DType::I32, nullptr)
+            .code() == StatusCode::InvalidArgument);
+  // Parts: 2 do not divide the one group a member receives; of 2 groups,
+  // part 1 before part 0 is out of order.
+  CHECK(a2a.runPart(&word, 0, &word, &word, 0, &word, 1, DType::I32, 0, 2,
+                    nullptr)
+            .code() == StatusCode::InvalidArgument);
+  cuda::AllToAllV two;
+  REQUIRE(two.create(*mesh, 0, 2 * worldSize, cuda::defaultAllocator()).ok());
+  const Status early = two.runPart(&word, 0, &word, &word, 0, &word, 1,
+                                   DType::I32, 1, 2, nullptr);
+  CHECK(early.code() == StatusCode::InvalidArgument);
+  CHECK(early.message().find("in order") != std::string::npos);
+  CHECK(cuda::groupedMatmulPart(nullptr, nullptr, DType::I32, 1, 1, 1, &word,
+                                &word, 2, 2, &word, &word, &word, 1, 3)
             .code() == StatusCode::InvalidArgument);
   CHECK(cuda::groupedMatmul(nullptr, nullptr, DType::I32, 1, 1, 1, &word, &word,
                             1, 0, &word, &word, &word)

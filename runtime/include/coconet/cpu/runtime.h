@@ -136,6 +136,17 @@ public:
   Status allToAllV(const void *in, int64_t inRows, const int32_t *counts,
                    int64_t groups, void *out, int64_t outRows,
                    int32_t *outCounts, int64_t rowElems, DType dtype, int axis);
+  /// Part `part` of `parts` of allToAllV (an overlap's part, so that the
+  /// experts' matmul can start on what has arrived): of every block, the
+  /// segments of the receiver's groups g in [part G / parts, (part + 1) G /
+  /// parts), each to where allToAllV puts it. Part 0 also zeroes the rows
+  /// nothing lands in and writes outCounts. Running parts 0 .. parts - 1
+  /// (in order, with the same arguments) is allToAllV. Also refused:
+  /// part outside [0, parts), parts not dividing G.
+  Status allToAllVPart(const void *in, int64_t inRows, const int32_t *counts,
+                       int64_t groups, void *out, int64_t outRows,
+                       int32_t *outCounts, int64_t rowElems, DType dtype,
+                       int axis, int64_t part, int64_t parts);
 
   /// How allReduce, reduceScatter, allGather and allToAll move their data (a
   /// schedule's `algorithm`): Library, the exact collectives above on MPI;
@@ -280,6 +291,15 @@ void matmul(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
 void groupedMatmul(DType dtype, int64_t rows, int64_t n, int64_t k,
                    const void *a, const void *b, int64_t groups,
                    int64_t localGroups, const int32_t *counts, void *c);
+/// Part `part` of `parts` of groupedMatmul (an overlap's part): only the
+/// segments j with j % localGroups in [part L / parts, (part + 1) L /
+/// parts) (L = localGroups), at the same rows; part 0 also zeroes the rows
+/// past the segments. Parts 0 .. parts - 1 together are groupedMatmul.
+/// Does nothing unless parts divides localGroups and 0 <= part < parts.
+void groupedMatmulPart(DType dtype, int64_t rows, int64_t n, int64_t k,
+                       const void *a, const void *b, int64_t groups,
+                       int64_t localGroups, const int32_t *counts, void *c,
+                       int64_t part, int64_t parts);
 /// How many blocks of rows matmul() cuts one batch of C into on `threads`
 /// OpenMP threads; each block's tasks pack the batch's B again (all of its
 /// columns between them), which coconetc's cost model prices

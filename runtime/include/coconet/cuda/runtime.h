@@ -210,6 +210,10 @@ Status matmul(cublasHandle_t handle, cudaStream_t stream, DType dtype,
 /// Over a group of one member: a local copy, no NCCL. `in` and `out` may
 /// not overlap. Refused (InvalidArgument, before any call): what
 /// cpu::Mesh::allToAllV refuses; a run() before create(): Internal.
+/// runPart() is cpu::Mesh::allToAllVPart (an overlap's part): part 0
+/// gathers the counts (and waits for the host) and zeroes, every part
+/// moves its segments; parts 0 .. parts - 1 must run in that order, with
+/// the same arguments (a part out of order is refused: InvalidArgument).
 class AllToAllV {
 public:
   AllToAllV() = default;
@@ -222,6 +226,10 @@ public:
   Status run(const void *in, int64_t inRows, const int32_t *counts, void *out,
              int64_t outRows, int32_t *outCounts, int64_t rowElems, DType dtype,
              cudaStream_t stream);
+  Status runPart(const void *in, int64_t inRows, const int32_t *counts,
+                 void *out, int64_t outRows, int32_t *outCounts,
+                 int64_t rowElems, DType dtype, int64_t part, int64_t parts,
+                 cudaStream_t stream);
 
 private:
   Allocator *allocator_ = nullptr;
@@ -234,6 +242,7 @@ private:
   std::vector<int32_t> extra_;     ///< host: inRows and outRows (copied in)
   std::vector<int32_t> records_;   ///< host: every member's record
   std::vector<int32_t> outCounts_; ///< host: this member's outCounts
+  int64_t nextPart_ = 0;           ///< the part runPart expects next
 };
 
 /// The experts' matmul of a dropless mixture of experts, on `stream`: the
@@ -250,6 +259,18 @@ Status groupedMatmul(cublasHandle_t handle, cudaStream_t stream, DType dtype,
                      int64_t rows, int64_t n, int64_t k, const void *a,
                      const void *b, int64_t groups, int64_t localGroups,
                      const int32_t *counts, int32_t *hostCounts, void *c);
+/// Part `part` of `parts` of groupedMatmul (cpu::groupedMatmulPart's
+/// segments): part 0 copies the counts to `hostCounts` (the stream waits)
+/// and zeroes the rows past the segments; the later parts read
+/// `hostCounts` as part 0 left it, so parts run in order, from the same
+/// counts. Also refused (InvalidArgument): part outside [0, parts), parts
+/// not dividing localGroups.
+Status groupedMatmulPart(cublasHandle_t handle, cudaStream_t stream,
+                         DType dtype, int64_t rows, int64_t n, int64_t k,
+                         const void *a, const void *b, int64_t groups,
+                         int64_t localGroups, const int32_t *counts,
+                         int32_t *hostCounts, void *c, int64_t part,
+                         int64_t parts);
 
 } // namespace coconet::rt::cuda
 
