@@ -228,10 +228,13 @@ public:
              ")";
       break;
     case Collective::AllToAllV:
-      // The counts first (every member's), then the rows: MPI_Alltoallv.
-      call = "allToAllV(" + in + ", " + ops.rowsIn + ", " + ops.counts + ", " +
-             ops.groups + ", " + out + ", " + ops.rowsOut + ", nullptr, " +
-             ops.row + ", " + dtype + ", " + axis + algorithm + ")";
+      // The counts first (every member's), then the rows: MPI_Alltoallv
+      // (of an overlap's part, its segments).
+      call = (ops.part.empty() ? "allToAllV(" : "allToAllVPart(") + in + ", " +
+             ops.rowsIn + ", " + ops.counts + ", " + ops.groups + ", " + out +
+             ", " + ops.rowsOut + ", nullptr, " + ops.row + ", " + dtype +
+             ", " + axis + algorithm +
+             (ops.part.empty() ? "" : ", " + ops.part + ", " + ops.parts) + ")";
       break;
     }
     w.line("COCONET_RETURN_IF_ERROR(cc_s.mesh->" + call + ");");
@@ -239,11 +242,13 @@ public:
   void emitMatMul(CodeWriter &w, const Plan &plan, const MatMulCall &mm,
                   const MatMulOperands &o) const override {
     if (!o.counts.empty()) {
-      w.line("coconet::rt::cpu::groupedMatmul(" +
+      w.line(std::string("coconet::rt::cpu::") +
+             (o.part.empty() ? "groupedMatmul(" : "groupedMatmulPart(") +
              runtimeDType(plan.buffers[mm.c].dtype) + ", " + o.m + ", " + o.n +
              ", " + o.k + ", " + o.a + ", " + o.b + ",");
       w.line("    " + o.groups + ", " + o.localGroups + ", " + o.counts + ", " +
-             o.c + ");");
+             o.c + (o.part.empty() ? "" : ", " + o.part + ", " + o.parts) +
+             ");");
       return;
     }
     w.line("coconet::rt::cpu::matmul(" +

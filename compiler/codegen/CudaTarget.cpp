@@ -257,12 +257,15 @@ public:
                   const MatMulOperands &o) const override {
     if (!o.counts.empty()) {
       // The counts to the host (the stream waits), then cuBLAS per group.
-      w.line("COCONET_RETURN_IF_ERROR(coconet::rt::cuda::groupedMatmul("
+      // (Of an overlap's part: part 0 takes the counts to the host.)
+      w.line(std::string("COCONET_RETURN_IF_ERROR(coconet::rt::cuda::") +
+             (o.part.empty() ? "groupedMatmul(" : "groupedMatmulPart(") +
              "cc_s.blas, cc_s.stream, " +
              runtimeDType(plan.buffers[mm.c].dtype) + ",");
       w.line("    " + o.m + ", " + o.n + ", " + o.k + ", " + o.a + ", " + o.b +
              ", " + o.groups + ", " + o.localGroups + ", " + o.counts + ",");
-      w.line("    " + o.hostCounts + ".data(), " + o.c + "));");
+      w.line("    " + o.hostCounts + ".data(), " + o.c +
+             (o.part.empty() ? "" : ", " + o.part + ", " + o.parts) + "));");
       return;
     }
     // cuBLAS works on the stream its handle was given: the main one.
@@ -606,10 +609,12 @@ void CudaTarget::emitCollective(CodeWriter &w, const Plan &,
   case Collective::AllToAllV:
     // Every member's counts to the host (the stream waits for them), then
     // the rows: a send and a receive per member, in one group.
-    w.line("COCONET_RETURN_IF_ERROR(" + ops.state + ".run(" + in + ", " +
-           ops.rowsIn + ", " + ops.counts + ", " + out + ", " + ops.rowsOut +
-           ",");
+    // (Of an overlap's part: part 0 takes the counts to the host.)
+    w.line("COCONET_RETURN_IF_ERROR(" + ops.state +
+           (ops.part.empty() ? ".run(" : ".runPart(") + in + ", " + ops.rowsIn +
+           ", " + ops.counts + ", " + out + ", " + ops.rowsOut + ",");
     w.line("    nullptr, " + ops.row + ", " + runtimeDType(s.dtype) +
+           (ops.part.empty() ? "" : ", " + ops.part + ", " + ops.parts) +
            ", cc_stream));");
     break;
   case Collective::Broadcast:

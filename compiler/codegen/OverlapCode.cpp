@@ -207,6 +207,15 @@ void emitOverlapCreate(CodeWriter &w, const Plan &plan, const Target &t) {
     const std::string blocks =
         !o.blockAxis ? "1" : printAxisSize(*o.blockAxis, plan.mesh, createSize);
     w.line("state->cc_blocks" + i + " = " + blocks + ";");
+    if (o.dropless) {
+      // A part's experts (of those each member holds).
+      const auto &mm = std::get<MatMulCall>(
+          plan.steps[o.dispatch ? o.consumer : o.producer].body);
+      w.line("state->cc_part" + i + " = " +
+             printExtent(mm.localGroups, plan.mesh, createSize) + " / " +
+             std::to_string(o.chunks) + ";");
+      continue;
+    }
     if (isAllToAll(plan, o)) {
       const auto &mm = std::get<MatMulCall>(
           plan.steps[o.dispatch ? o.consumer : o.producer].body);
@@ -424,8 +433,93 @@ unsigned emitAllToAllOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   return o.consumer;
 }
 
+/// Dropless (lower/Chunks.cpp): an alltoallv and a grouped matmul, part c
+/// the segments of experts [cc_begin, cc_end) of every block. Of a
+/// dispatch, the counts' exchange first, then two loops as a dispatch's;
+/// of a combine, one loop as an alltoall's.
+unsigned emitDroplessOverlap(CodeWriter &w, const Target &t, const Plan &plan,
+                             const OverlapGroup &o) {
+  const std::string i = indexOf(plan, o);
+  const Step &producer = plan.steps[o.producer];
+  const Step &consumer = plan.steps[o.consumer];
+  const unsigned vi = o.dispatch ? o.producer : o.consumer;
+  const unsigned gi = o.dispatch ? o.consumer : o.producer;
+  const Step &vs = plan.steps[vi], &gs = plan.steps[gi];
+  const auto &c = std::get<CollectiveCall>(vs.body);
+  const auto &mm = std::get<MatMulCall>(gs.body);
+  const std::string part = "cc_s.cc_part" + i;
+  auto emitAllToAllV = [&] {
+    w.comment("Step " + std::to_string(vi) + ": " + vs.summary +
+              ", this part: the segments of experts [cc_begin, cc_end) of\n"
+              "every block.");
+    CollectiveOperands cops =
+        collectiveOperands(plan, c, "cc_s." + geometryMember(vs));
+    cops.part = "cc_c";
+    cops.parts = std::to_string(o.chunks);
+    t.emitCollective(w, plan, c, cops);
+  };
+  auto emitGrouped = [&] {
+    w.comment("Step " + std::to_string(gi) + ": " + gs.summary +
+              ", this part: the segments of experts [cc_begin, cc_end).");
+    MatMulOperands ops = matMulOperands(plan, mm, "cc_s." + geometryMember(gs));
+    ops.part = "cc_c";
+    ops.parts = std::to_string(o.chunks);
+    t.emitMatMul(w, plan, mm, ops);
+  };
+  w.line();
+  if (o.dispatch) {
+    const TargetInfo::Dispatch &hooks = t.info.dispatch;
+    w.comment("Steps " + std::to_string(o.producer) + " to " +
+              std::to_string(o.consumer) + ": " + producer.summary + " in " +
+              std::to_string(o.chunks) + " parts of each member's experts, " +
+              consumer.summary +
+              "\nreads; the matmul computes each part as "
+              "soon as it has arrived, while the later parts\narrive. Step " +
+              std::to_string(*o.first) + " (the counts it reads) first.");
+    emitStep(w, t, plan, *o.first);
+    emitLines(w, hooks.before);
+    openPartLoop(w, o.chunks, part, true);
+    w.line(hooks.open);
+    w.indent();
+    emitLines(w, t.info.part.head);
+    emitAllToAllV();
+    emitLines(w, t.info.part.tail);
+    w.dedent();
+    w.line(t.info.part.close);
+    emitLines(w, hooks.arrived);
+    w.close();
+    openPartLoop(w, o.chunks, part, true);
+    emitLines(w, hooks.await);
+    emitGrouped();
+    w.close();
+  } else {
+    w.comment("Steps " + std::to_string(o.producer) + " to " +
+              std::to_string(o.consumer) + ": " + producer.summary + " in " +
+              std::to_string(o.chunks) +
+              " parts of each member's experts; each part goes out (" +
+              consumer.summary +
+              ")\nas soon as it is done, while the next "
+              "part is computed.");
+    openPartLoop(w, o.chunks, part, true);
+    emitGrouped();
+    emitLines(w, t.info.part.before);
+    w.line(t.info.part.open);
+    w.indent();
+    emitLines(w, t.info.part.head);
+    emitAllToAllV();
+    emitLines(w, t.info.part.tail);
+    w.dedent();
+    w.line(t.info.part.close);
+    w.close();
+  }
+  emitLines(w, t.info.overlapEnd);
+  return o.consumer;
+}
+
 unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
                      const OverlapGroup &o) {
+  if (o.dropless)
+    return emitDroplessOverlap(w, t, plan, o);
   if (o.dispatch)
     return emitDispatchOverlap(w, t, plan, o);
   if (isAllToAll(plan, o))

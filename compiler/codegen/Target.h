@@ -44,6 +44,9 @@ struct CollectiveOperands {
   std::string counts, rowsIn, rowsOut, row, groups;
   /// The state's member for the step's runtime object (an alltoallv's).
   std::string state;
+  /// An alltoallv in an overlap's parts: which part, and how many (empty:
+  /// the whole call).
+  std::string part, parts;
 };
 /// What a matmul call multiplies (expressions in operator()).
 struct MatMulOperands {
@@ -52,6 +55,9 @@ struct MatMulOperands {
   std::string counts, groups, localGroups;
   /// The state's member for its counts on the host (CUDA).
   std::string hostCounts;
+  /// A grouped matmul in an overlap's parts: which part, and how many
+  /// (empty: the whole call).
+  std::string part, parts;
 };
 /// The elements [lo, hi) of its domain a kernel computes: empty for all
 /// (the kernel has no range parameters), else expressions in operator().

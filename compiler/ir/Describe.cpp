@@ -128,6 +128,8 @@ std::string describeKind(const Stage &stage) {
   std::string text = stageKindDescription(stage.kind).str();
   if (stage.kind == StageKind::Reduction)
     text += " (" + reductionKindName(stage.reduction).str() + ")";
+  if (stage.kind == StageKind::AllToAllV && stage.countsResult)
+    text = "the counts an alltoallv's members received";
   return text;
 }
 

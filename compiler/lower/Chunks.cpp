@@ -28,7 +28,13 @@
 //     of the batches arrives in one alltoall of blocks apart, and the
 //     part's matmul reads the rows where they arrived (the unpack step
 //     between them does not run; its result stays unwritten, or, where
-//     other steps read it, the unpack runs after the last part).
+//     other steps read it, the unpack runs after the last part);
+//   - dropless, an alltoallv and the grouped matmul that reads its rows
+//     (with the counts its members received, exchanged by the step between
+//     them, which runs first), or a grouped matmul and the alltoallv that
+//     sends its rows back (by the same counts): the parts are groups of the
+//     experts each member holds, part c every (source, expert) segment of
+//     experts [c G/K, (c + 1) G/K), where the whole call puts it.
 // Otherwise they run whole, one after the other, and the plan says why.
 //
 //===----------------------------------------------------------------------===//
@@ -168,9 +174,64 @@ std::optional<Refusal> analyseBatches(const Plan &plan, OverlapGroup &o,
   return std::nullopt;
 }
 
+/// An alltoallv and a grouped matmul, either way round (`o.dispatch`: the
+/// alltoallv first): part c is the segments of experts [c G/K, (c + 1) G/K)
+/// of every member's block, at the rows the whole calls use, so the parts
+/// need the matmul's segments to be the alltoallv's: the same counts (of a
+/// dispatch, the ones its members received, exchanged by the step between
+/// them, which runs before the parts).
+std::optional<Refusal> analyseDropless(Plan &plan, OverlapGroup &o) {
+  using K = Refusal::Kind;
+  o.dropless = true;
+  const Step &v = plan.steps[o.dispatch ? o.producer : o.consumer];
+  const Step &g = plan.steps[o.dispatch ? o.consumer : o.producer];
+  const auto *c = std::get_if<CollectiveCall>(&v.body);
+  const auto *mm = std::get_if<MatMulCall>(&g.body);
+  if (!c || c->kind != Collective::AllToAllV || !mm || !mm->counts)
+    return Refusal{K::Steps,
+                   "the steps are not an alltoallv and a grouped matmul"};
+  if (o.dispatch) {
+    if (mm->a != c->output)
+      return Refusal{K::Access, "the grouped matmul does not read the rows "
+                                "where the alltoallv puts them"};
+    const auto *counts =
+        o.consumer == o.producer + 2
+            ? std::get_if<CollectiveCall>(&plan.steps[o.producer + 1].body)
+            : nullptr;
+    if (!counts || counts->kind != Collective::AllToAll ||
+        counts->input != c->counts || counts->output != *mm->counts)
+      return Refusal{K::Steps,
+                     "the step between them is not the exchange of the counts "
+                     "the grouped matmul reads"};
+    o.first = o.producer + 1;
+  } else {
+    if (c->input != mm->c)
+      return Refusal{K::Access, "the alltoallv does not send the grouped "
+                                "matmul's rows where they are"};
+    if (o.consumer != o.producer + 1)
+      return Refusal{K::Steps,
+                     "other steps run between the matmul and the collective"};
+    if (c->counts != *mm->counts)
+      return Refusal{K::Access, "the alltoallv's counts are not the grouped "
+                                "matmul's"};
+  }
+  if (!(mm->groups == c->groups))
+    return Refusal{K::Shape, "the alltoallv and the grouped matmul count "
+                             "different experts"};
+  o.perChunk.push_back(o.consumer);
+  return std::nullopt;
+}
+
 /// Fills in `o`'s parts, or says why it runs whole.
 std::optional<Refusal> analyse(Plan &plan, OverlapGroup &o) {
   using K = Refusal::Kind;
+  // Dropless: an alltoallv on either side.
+  for (unsigned s : {o.producer, o.consumer})
+    if (const auto *c = std::get_if<CollectiveCall>(&plan.steps[s].body);
+        c && c->kind == Collective::AllToAllV) {
+      o.dispatch = s == o.producer;
+      return analyseDropless(plan, o);
+    }
   if (const auto *c = std::get_if<CollectiveCall>(&plan.steps[o.producer].body);
       c && c->kind == Collective::AllToAll) {
     const auto *mm = std::get_if<MatMulCall>(&plan.steps[o.consumer].body);
@@ -265,6 +326,7 @@ void planOverlaps(Plan &plan, bool sequential) {
       o.after.reset();
       o.blockAxis.reset();
       o.packStep.reset();
+      o.first.reset();
       continue;
     }
     // Its steps run in a loop: no collective group crosses it.
@@ -276,6 +338,8 @@ void planOverlaps(Plan &plan, bool sequential) {
       plan.steps[*o.after].groupWithNext = false;
     if (o.packStep)
       plan.steps[*o.packStep].groupWithNext = false;
+    if (o.first)
+      plan.steps[*o.first].groupWithNext = false;
   }
 }
 

@@ -216,6 +216,22 @@ void collectSizeChecks(Plan &plan, const ir::Program &program) {
                "', the counts of the alltoallv '" + s->name + "'"});
   for (const ir::Overlap &o : program.overlaps) {
     SizeCheck c;
+    // Dropless: parts of the experts each member holds (E / P of the
+    // alltoallv's counts [P, E]).
+    const ir::Stage *v =
+        o.producer->kind == ir::StageKind::AllToAllV   ? o.producer
+        : o.consumer->kind == ir::StageKind::AllToAllV ? o.consumer
+                                                       : nullptr;
+    if (v) {
+      c.global = v->operands[1]->type.shape[1];
+      c.axes = {static_cast<unsigned>(v->axis)};
+      c.factor = o.chunks;
+      c.what = "dimension 1 of '" + v->operands[1]->name +
+               "', the experts of the alltoallv '" + v->name +
+               "', overlapped in " + std::to_string(o.chunks) + " parts";
+      add(std::move(c));
+      continue;
+    }
     c.global = o.producer->type.shape[o.dim];
     c.axes = o.producer->type.layout.slicingAxes(o.dim);
     if (o.consumer->kind == ir::StageKind::ReduceScatter) {

@@ -549,6 +549,12 @@ struct OverlapGroup {
   bool dispatch = false;
   /// A batched matmul and an allreduce: the parts are batches.
   bool batches = false;
+  /// An alltoallv and a grouped matmul (`dispatch`: the alltoallv first):
+  /// the parts are groups of the experts each member holds; `first`, the
+  /// step that exchanges the counts the grouped matmul reads, runs before
+  /// the parts.
+  bool dropless = false;
+  std::optional<unsigned> first;
   /// Why producer and consumer run one after the other, whole (none when
   /// they run in parts).
   std::optional<Refusal> sequential;

@@ -321,7 +321,11 @@ void Printer::print() {
       os << ", then step " << *o.after;
     const auto *consumer =
         std::get_if<CollectiveCall>(&plan.steps[o.consumer].body);
-    if (o.dispatch) {
+    if (o.dropless) {
+      os << "; parts of each member's experts";
+      if (o.first)
+        os << ", step " << *o.first << " first";
+    } else if (o.dispatch) {
       os << "; batches read from "
          << name(std::get<CollectiveCall>(plan.steps[o.producer].body).output)
          << " where they arrive";

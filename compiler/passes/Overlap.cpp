@@ -6,7 +6,10 @@
 // overlaps the computation of chunk c + 1. The other way round, the
 // producer may be an alltoall and the consumer the matmul that reads it
 // (a mixture-of-experts dispatch): part c + 1 arrives while the matmul
-// computes part c, chunked along the dimension the alltoall scatters. The
+// computes part c, chunked along the dimension the alltoall scatters.
+// Dropless, a grouped matmul and the alltoallv that feeds it or reads it
+// overlap alike, in parts of the groups (experts) each member holds: part
+// c is the row segments of groups [c G/K, (c + 1) G/K) of every block. The
 // chunked dimension is the one the collective distributes (the scattered or
 // gathered dimension: for an alltoall the one it gathers, the experts of a
 // mixture-of-experts layer; dimension 0 for an allreduce), and each rank's
@@ -46,22 +49,37 @@ public:
       return failure();
     // An alltoall whose result a matmul reads (a mixture-of-experts
     // dispatch) overlaps the other way round: the matmul computes each part
-    // as soon as it has arrived.
-    const bool dispatch = producer->kind == StageKind::AllToAll;
-    if (producer->kind != StageKind::MatMul && !dispatch) {
+    // as soon as it has arrived; dropless, an alltoallv's rows and the
+    // grouped matmul that reads them.
+    const bool rowsV =
+        producer->kind == StageKind::AllToAllV && !producer->countsResult;
+    const bool dispatch = producer->kind == StageKind::AllToAll || rowsV;
+    const bool grouped = producer->kind == StageKind::GroupedMatMul;
+    if (producer->kind != StageKind::MatMul && !dispatch && !grouped) {
       refuse(diags, 0, DiagId::OverlapProducer, producer->name,
              describeKind(*producer))
           .note(producer->loc, DiagId::StageDefinedHere, producer->name);
       return failure();
     }
-    bool collective = consumer->kind == StageKind::AllReduce ||
-                      consumer->kind == StageKind::ReduceScatter ||
-                      consumer->kind == StageKind::AllGather ||
-                      consumer->kind == StageKind::AllToAll;
-    if (dispatch ? consumer->kind != StageKind::MatMul : !collective) {
+    const bool collective = consumer->kind == StageKind::AllReduce ||
+                            consumer->kind == StageKind::ReduceScatter ||
+                            consumer->kind == StageKind::AllGather ||
+                            consumer->kind == StageKind::AllToAll;
+    if (dispatch) {
+      const StageKind reader =
+          rowsV ? StageKind::GroupedMatMul : StageKind::MatMul;
+      if (consumer->kind != reader) {
+        refuse(diags, 1, DiagId::OverlapDispatchConsumer, consumer->name,
+               describeKind(*consumer), rowsV ? "alltoallv" : "alltoall",
+               rowsV ? "grouped matmul" : "matmul")
+            .note(consumer->loc, DiagId::StageDefinedHere, consumer->name);
+        return failure();
+      }
+    } else if (grouped ? !(consumer->kind == StageKind::AllToAllV &&
+                           !consumer->countsResult)
+                       : !collective) {
       refuse(diags, 1,
-             dispatch ? DiagId::OverlapDispatchConsumer
-                      : DiagId::OverlapConsumer,
+             grouped ? DiagId::OverlapGroupedConsumer : DiagId::OverlapConsumer,
              consumer->name, describeKind(*consumer))
           .note(consumer->loc, DiagId::StageDefinedHere, consumer->name);
       return failure();
@@ -87,6 +105,20 @@ public:
         return failure();
       }
     }
+    // Dropless: the parts are groups of the experts each member holds (E /
+    // P of the alltoallv's counts [P, E]), row segments along dimension 1.
+    if (rowsV || grouped) {
+      Stage *v = rowsV ? producer : consumer;
+      const Stage *counts = v->operands[1];
+      const ir::Dim &experts = counts->type.shape[1];
+      if (experts.isConstant() &&
+          experts.coefficient() % directive.chunks != 0) {
+        refuse(diags, -1, DiagId::OverlapIndivisible, counts->name,
+               directive.chunks, 1, experts.str());
+        return failure();
+      }
+      return record(program, producer, consumer, 1);
+    }
     int dim = 0;
     if (dispatch) {
       dim = producer->dim; // the experts it hands out
@@ -103,6 +135,12 @@ public:
              directive.chunks, dim, size.str());
       return failure();
     }
+    return record(program, producer, consumer, dim);
+  }
+
+private:
+  LogicalResult record(ir::Program &program, Stage *producer, Stage *consumer,
+                       int dim) {
     ir::Overlap o;
     o.producer = producer;
     o.consumer = consumer;

@@ -577,6 +577,23 @@ llvm::Error Run::compute(const Stage &stage, int64_t rank) {
 static llvm::Error checkOverlaps(const ir::Program &program,
                                  const SimResult &result) {
   for (const ir::Overlap &o : program.overlaps) {
+    // Dropless: parts of the experts each member of the alltoallv's axis
+    // holds (E / P of its counts [P, E]).
+    const ir::Stage *v = o.producer->kind == StageKind::AllToAllV   ? o.producer
+                         : o.consumer->kind == StageKind::AllToAllV ? o.consumer
+                                                                    : nullptr;
+    if (v) {
+      const Placement &c = result.placement(*v->operands[1], 0);
+      const int64_t members = result.grid.axisSize(v->axis < 0 ? 0 : v->axis);
+      const int64_t experts = c.localShape[1] / members;
+      if (experts % o.chunks != 0)
+        return llvm::createStringError(llvm::formatv(
+            "'{0}' is overlapped with '{1}' in {2} parts of the experts each "
+            "member of the alltoallv holds, {3}: that must be a multiple of "
+            "{2}; choose sizes that divide evenly",
+            o.producer->name, o.consumer->name, o.chunks, experts));
+      continue;
+    }
     // Each rank's block of the producer along the chunked dimension; a
     // reducescatter cuts it further into one block per rank of its axis.
     const Placement &p = result.placement(*o.producer, 0);

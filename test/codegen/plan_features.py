@@ -101,6 +101,12 @@ VOCABULARY = [
     ("overlap:dispatch-unpack-after", "path",
      "a dispatch in parts whose unpack step runs after the last part, for "
      "the other steps that read it"),
+    ("overlap:dropless-dispatch", "path",
+     "parts of an alltoallv's rows, each read by a grouped matmul as it "
+     "arrives (the counts exchanged first)"),
+    ("overlap:dropless-combine", "path",
+     "parts of a grouped matmul's rows, each sent back by an alltoallv as "
+     "soon as it is computed"),
     ("overlap:batches", "path",
      "parts of a batched matmul's allreduce: its batches, each reduced as "
      "soon as it is computed"),
@@ -196,7 +202,8 @@ PRINTER_WORDS = {
                   " chunk-major over ", "; batches into ",
                   " in the alltoall's order", ", step ", " not run",
                   "; batches read from ", " where they arrive",
-                  "; parts of the batches"],
+                  "; parts of the batches", "; parts of each member's experts",
+                  " first"],
     "buffer:*, symmetric:*": [" param ", " sharded", " written",
                               " scalar param ", " output ", " scratch slot ",
                               ", or ", " when ", " is 1", " view of ",
@@ -285,7 +292,8 @@ OVERLAP = re.compile(r"^  overlap: step (\d+) with step (\d+), (\d+) chunks "
                      r"chunk-major over (\w+)|; batches into (\w+) in the "
                      r"alltoall's order(, step \d+ not run)?|; batches read "
                      r"from (\w+) where they arrive(, step \d+ not run)?|"
-                     r"(; parts of the batches))?)$")
+                     r"(; parts of the batches)|(; parts of each member's "
+                     r"experts)(, step \d+ first)?)?)$")
 COLLECTIVE = re.compile(r"^(" + "|".join(COLLECTIVES) + r")(?:\((\w+)\))?"
                         r"(?: root -?\d+)?(?: offset -?\d+)?"
                         r"(?: by \w+ \([^)]*\))? over (all axes|\w+) (\w+) "
@@ -345,7 +353,9 @@ def parse(text):
                 "batches_into": m.group(10),
                 "pack_in_parts": m.group(11) is not None,
                 "dispatch_from": m.group(12),
-                "batches": m.group(14) is not None})
+                "batches": m.group(14) is not None,
+                "dropless": m.group(15) is not None,
+                "counts_first": m.group(16) is not None})
         elif line.startswith("  check: "):
             plan.checks.append(line[len("  check: "):])
         elif line.startswith("  require: "):
@@ -552,6 +562,9 @@ def features(text):
                 out.add("overlap:dispatch-unpack-after")
         if o["batches"]:
             out.add("overlap:batches")
+        if o["dropless"]:
+            out.add("overlap:dropless-dispatch" if o["counts_first"]
+                    else "overlap:dropless-combine")
 
     if kernels or in_parts or plan.overlaps or plan.fused:
         for b in plan.buffers.values():

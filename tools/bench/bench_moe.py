@@ -22,6 +22,14 @@ threads each on this 2-core machine):
   `--floor-python` with a pip numpy brings OpenBLAS sgemm): the compute no
   step avoids, at sgemm speed (the SiLU and the product left out).
 
+The overlapped schedules (`--tables overlap`): moe_layer and moe_dropless
+unscheduled, under their schedule (overlapped, dropless_overlapped: the
+dispatch and the combine in 2 parts beside the experts' matmuls) and under
+the same schedule compiled --sequential (each overlap's collective and
+matmul whole, one after the other): the schedule's gain is sequential /
+overlapped; the schedule's layout against the unscheduled program's is
+sequential / unscheduled.
+
 The dropless layers (moe_dropless, deepseek_dropless: alltoallv and
 grouped_matmul) beside torch's dropless layer as Megatron's all-to-all
 dispatcher writes it (moe_torch.py --capacity 0). Capacity factor 1.25:
@@ -55,16 +63,73 @@ def mpirun(ranks, command, env):
                           capture_output=True, text=True)
 
 
-def build(args, name, work):
-    out = os.path.join(work, name)
+def build(args, name, work, schedule=None, sequential=False):
+    stem = name + ("_" + schedule if schedule else "")
+    out = os.path.join(work, stem + ("-sequential" if sequential else ""))
     os.makedirs(out, exist_ok=True)
     subprocess.run([args.coconetc, "--emit=driver", "--target=cpu", "-o", out,
-                    "--program", name,
-                    os.path.join(ROOT, "samples", "moe_layer.coco")],
+                    "--program", name] +
+                   (["--schedule", schedule] if schedule else []) +
+                   (["--sequential"] if sequential else []) +
+                   [os.path.join(ROOT, "samples", "moe_layer.coco")],
                    check=True)
     subprocess.run([os.path.join(ROOT, "tools", "build-generated.sh"), "cpu",
-                    out, name], check=True)
-    return os.path.join(out, name)
+                    out, stem], check=True)
+    return os.path.join(out, stem)
+
+
+# The overlapped schedules' table: layer, schedule.
+OVERLAPPED = [("moe_layer", "overlapped"),
+              ("moe_dropless", "dropless_overlapped")]
+
+
+def layer_sizes(name, R, N, H):
+    """(sizes, k, E, F, C) of a layer of LAYERS on R ranks."""
+    _, k, E, Fw, S = next(layer for layer in LAYERS if layer[0] == name)
+    dropless = name.endswith("_dropless")
+    C = 0 if dropless else (5 * k * N) // (4 * E)
+    sizes = f"P={R},N={N},H={H},E={E},F={Fw}"
+    if not dropless:
+        sizes += f",C={C}"
+    if S:
+        sizes += f",S={S}"
+    return sizes, k, E, Fw, C
+
+
+def step_ms(R, driver, sizes, env):
+    """The driver's mean ms per step (3 steps after a warm-up), or None."""
+    ours = mpirun(R, [driver, "--size", sizes, "--iterations", "3",
+                      "--step-times"], env)
+    m = re.search(r"([0-9.]+) ms per step", ours.stdout)
+    if ours.returncode != 0 or not m:
+        print(ours.stdout + ours.stderr)
+        return None
+    return float(m.group(1))
+
+
+def overlap_table(args, ranks, cores):
+    rows = []
+    for name, schedule in OVERLAPPED:
+        drivers = [build(args, name, args.work),
+                   build(args, name, args.work, schedule, sequential=True),
+                   build(args, name, args.work, schedule)]
+        for R in ranks:
+            env = dict(os.environ,
+                       OMP_NUM_THREADS=str(max(1, cores // R)))
+            sizes = layer_sizes(name, R, args.tokens, args.hidden)[0]
+            times = [step_ms(R, d, sizes, env) for d in drivers]
+            if None in times:
+                return None
+            rows.append((name, schedule, R) + tuple(times))
+    print(f"Overlapped against sequential: {args.tokens} tokens a rank, "
+          f"H = {args.hidden}, 2 parts; ms per step")
+    print("| layer | schedule | ranks | unscheduled | schedule, sequential "
+          "| schedule | sequential/overlapped | overlapped/unscheduled |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (name, schedule, R, plain, seq, ov) in rows:
+        print(f"| {name} | {schedule} | {R} | {plain:.1f} | {seq:.1f} | "
+              f"{ov:.1f} | {seq / ov:.2f} | {ov / plain:.2f} |")
+    return rows
 
 
 def main():
@@ -77,9 +142,21 @@ def main():
     ap.add_argument("--tokens", type=int, default=4096)
     ap.add_argument("--hidden", type=int, default=1024)
     ap.add_argument("--iterations", type=int, default=3)
+    ap.add_argument("--tables", default="layers,overlap",
+                    help="which tables: layers (with the dispatch alone), "
+                    "overlap")
     args = ap.parse_args()
     ranks = [int(r) for r in args.ranks.split(",")]
     cores = os.cpu_count() or 1
+    tables = set(args.tables.split(","))
+    if not tables <= {"layers", "overlap"}:
+        ap.error(f"--tables: unknown table in {args.tables!r}")
+    if "overlap" in tables:
+        if overlap_table(args, ranks, cores) is None:
+            return 1
+        if "layers" not in tables:
+            return 0
+        print()
     rows = []
     for name, k, E, Fw, S in LAYERS:
         driver = build(args, name, args.work)
@@ -87,20 +164,12 @@ def main():
         # Dropless: no capacity (C = 0 in the table); the floor's experts
         # multiply the rows an even routing gives them, k * N * R / E.
         dropless = name.endswith("_dropless")
-        C = 0 if dropless else (5 * k * N) // (4 * E)
         for R in ranks:
             threads = max(1, cores // R)
             env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-            sizes = f"P={R},N={N},H={H},E={E},F={Fw}"
-            if not dropless:
-                sizes += f",C={C}"
-            if S:
-                sizes += f",S={S}"
-            ours = mpirun(R, [driver, "--size", sizes, "--iterations", "3",
-                              "--step-times"], env)
-            m = re.search(r"([0-9.]+) ms per step", ours.stdout)
-            if ours.returncode != 0 or not m:
-                print(ours.stdout + ours.stderr)
+            sizes, k, E, Fw, C = layer_sizes(name, R, N, H)
+            ours_ms = step_ms(R, driver, sizes, env)
+            if ours_ms is None:
                 return 1
             ref = mpirun(R, [args.python, os.path.join(HERE, "moe_torch.py"),
                              "--tokens", str(N), "--hidden", str(H),
@@ -123,7 +192,7 @@ def main():
             if floor.returncode != 0 or not f:
                 print(floor.stdout + floor.stderr)
                 return 1
-            rows.append((name, R, threads, N, H, E, k, C, float(m.group(1)),
+            rows.append((name, R, threads, N, H, E, k, C, ours_ms,
                          float(t.group(1)), float(f.group(1))))
     cpu = ""
     try:

@@ -311,6 +311,59 @@ schedule s for p {
                  "where they arrive\n"));
 }
 
+TEST_CASE("dropless: an alltoallv and a grouped matmul run in parts of the "
+          "experts",
+          "[lower][overlap]") {
+  const char *source = R"(program p(mesh [ep: P], x: f32[P, M, H] sliced(0),
+          counts: i32[P, E] sliced(0), w1: f32[E, H, F] sliced(0),
+          w2: f32[E, F, H] sliced(0)) {
+    (rows, received) = alltoallv(x, counts, M * P);
+    u = grouped_matmul(rows, w1, received);
+    o = grouped_matmul(u, w2, received);
+    (back, sent) = alltoallv(o, received, M);
+    raw = grouped_matmul(rows, w1, counts);
+    return back, raw;
+}
+schedule s for p {
+    overlap(rows, u) chunks 2;
+    overlap(o, back) chunks 2;
+}
+schedule raw for p {
+    overlap(rows, raw) chunks 2;
+}
+)";
+  Compiled c = compile(source);
+  Scheduled keep;
+  auto plan = planOf(c, "s", keep);
+  REQUIRE(plan->overlaps.size() == 2);
+  const OverlapGroup &d = plan->overlaps[0], &b = plan->overlaps[1];
+  REQUIRE(d.inChunks());
+  CHECK(d.dropless);
+  CHECK(d.dispatch);
+  CHECK(d.first == 1u); // the counts' exchange
+  CHECK(d.perChunk == llvm::SmallVector<unsigned, 3>{2});
+  REQUIRE(b.inChunks());
+  CHECK(b.dropless);
+  CHECK_FALSE(b.dispatch);
+  CHECK_FALSE(b.first);
+  const std::string text = printed(*plan);
+  CHECK(contains(text, "overlap: step 0 with step 2, 2 chunks along dim 1: "
+                       "per chunk steps 2; parts of each member's experts, "
+                       "step 1 first\n"));
+  CHECK(contains(text, "check: E divisible by P * 2 (dimension 1 of 'counts', "
+                       "the experts of the alltoallv 'rows', overlapped in 2 "
+                       "parts)"));
+  // A grouped matmul of the counts as sent, not as received: its segments
+  // are not the parts'.
+  Scheduled keepRaw;
+  auto refused = planOf(c, "raw", keepRaw);
+  REQUIRE(refused->overlaps.size() == 1);
+  CHECK_FALSE(refused->overlaps[0].inChunks());
+  CHECK(refused->overlaps[0].sequential->detail ==
+        "the step between them is not the exchange of the counts the grouped "
+        "matmul reads");
+}
+
 TEST_CASE("a batched matmul's allreduce runs in parts of its batches",
           "[lower][overlap]") {
   Compiled c = compile(R"(program p(mesh [ep: P, tp: T],

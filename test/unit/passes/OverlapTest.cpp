@@ -198,8 +198,8 @@ schedule s for p {
       c, "s",
       c.at("overlap(^z, zs)") +
           ": error: cannot overlap 'z': it is an elementwise stage; the "
-          "producer must be a matmul (or an alltoall a matmul reads) "
-          "[overlap-producer]");
+          "producer must be a matmul or a grouped matmul (or an alltoall or "
+          "alltoallv one reads) [overlap-producer]");
   CHECK(hasLine(d, c.at("^z = 2.0 * y;") + ": note: 'z' is defined here"));
 }
 
