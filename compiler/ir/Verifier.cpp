@@ -108,8 +108,10 @@ static std::optional<Layout> ruleLayout(const Program &program,
     return scatterLayout(in(0).layout, in(1).layout, in(1).rank(), in(2).layout,
                          stage.dim, why);
   case StageKind::GroupedMatMul:
-    // Each member's rows by its own experts: the rows' layout.
-    return in(0).layout;
+    // Each member's rows by its own experts (the batch dimension of a
+    // matmul of the rows by the weights [E, K, N]); another axis cutting
+    // N or K as a matmul's rule says.
+    return matmulLayout(in(0).layout, 3, in(2).layout, 3, why);
   case StageKind::AllReduce:
   case StageKind::ReduceScatter:
   case StageKind::AllGather:

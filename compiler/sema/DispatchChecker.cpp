@@ -6,11 +6,16 @@
 // `grouped_matmul(a, b, counts)` multiplies each segment of rows by its
 // expert's weights (ir/Program.h states both). Every operand is a block
 // per member of one axis: dimension 0 is the axis's size, sliced(0) over
-// it; no other axis slices the rows or the experts.
+// it; no other axis slices the rows or the experts. A grouped matmul's
+// weights may also be cut over another axis as a matmul's are (expert x
+// tensor parallel: by columns N, or by K with the rows' K, whose partial
+// sums an allreduce over that axis completes).
 //
 //===----------------------------------------------------------------------===//
 
 #include "sema/CallChecker.h"
+
+#include "ir/LayoutRules.h"
 
 namespace coconet::sema {
 
@@ -121,11 +126,11 @@ Value CallChecker::checkGroupedMatMul() {
   };
   const std::string p = axis ? mesh.axes[*axis].size : std::string("P");
   if (!axis || a->type.rank() != 3 || !ir::isFloat(a->type.dtype) ||
-      !perMember(a->type, mesh, *axis, 3))
+      !perMember(a->type, mesh, *axis, 2))
     return bad(args[0], a,
                "the rows as a float [" + p +
                    ", R, K] sliced(0) over one axis, no other axis slicing "
-                   "them");
+                   "the rows");
   const TensorType &ta = a->type, &tb = b->type;
   bool bOk =
       tb.rank() == 3 && tb.dtype == ta.dtype && tb.shape[1] == ta.shape[2];
@@ -133,13 +138,23 @@ Value CallChecker::checkGroupedMatMul() {
     bOk = static_cast<int>(i) == *axis
               ? tb.layout[i].state == ir::AxisState::Sliced &&
                     tb.layout[i].dim == 0
-              : tb.layout[i].state == ir::AxisState::Replicated;
-  if (!bOk)
+              : tb.layout[i].state == ir::AxisState::Replicated ||
+                    (tb.layout[i].state == ir::AxisState::Sliced &&
+                     tb.layout[i].dim > 0);
+  // Another axis cuts K (with the rows' K: partial sums) or N, as a
+  // matmul's layout rule allows.
+  std::string hint;
+  std::optional<ir::Layout> layout;
+  if (bOk)
+    layout = ir::matmulLayout(ta.layout, 3, tb.layout, 3, hint);
+  if (!layout)
     return bad(args[1], b,
                "the experts' weights as " +
                    std::string(ir::dtypeName(ta.dtype)) + "[E, " +
                    ta.shape[2].str() + ", N] sliced(0) over axis '" +
-                   mesh.axes[*axis].name + "'");
+                   mesh.axes[*axis].name +
+                   "' (another axis may cut N, or K where it cuts the rows' "
+                   "K)");
   ir::Stage *counts = countsArg(*this, args[2], *axis, [&](ir::Stage *s) {
     bad(args[2], s,
         "the counts as i32[" + p + ", " + tb.shape[0].str() +
@@ -153,6 +168,7 @@ Value CallChecker::checkGroupedMatMul() {
                    "], one per expert of the weights");
   TensorType out = ta;
   out.shape[2] = tb.shape[2];
+  out.layout = *layout;
   ir::Stage *s =
       newStage(StageKind::GroupedMatMul, std::move(out), {a, counts, b});
   s->axis = *axis;

@@ -5,7 +5,8 @@
 
 The reference is each layer as a PyTorch user writes it, rank by rank, in
 float64. moe_layer (Mixtral): softmax router, top 2 (renormalised);
-moe_ep_tp is the same layer with each expert cut over a second axis.
+moe_ep_tp is the same layer with each expert cut over a second axis (and
+moe_dropless_ep_tp its dropless form).
 deepseek_moe (DeepSeek-V3): sigmoid affinities, top 8 normalised over the
 chosen, a shared expert. Both: capacity routing in GShard's
 order (every token's first choice, then every token's second; an expert
@@ -95,7 +96,7 @@ def run_case(args, program, sizes, seed, skew=False):
     P, N, H, E, Fh = (sizes[k] for k in "PNHEF")
     # Dropless: no capacity, so none dropped: the reference with C = N (a
     # token's experts are distinct, so an expert gets at most N of a rank's).
-    dropless = program.endswith("_dropless")
+    dropless = "_dropless" in program
     C = N if dropless else sizes["C"]
     deepseek = program.startswith("deepseek")
     rng = np.random.default_rng(seed)
@@ -136,7 +137,8 @@ def run_case(args, program, sizes, seed, skew=False):
     if dropless:
         # The capacity layer that drops nothing (C = N) computes the same
         # sums in the same order: bit for bit the same results.
-        same = "deepseek_moe" if deepseek else "moe_layer"
+        same = ("deepseek_moe" if deepseek else
+                "moe_ep_tp" if "T" in sizes else "moe_layer")
         cap = os.path.join(work, "capacity")
         os.makedirs(cap, exist_ok=True)
         sized = dict(sizes, C=N)
@@ -204,6 +206,13 @@ def main():
         for C in (5, 32):
             sizes = {"P": P, "T": 2, "N": 16, "H": 8, "E": 4, "F": 12, "C": C}
             ok &= run_case(args, "moe_ep_tp", sizes, seed=P * 100 + C + 7)
+    # moe_dropless_ep_tp: dropless with the same cut (bit for bit moe_ep_tp
+    # with C = N), skewed too.
+    for P in (1, 2):
+        for skew in (False, True):
+            sizes = {"P": P, "T": 2, "N": 16, "H": 8, "E": 4, "F": 12}
+            ok &= run_case(args, "moe_dropless_ep_tp", sizes,
+                           seed=P * 100 + 11, skew=skew)
     return 0 if ok else 1
 
 
