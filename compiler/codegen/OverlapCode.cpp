@@ -273,6 +273,38 @@ void openPartLoop(CodeWriter &w, int64_t chunks, const std::string &part,
   w.line("(void)cc_end;");
 }
 
+/// Hands part cc_c's `body` (its collective) to what runs beside: the
+/// progress thread on the CPU, the second stream on CUDA.
+void emitBesidePart(CodeWriter &w, const Target &t,
+                    llvm::function_ref<void()> body) {
+  emitLines(w, t.info.part.before);
+  w.line(t.info.part.open);
+  w.indent();
+  emitLines(w, t.info.part.head);
+  body();
+  emitLines(w, t.info.part.tail);
+  w.dedent();
+  w.line(t.info.part.close);
+}
+
+/// A dispatch's first loop: every part's `body` (its collective) handed to
+/// what runs beside, in order, each marked as arrived once done.
+void emitArrivals(CodeWriter &w, const Target &t, const OverlapGroup &o,
+                  const std::string &part, llvm::function_ref<void()> body) {
+  const TargetInfo::Dispatch &hooks = t.info.dispatch;
+  emitLines(w, hooks.before);
+  openPartLoop(w, o.chunks, part, true);
+  w.line(hooks.open);
+  w.indent();
+  emitLines(w, t.info.part.head);
+  body();
+  emitLines(w, t.info.part.tail);
+  w.dedent();
+  w.line(t.info.part.close);
+  emitLines(w, hooks.arrived);
+  w.close();
+}
+
 /// The batched matmul of part cc_c of an alltoall overlap (`rows` batches
 /// from cc_c * rows on), for the rows of member cc_q (a batch's `blocks`
 /// blocks of rows): the side the alltoall moves (A for a dispatch, which
@@ -342,7 +374,6 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   const std::string cg = "cc_s." + geometryMember(producer);
   const std::string part = "cc_s.cc_part" + i, rows = "cc_s.cc_rows" + i,
                     blocks = "cc_s.cc_blocks" + i;
-  const TargetInfo::Dispatch &hooks = t.info.dispatch;
   w.line();
   w.comment("Steps " + std::to_string(o.producer) + " to " +
             std::to_string(o.consumer) + ": " + producer.summary + " in " +
@@ -354,19 +385,10 @@ unsigned emitDispatchOverlap(CodeWriter &w, const Target &t, const Plan &plan,
             (o.after ? " runs after the last part,\nfor the other steps that "
                        "read it), while the later parts arrive."
                      : " does not run), while the later parts\narrive."));
-  emitLines(w, hooks.before);
-  openPartLoop(w, o.chunks, part, true);
-  w.line(hooks.open);
-  w.indent();
-  emitLines(w, t.info.part.head);
-  emitAllToAllPart(w, t, plan, o, o.producer);
-  emitLines(w, t.info.part.tail);
-  w.dedent();
-  w.line(t.info.part.close);
-  emitLines(w, hooks.arrived);
-  w.close();
+  emitArrivals(w, t, o, part,
+               [&] { emitAllToAllPart(w, t, plan, o, o.producer); });
   openPartLoop(w, o.chunks, part, false);
-  emitLines(w, hooks.await);
+  emitLines(w, t.info.dispatch.await);
   w.comment("Step " + std::to_string(o.consumer) + ": " + consumer.summary +
             ", this part: the rows that came from member cc_q.");
   w.open("for (int64_t cc_q = 0; cc_q < " + blocks + "; ++cc_q)");
@@ -420,14 +442,7 @@ unsigned emitAllToAllOverlap(CodeWriter &w, const Target &t, const Plan &plan,
                memberRowsOperands(plan, mm, g, cg, rows, blocks,
                                   bufferName(plan, o.partsInto), false));
   w.close();
-  emitLines(w, t.info.part.before);
-  w.line(t.info.part.open);
-  w.indent();
-  emitLines(w, t.info.part.head);
-  emitAllToAllPart(w, t, plan, o, o.consumer);
-  emitLines(w, t.info.part.tail);
-  w.dedent();
-  w.line(t.info.part.close);
+  emitBesidePart(w, t, [&] { emitAllToAllPart(w, t, plan, o, o.consumer); });
   w.close();
   emitLines(w, t.info.overlapEnd);
   return o.consumer;
@@ -468,7 +483,6 @@ unsigned emitDroplessOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   };
   w.line();
   if (o.dispatch) {
-    const TargetInfo::Dispatch &hooks = t.info.dispatch;
     w.comment("Steps " + std::to_string(o.producer) + " to " +
               std::to_string(o.consumer) + ": " + producer.summary + " in " +
               std::to_string(o.chunks) + " parts of each member's experts, " +
@@ -477,19 +491,9 @@ unsigned emitDroplessOverlap(CodeWriter &w, const Target &t, const Plan &plan,
               "soon as it has arrived, while the later parts\narrive. Step " +
               std::to_string(*o.first) + " (the counts it reads) first.");
     emitStep(w, t, plan, *o.first);
-    emitLines(w, hooks.before);
+    emitArrivals(w, t, o, part, emitAllToAllV);
     openPartLoop(w, o.chunks, part, true);
-    w.line(hooks.open);
-    w.indent();
-    emitLines(w, t.info.part.head);
-    emitAllToAllV();
-    emitLines(w, t.info.part.tail);
-    w.dedent();
-    w.line(t.info.part.close);
-    emitLines(w, hooks.arrived);
-    w.close();
-    openPartLoop(w, o.chunks, part, true);
-    emitLines(w, hooks.await);
+    emitLines(w, t.info.dispatch.await);
     emitGrouped();
     w.close();
   } else {
@@ -502,14 +506,7 @@ unsigned emitDroplessOverlap(CodeWriter &w, const Target &t, const Plan &plan,
               "part is computed.");
     openPartLoop(w, o.chunks, part, true);
     emitGrouped();
-    emitLines(w, t.info.part.before);
-    w.line(t.info.part.open);
-    w.indent();
-    emitLines(w, t.info.part.head);
-    emitAllToAllV();
-    emitLines(w, t.info.part.tail);
-    w.dedent();
-    w.line(t.info.part.close);
+    emitBesidePart(w, t, emitAllToAllV);
     w.close();
   }
   emitLines(w, t.info.overlapEnd);
@@ -561,29 +558,24 @@ unsigned emitOverlap(CodeWriter &w, const Target &t, const Plan &plan,
   w.comment("Step " + std::to_string(o.producer) + ": " + producer.summary +
             ", this part.");
   t.emitMatMul(w, plan, mm, ops);
-  emitLines(w, t.info.part.before);
-  w.line(t.info.part.open);
-  w.indent();
-  emitLines(w, t.info.part.head);
   const std::optional<FusedKernel> fused = fusedAt(plan, o.consumer);
-  if (fused) {
-    w.open("if (cc_s." + fused->team + ")");
-    std::string fromAt = "0";
-    if (fused->reducing && fused->reducing->kind == Collective::ReduceScatter)
-      fromAt = "cc_c * (cc_s.cc_blocks" + i + " - 1) * " + part + " + cc_s." +
-               fused->team + "->rank() * " + part;
-    emitFusedCall(w, t, plan, *fused, {"cc_begin", "cc_end", fromAt});
-    w.dedent();
-    w.line("} else {");
-    w.indent();
-  }
-  for (unsigned s : o.perChunk)
-    emitPart(w, t, plan, o, s);
-  if (fused)
-    w.close();
-  emitLines(w, t.info.part.tail);
-  w.dedent();
-  w.line(t.info.part.close);
+  emitBesidePart(w, t, [&] {
+    if (fused) {
+      w.open("if (cc_s." + fused->team + ")");
+      std::string fromAt = "0";
+      if (fused->reducing && fused->reducing->kind == Collective::ReduceScatter)
+        fromAt = "cc_c * (cc_s.cc_blocks" + i + " - 1) * " + part + " + cc_s." +
+                 fused->team + "->rank() * " + part;
+      emitFusedCall(w, t, plan, *fused, {"cc_begin", "cc_end", fromAt});
+      w.dedent();
+      w.line("} else {");
+      w.indent();
+    }
+    for (unsigned s : o.perChunk)
+      emitPart(w, t, plan, o, s);
+    if (fused)
+      w.close();
+  });
   w.close();
   emitLines(w, t.info.overlapEnd);
   if (o.after) {
