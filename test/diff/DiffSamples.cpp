@@ -27,7 +27,10 @@
 // each program (tune/ScheduleSpace.h: any parameter may be sharded,
 // overlaps in 2 and 4 parts), every K-th of them with --every K (starting
 // at --offset), on 2, 3 and 4 ranks with one size draw: the tuner must
-// only ever offer schedules that keep the program's results.
+// only ever offer schedules that keep the program's results. With --cap N,
+// a program offering more than N schedules has N of them checked, evenly
+// spaced from its first (the default tier's bound on time: the
+// MoE layers' schedules cost a second or more each in the simulator).
 //
 // Prints one line per (program, schedule) and the totals; exits with 1 on
 // any mismatch, simulator error or refused schedule.
@@ -128,6 +131,8 @@ public:
   /// --tuned: the tuner's schedules, every `every`-th from `offset`.
   bool tuned = false;
   size_t every = 1, offset = 0;
+  /// --cap: at most this many of a program's schedules (0: all).
+  size_t cap = 0;
   int run();
 
 private:
@@ -390,7 +395,12 @@ void Suite::checkTuned(const ir::Module &module, const std::string &path,
                    << diagText;
       continue;
     }
-    for (size_t i = 0; i < candidates.size(); ++i) {
+    const size_t n = candidates.size();
+    for (size_t i = 0; i < n; ++i) {
+      // Evenly spaced: i is kept where i * cap / n steps up (the first
+      // always; cap of them, as i * cap / n runs over 0 .. cap - 1).
+      if (cap && n > cap && i > 0 && i * cap / n == (i - 1) * cap / n)
+        continue;
       if ((tunedSeen++ + every - offset % every) % every != 0)
         continue;
       const tune::Candidate &c = candidates[i];
@@ -496,14 +506,17 @@ int main(int argc, char **argv) {
     unsigned long long value = 0;
     if (a == "--tuned") {
       suite.tuned = true;
-    } else if ((a == "--every" || a == "--offset") && i + 1 < argc &&
+    } else if ((a == "--every" || a == "--offset" || a == "--cap") &&
+               i + 1 < argc &&
                !llvm::StringRef(argv[i + 1]).getAsInteger(10, value) &&
                (a == "--offset" || value > 0)) {
-      (a == "--every" ? suite.every : suite.offset) = value;
+      (a == "--every" ? suite.every
+       : a == "--cap" ? suite.cap
+                      : suite.offset) = value;
       ++i;
     } else {
       llvm::errs() << "usage: coconet-diff-samples [--tuned [--every K] "
-                      "[--offset I]]\n";
+                      "[--offset I] [--cap N]]\n";
       return 2;
     }
   }
