@@ -273,18 +273,25 @@ void openPartLoop(CodeWriter &w, int64_t chunks, const std::string &part,
   w.line("(void)cc_end;");
 }
 
-/// Hands part cc_c's `body` (its collective) to what runs beside: the
-/// progress thread on the CPU, the second stream on CUDA.
-void emitBesidePart(CodeWriter &w, const Target &t,
-                    llvm::function_ref<void()> body) {
-  emitLines(w, t.info.part.before);
-  w.line(t.info.part.open);
+/// Part cc_c's `body` (its collective) in the block `open` starts, which
+/// hands it to what runs beside: the progress thread on the CPU, the second
+/// stream on CUDA.
+void emitHanded(CodeWriter &w, const Target &t, llvm::StringRef open,
+                llvm::function_ref<void()> body) {
+  w.line(open);
   w.indent();
   emitLines(w, t.info.part.head);
   body();
   emitLines(w, t.info.part.tail);
   w.dedent();
   w.line(t.info.part.close);
+}
+
+/// Hands part cc_c's `body` to what runs beside, after what came before.
+void emitBesidePart(CodeWriter &w, const Target &t,
+                    llvm::function_ref<void()> body) {
+  emitLines(w, t.info.part.before);
+  emitHanded(w, t, t.info.part.open, body);
 }
 
 /// A dispatch's first loop: every part's `body` (its collective) handed to
@@ -294,13 +301,7 @@ void emitArrivals(CodeWriter &w, const Target &t, const OverlapGroup &o,
   const TargetInfo::Dispatch &hooks = t.info.dispatch;
   emitLines(w, hooks.before);
   openPartLoop(w, o.chunks, part, true);
-  w.line(hooks.open);
-  w.indent();
-  emitLines(w, t.info.part.head);
-  body();
-  emitLines(w, t.info.part.tail);
-  w.dedent();
-  w.line(t.info.part.close);
+  emitHanded(w, t, hooks.open, body);
   emitLines(w, hooks.arrived);
   w.close();
 }

@@ -209,6 +209,14 @@ struct Overlap {
   int64_t chunks = 1;
   int dim = 0;
   llvm::SMRange loc;
+  /// Dropless (an alltoallv and a grouped matmul): the alltoallv, whose
+  /// counts' E / P experts a member holds are cut into the parts; else null.
+  const Stage *alltoallv() const {
+    for (const Stage *s : {producer, consumer})
+      if (s && s->kind == StageKind::AllToAllV)
+        return s;
+    return nullptr;
+  }
 };
 
 /// A segment table parameter (`layers: segments[T]`): T consecutive

@@ -218,11 +218,7 @@ void collectSizeChecks(Plan &plan, const ir::Program &program) {
     SizeCheck c;
     // Dropless: parts of the experts each member holds (E / P of the
     // alltoallv's counts [P, E]).
-    const ir::Stage *v =
-        o.producer->kind == ir::StageKind::AllToAllV   ? o.producer
-        : o.consumer->kind == ir::StageKind::AllToAllV ? o.consumer
-                                                       : nullptr;
-    if (v) {
+    if (const ir::Stage *v = o.alltoallv()) {
       c.global = v->operands[1]->type.shape[1];
       c.axes = {static_cast<unsigned>(v->axis)};
       c.factor = o.chunks;

@@ -579,10 +579,7 @@ static llvm::Error checkOverlaps(const ir::Program &program,
   for (const ir::Overlap &o : program.overlaps) {
     // Dropless: parts of the experts each member of the alltoallv's axis
     // holds (E / P of its counts [P, E]).
-    const ir::Stage *v = o.producer->kind == StageKind::AllToAllV   ? o.producer
-                         : o.consumer->kind == StageKind::AllToAllV ? o.consumer
-                                                                    : nullptr;
-    if (v) {
+    if (const ir::Stage *v = o.alltoallv()) {
       const Placement &c = result.placement(*v->operands[1], 0);
       const int64_t members = result.grid.axisSize(v->axis < 0 ? 0 : v->axis);
       const int64_t experts = c.localShape[1] / members;
