@@ -99,6 +99,7 @@ std::string runtimeReductionKind(ir::ReductionKind kind);
 /// Is the row-major stride of dimension `dim` of an input 1 (every later
 /// dimension has extent 1)? Then no stride field is kept for it.
 bool unitStride(const lower::KernelInput &in, unsigned dim);
+bool unitStride(llvm::ArrayRef<lower::DimAccess> dims, unsigned dim);
 /// Does an elementwise kernel need its domain coordinates?
 /// Does some input read by segment (`expand`)?
 bool readsBySegment(const lower::ElementwiseKernel &k);
@@ -120,6 +121,13 @@ std::string inputIndex(const lower::ElementwiseKernel *k,
                        const lower::KernelInput &in, unsigned i,
                        const lower::Extents &domain, llvm::StringRef flat,
                        llvm::StringRef geom);
+/// A fused gather's input `i`: the index element's position at the
+/// current element (geom fields x<i>_<k>, y<i>_<k>), and the variable
+/// holding the position it reads (inputIndex uses it along the gather's
+/// dimension; geom.a<i> is the data's extent there).
+std::string gatherPosition(const lower::KernelInput &in, unsigned i,
+                           const lower::Extents &domain, llvm::StringRef geom);
+std::string gatherVar(unsigned i);
 /// The global row-major index of the current element: sum over d of
 /// (cc_c<d> + geom.off<d>) * geom.gs<d>.
 std::string globalIndexExpr(unsigned rank, llvm::StringRef geom);
@@ -298,7 +306,20 @@ struct BodyOverrides {
   /// A tile within one segment: each value per segment is the tile's one
   /// value `cc_u<i>`, not its filled tile `cc_l<i>[cc_j]` (CpuTarget).
   bool tableScalars = false;
+  /// The positions of the row-invariant fused gathers (rowInvariantGather)
+  /// were computed before the row tile's loop (CpuTarget).
+  bool gathersHoisted = false;
 };
+
+/// Is `in` a fused gather whose position is the same along a row of a
+/// domain of `rank` dimensions (the index reads no coordinate of the last
+/// dimension, and the gathered dimension is not the last)?
+bool rowInvariantGather(const lower::KernelInput &in, unsigned rank);
+/// `cc_p<i>` of fused gather input `i`: the position its index holds,
+/// clamped to 0 outside the data (`cc_v<i>` says whether it was inside).
+void emitGatherPosition(CodeWriter &w, const lower::Plan &plan,
+                        const lower::KernelInput &in, unsigned i,
+                        const lower::Extents &domain, const Target &target);
 
 /// Is `in` read at consecutive elements along the last dimension of a
 /// domain of `rank` dimensions (flat, shifted, or its last dimension

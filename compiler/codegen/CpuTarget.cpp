@@ -341,6 +341,26 @@ bool inTile(const BlockContext &c, unsigned m) {
           !c.body.stored(memberValue(m)));
 }
 
+/// A row-invariant fused gather's row in a row tile: `cc_row<i>`, the
+/// tile's first element in the data's row at the position the index holds,
+/// or the zero tile where the position is outside the data.
+void emitGatherRow(CodeWriter &w, const BlockContext &c, unsigned i) {
+  const KernelInput &in = c.k.inputs[i];
+  const Buffer &b = c.plan.buffers[in.buffer];
+  const std::string n = std::to_string(i);
+  const std::string type = cpuTarget().storageType(b.dtype);
+  emitGatherPosition(w, c.plan, in, i, c.k.domain, cpuTarget());
+  w.line("const " + type + " *cc_row" + n + ";");
+  w.line("{");
+  w.indent();
+  w.line("const int64_t cc_c" + std::to_string(c.k.domain.size() - 1) +
+         " = cc_lo;");
+  w.line("cc_row" + n + " = cc_v" + n + " ? " + b.name + " + " +
+         inputIndex(&c.k, in, i, c.k.domain, "cc_first", "cc_g") +
+         " : coconet::rt::cpu::kZeroTile<" + type + ">;");
+  w.close();
+}
+
 /// How the tile's element loop reads the reduced input (the tile cc_red,
 /// widened into cc_l<i> when it is f16/bf16) and where it puts the members
 /// kept in tiles.
@@ -542,6 +562,15 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
     // for a tile within one segment (each value one scalar) and for one
     // that crosses a segment's end (each value from its filled tile).
     auto elementLoop = [&](bool tableScalars) {
+      // The positions of the fused gathers that a row reads at one
+      // position: once, before the row's loop.
+      bool hoisted = false;
+      if (form == ElementForm::RowTile)
+        for (unsigned i = 0; i < k.inputs.size(); ++i)
+          if (rowInvariantGather(k.inputs[i], rank)) {
+            emitGatherRow(w, c, i);
+            hoisted = true;
+          }
       w.line("#pragma omp simd");
       w.open("for (int64_t cc_j = 0; cc_j < cc_len; ++cc_j)");
       w.line("const int64_t cc_i = cc_first + cc_j;");
@@ -554,6 +583,7 @@ void CpuTarget::emitBlockOp(CodeWriter &w, ElementForm form,
       }
       BodyOverrides overrides = tileOverrides(c);
       overrides.tableScalars = tableScalars;
+      overrides.gathersHoisted = hoisted;
       emitElementBody(w, plan, c.step, k, *this, form, c.uniform, overrides);
       w.close();
     };

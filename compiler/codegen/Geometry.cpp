@@ -68,21 +68,38 @@ public:
           unitStride(in, 0) ? shift : shift + " * (" + count(after) + ")");
       return;
     }
-    for (unsigned k = 0; k < in.dims.size(); ++k) {
-      const DimAccess &a = in.dims[k];
+    const int along = in.gather ? static_cast<int>(in.gather->dim) : -1;
+    strides(in.dims, "s", "d", i, domain, along);
+    if (in.gather) {
+      // A fused gather's index (x<i>_<k>, y<i>_<k>) and the data's extent
+      // along its dimension (a<i>): a position outside reads 0.
+      strides(in.gather->indexDims, "x", "y", i, domain, -1);
+      add("a" + std::to_string(i), extent(in.dims[along].extent));
+    }
+  }
+  /// <stride><i>_<k>: the row-major stride of dimension k of an operand
+  /// read through `dims` (where not 1); <shift><i>_<k>: the difference of
+  /// the domain's block offset and the operand's (where their axes differ),
+  /// except along dimension `skip`.
+  void strides(llvm::ArrayRef<DimAccess> dims, llvm::StringRef stride,
+               llvm::StringRef shift, unsigned i, const Extents &domain,
+               int skip) {
+    for (unsigned k = 0; k < dims.size(); ++k) {
+      const DimAccess &a = dims[k];
       if (a.zero)
         continue;
       Extents after;
-      for (unsigned j = k + 1; j < in.dims.size(); ++j)
-        after.push_back(in.dims[j].extent);
+      for (unsigned j = k + 1; j < dims.size(); ++j)
+        after.push_back(dims[j].extent);
       std::string suffix = std::to_string(i) + "_" + std::to_string(k);
-      if (!unitStride(in, k))
-        add("s" + suffix, count(after));
+      if (!unitStride(dims, k))
+        add(stride.str() + suffix, count(after));
       const Extent &dom = domain[a.domainDim];
-      if (a.operandAxes != dom.axes)
-        add("d" + suffix, a.operandAxes.empty()
-                              ? offset(dom)
-                              : offset(dom) + " - (" + offset(a.extent) + ")");
+      if (a.operandAxes != dom.axes && static_cast<int>(k) != skip)
+        add(shift.str() + suffix,
+            a.operandAxes.empty()
+                ? offset(dom)
+                : offset(dom) + " - (" + offset(a.extent) + ")");
     }
   }
 
@@ -93,11 +110,15 @@ public:
 
 } // namespace
 
-bool unitStride(const KernelInput &in, unsigned dim) {
-  for (unsigned j = dim + 1; j < in.dims.size(); ++j)
-    if (!in.dims[j].extent.isOne())
+bool unitStride(llvm::ArrayRef<DimAccess> dims, unsigned dim) {
+  for (unsigned j = dim + 1; j < dims.size(); ++j)
+    if (!dims[j].extent.isOne())
       return false;
   return true;
+}
+
+bool unitStride(const KernelInput &in, unsigned dim) {
+  return unitStride(in.dims, dim);
 }
 
 bool needsCoordinates(const ElementwiseKernel &k) {
@@ -269,10 +290,50 @@ llvm::SmallVector<bool, 4> usedCoordinates(const ElementwiseKernel &k) {
 void usedBy(const KernelInput &in, llvm::MutableArrayRef<bool> used) {
   if (in.flat || in.shifted || in.isScalar() || in.table)
     return;
-  for (const DimAccess &a : in.dims)
-    if (!a.zero)
-      used[a.domainDim] = true;
+  for (unsigned d = 0; d < in.dims.size(); ++d)
+    if (!in.dims[d].zero && !(in.gather && in.gather->dim == d))
+      used[in.dims[d].domainDim] = true;
+  if (in.gather)
+    for (const DimAccess &a : in.gather->indexDims)
+      if (!a.zero)
+        used[a.domainDim] = true;
 }
+
+namespace {
+
+/// The index into an operand read through `dims` at the domain's
+/// coordinates cc_c<d> (dimension `replaced` at `by` instead).
+std::string accessIndex(llvm::ArrayRef<DimAccess> dims, llvm::StringRef stride,
+                        llvm::StringRef shift, unsigned i,
+                        const Extents &domain, llvm::StringRef geom,
+                        int replaced, llvm::StringRef by) {
+  std::string out;
+  for (unsigned j = 0; j < dims.size(); ++j) {
+    const DimAccess &a = dims[j];
+    if (a.zero)
+      continue;
+    std::string suffix = std::to_string(i) + "_" + std::to_string(j);
+    std::string coord = "cc_c" + std::to_string(a.domainDim);
+    if (static_cast<int>(j) == replaced)
+      coord = by.str();
+    else if (a.operandAxes != domain[a.domainDim].axes)
+      coord =
+          "(" + coord + " + " + geom.str() + "." + shift.str() + suffix + ")";
+    out += (out.empty() ? "" : " + ") + coord;
+    if (!unitStride(dims, j))
+      out += " * " + geom.str() + "." + stride.str() + suffix;
+  }
+  return out.empty() ? "0" : out;
+}
+
+} // namespace
+
+std::string gatherPosition(const KernelInput &in, unsigned i,
+                           const Extents &domain, llvm::StringRef geom) {
+  return accessIndex(in.gather->indexDims, "x", "y", i, domain, geom, -1, "");
+}
+
+std::string gatherVar(unsigned i) { return "cc_p" + std::to_string(i); }
 
 std::string inputIndex(const ElementwiseKernel *k, const KernelInput &in,
                        unsigned i, const Extents &domain, llvm::StringRef flat,
@@ -284,20 +345,9 @@ std::string inputIndex(const ElementwiseKernel *k, const KernelInput &in,
     return flat.str();
   if (in.shifted)
     return flat.str() + " + " + geom.str() + ".o" + std::to_string(i);
-  std::string out;
-  for (unsigned j = 0; j < in.dims.size(); ++j) {
-    const DimAccess &a = in.dims[j];
-    if (a.zero)
-      continue;
-    std::string suffix = std::to_string(i) + "_" + std::to_string(j);
-    std::string coord = "cc_c" + std::to_string(a.domainDim);
-    if (a.operandAxes != domain[a.domainDim].axes)
-      coord = "(" + coord + " + " + geom.str() + ".d" + suffix + ")";
-    out += (out.empty() ? "" : " + ") + coord;
-    if (!unitStride(in, j))
-      out += " * " + geom.str() + ".s" + suffix;
-  }
-  return out.empty() ? "0" : out;
+  return accessIndex(in.dims, "s", "d", i, domain, geom,
+                     in.gather ? static_cast<int>(in.gather->dim) : -1,
+                     gatherVar(i));
 }
 
 std::string globalIndexExpr(unsigned rank, llvm::StringRef geom) {

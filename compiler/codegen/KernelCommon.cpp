@@ -62,8 +62,34 @@ bool rowContiguous(const KernelInput &in, unsigned rank) {
     return false;
   if (in.flat || in.shifted)
     return true;
+  if (in.gather) // a row may read 0s where its position is out of range
+    return false;
   const DimAccess &last = in.dims.back();
   return !last.zero && last.domainDim + 1 == rank;
+}
+
+bool rowInvariantGather(const KernelInput &in, unsigned rank) {
+  if (!in.gather || rank == 0 || in.gather->dim + 1 == rank)
+    return false;
+  return llvm::none_of(in.gather->indexDims, [&](const DimAccess &a) {
+    return !a.zero && a.domainDim + 1 == rank;
+  });
+}
+
+void emitGatherPosition(CodeWriter &w, const Plan &plan, const KernelInput &in,
+                        unsigned i, const Extents &domain,
+                        const Target &target) {
+  const Buffer &index = plan.buffers[in.gather->index];
+  const std::string p = gatherVar(i), n = std::to_string(i);
+  const std::string inside = "cc_v" + n;
+  w.line("const int64_t " + p + "_at = static_cast<int64_t>(" +
+         target.load(index.dtype, index.name + "[" +
+                                      gatherPosition(in, i, domain, "cc_g") +
+                                      "]") +
+         ");");
+  w.line("const bool " + inside + " = " + p + "_at >= 0 && " + p + "_at < " +
+         "cc_g.a" + n + ";");
+  w.line("const int64_t " + p + " = " + inside + " ? " + p + "_at : 0;");
 }
 
 bool isNarrow(ir::DType dtype) {
@@ -122,6 +148,35 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
                                             geom + ".segoff + cc_i)]");
       w.line("const " + computeType(b.dtype) + " " + name + " = " + value +
              ";");
+      inputs.push_back(name);
+      continue;
+    }
+    if (in.gather) {
+      // A fused gather: the data at the position the index holds, 0
+      // outside the data's extent (as the gather's kernel reads). The load
+      // is at the position or, outside, at 0, then a select: a load on
+      // every lane, so the loop stays vectorisable.
+      if (overrides.gathersHoisted && rowInvariantGather(in, k.domain.size())) {
+        // The row (or the zero tile) was chosen before the row's loop.
+        w.line("const " + computeType(b.dtype) + " " + name + " = " +
+               target.load(b.dtype, "cc_row" + std::to_string(i) + "[cc_j]") +
+               ";");
+        inputs.push_back(name);
+        continue;
+      }
+      emitGatherPosition(w, plan, in, i, k.domain, target);
+      const std::string inside = "cc_v" + std::to_string(i);
+      const std::string zero =
+          ir::isFloat(b.dtype) ? "0.0f"
+                               : "static_cast<" + plainType(b.dtype) + ">(0)";
+      w.line("const " + computeType(b.dtype) + " " + name + "_at = " +
+             target.load(b.dtype,
+                         b.name + "[" +
+                             inputIndex(&k, in, i, k.domain, "cc_i", geom) +
+                             "]") +
+             ";");
+      w.line("const " + computeType(b.dtype) + " " + name + " = " + inside +
+             " ? " + name + "_at : " + zero + ";");
       inputs.push_back(name);
       continue;
     }

@@ -52,11 +52,12 @@ bool inPlaceSafe(const Lowering &l,
     return false;
   // The producing unit reads it other than at the element it writes.
   const auto &members = units[unit];
-  const bool kernel = members.front()->kind == ir::StageKind::Elementwise;
+  const bool kernel = isKernelUnit(members);
   for (const Stage *t : members) {
     if (!llvm::is_contained(t->operands, p))
       continue;
-    if (!kernel)
+    // (A fused gather reads it at the positions its index holds.)
+    if (!kernel || t->kind != ir::StageKind::Elementwise)
       return false;
     KernelInput in = accessOf(l, 0, p->type, s->type);
     if (!in.flat || in.isScalar())
@@ -72,8 +73,7 @@ gatheredInPlace(const Lowering &l,
                 llvm::ArrayRef<llvm::SmallVector<const Stage *, 8>> units,
                 size_t unit, const Stage *s) {
   const ir::Program &program = l.program;
-  if (units[unit].front()->kind != ir::StageKind::Elementwise ||
-      program.isResult(s))
+  if (!isKernelUnit(units[unit]) || program.isResult(s))
     return nullptr;
   const auto &users = l.users.lookup(s);
   if (users.size() != 1 || users[0]->kind != ir::StageKind::AllGather)
@@ -101,6 +101,8 @@ gatheredInPlace(const Lowering &l,
   for (const Stage *t : units[unit]) {
     if (!llvm::is_contained(t->operands, p))
       continue;
+    if (t->kind != ir::StageKind::Elementwise)
+      return nullptr;
     KernelInput read = accessOf(l, 0, p->type, s->type);
     if (!read.shifted || !read.dims[0].operandAxes.empty())
       return nullptr;
@@ -124,7 +126,7 @@ void assignValueBuffers(
     }
 
   for (size_t u = 0; u < units.size(); ++u) {
-    const bool kernel = units[u].front()->kind == ir::StageKind::Elementwise;
+    const bool kernel = isKernelUnit(units[u]);
     for (const Stage *s : units[u]) {
       bool readOutside =
           llvm::any_of(l.users.lookup(s), [&](const Stage *user) {

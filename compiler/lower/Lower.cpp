@@ -386,7 +386,7 @@ std::unique_ptr<Plan> lowerProgram(const ir::Program &program,
   llvm::DenseMap<const ir::Kernel *, std::pair<unsigned, unsigned>> stepsOf;
   for (const auto &unit : units) {
     const unsigned begin = plan->steps.size();
-    if (unit.front()->kind == ir::StageKind::Elementwise)
+    if (isKernelUnit(unit))
       lowerElementwise(l, unit);
     else
       lowerStage(l, *unit.front());

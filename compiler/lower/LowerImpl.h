@@ -95,6 +95,10 @@ struct Lowering {
   bool failed = false;
 };
 
+/// A unit is one elementwise kernel: its stages are elementwise, and a
+/// fused gather that only they read (the Fuse pass checks this).
+bool isKernelUnit(llvm::ArrayRef<const ir::Stage *> unit);
+
 /// Builders of the steps of one unit (LowerSteps.cpp); each adds its steps.
 void lowerElementwise(Lowering &l, llvm::ArrayRef<const ir::Stage *> members);
 void lowerStage(Lowering &l, const ir::Stage &stage);

@@ -20,17 +20,36 @@ using ir::StageKind;
 
 namespace {
 
-bool sameAccess(const KernelInput &a, const KernelInput &b) {
-  if (a.buffer != b.buffer || a.dims.size() != b.dims.size() ||
-      a.table != b.table)
+bool sameDims(llvm::ArrayRef<DimAccess> a, llvm::ArrayRef<DimAccess> b) {
+  if (a.size() != b.size())
     return false;
-  for (size_t i = 0; i < a.dims.size(); ++i) {
-    const DimAccess &x = a.dims[i], &y = b.dims[i];
+  for (size_t i = 0; i < a.size(); ++i) {
+    const DimAccess &x = a[i], &y = b[i];
     if (x.zero != y.zero || x.domainDim != y.domainDim ||
         x.operandAxes != y.operandAxes || x.extent != y.extent)
       return false;
   }
   return true;
+}
+
+bool sameAccess(const KernelInput &a, const KernelInput &b) {
+  if (a.buffer != b.buffer || a.table != b.table ||
+      a.gather.has_value() != b.gather.has_value())
+    return false;
+  if (a.gather &&
+      (a.gather->index != b.gather->index || a.gather->dim != b.gather->dim ||
+       !sameDims(a.gather->indexDims, b.gather->indexDims)))
+    return false;
+  return sameDims(a.dims, b.dims);
+}
+
+/// Dimension d of `type` read at domain dimension d (leading alignment).
+DimAccess leadingAccess(const ir::TensorType &type, unsigned d) {
+  DimAccess a;
+  a.domainDim = d;
+  a.operandAxes = type.layout.slicingAxes(d);
+  a.extent = Extent{type.shape[d], a.operandAxes};
+  return a;
 }
 
 bool bodyHasDropout(const ir::ScalarExpr *body) {
@@ -314,6 +333,28 @@ KernelInput accessOf(const Lowering &l, unsigned buffer,
   return in;
 }
 
+bool isKernelUnit(llvm::ArrayRef<const Stage *> unit) {
+  return llvm::any_of(
+      unit, [](const Stage *s) { return s->kind == StageKind::Elementwise; });
+}
+
+/// The input a fused gather `g` is to the members that read it: its data
+/// read at the index's positions along its dimension.
+KernelInput gatheredInput(Lowering &l, const Stage &g) {
+  const Stage &data = *g.operands[0], &index = *g.operands[1];
+  KernelInput in;
+  in.buffer = l.inMemory(&data);
+  for (unsigned d = 0; d < data.type.rank(); ++d)
+    in.dims.push_back(leadingAccess(data.type, d));
+  GatherAccess at;
+  at.index = l.inMemory(&index);
+  at.dim = g.dim;
+  for (unsigned d = 0; d < index.type.rank(); ++d)
+    at.indexDims.push_back(leadingAccess(index.type, d));
+  in.gather = std::move(at);
+  return in;
+}
+
 unsigned Lowering::inMemory(const Stage *stage) {
   unsigned b = bufferOf.lookup(stage);
   if (plan.buffers[b].kind != Buffer::Kind::ScalarParam)
@@ -339,17 +380,27 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
   k.domain = extentsOf(domain);
   k.globalShape = domain.shape;
   Step step;
+  // A fused gather is no member: what reads it reads its data through its
+  // index.
+  llvm::DenseMap<const Stage *, KernelInput> gathered;
   for (size_t i = 0; i < members.size(); ++i) {
     const Stage *s = members[i];
+    if (s->kind == StageKind::Gather) {
+      gathered[s] = gatheredInput(l, *s);
+      continue;
+    }
     ElementwiseKernel::Member m;
     m.name = s->name;
     m.identifier = identifier(s->name);
     m.body = s->body;
     for (const Stage *o : s->operands) {
       if (auto it = llvm::find(members.take_front(i), o);
-          it != members.take_front(i).end()) {
-        m.operands.push_back({Source::Kind::Member,
-                              static_cast<unsigned>(it - members.begin())});
+          it != members.take_front(i).end() && !gathered.count(o)) {
+        // Its place among the members (the fused gathers are none).
+        const unsigned before =
+            llvm::count_if(llvm::make_range(members.begin(), it),
+                           [&](const Stage *x) { return !gathered.count(x); });
+        m.operands.push_back({Source::Kind::Member, before});
         continue;
       }
       // A parameter whose block this kernel writes as a view: read there.
@@ -358,7 +409,8 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
           view != l.viewOf.end() && llvm::any_of(members, [&](const Stage *m) {
             return l.bufferOf.lookup(m) == view->second;
           });
-      KernelInput in = readView
+      KernelInput in = gathered.count(o) ? gathered.lookup(o)
+                       : readView
                            ? accessOf(l, view->second, domain, domain)
                            : accessOf(l, l.bufferOf.lookup(o), o->type, domain);
       const unsigned operand = m.operands.size();
@@ -378,6 +430,8 @@ void lowerElementwise(Lowering &l, llvm::ArrayRef<const Stage *> members) {
         if (plan.buffers[in.buffer].kind != Buffer::Kind::ScalarParam &&
             !llvm::is_contained(step.reads, in.buffer))
           step.reads.push_back(in.buffer);
+        if (in.gather && !llvm::is_contained(step.reads, in.gather->index))
+          step.reads.push_back(in.gather->index);
       }
       m.operands.push_back({Source::Kind::Input, index});
     }

@@ -218,6 +218,19 @@ struct DimAccess {
   Extent extent;
 };
 
+/// How a fused gather's input finds its element (docs/schedules.md,
+/// `fuse`): the loop's element with dimension `dim` replaced by the
+/// position the index holds there; 0 where the position is outside
+/// [0, the data's extent along `dim`), as the gather's kernel reads.
+struct GatherAccess {
+  /// The index buffer and the dimension it indexes.
+  unsigned index = 0;
+  unsigned dim = 0;
+  /// How the index is read over the domain: its dimensions are the
+  /// domain's leading ones (it may end after `dim`).
+  llvm::SmallVector<DimAccess, 4> indexDims;
+};
+
 /// An operand of a kernel read from a buffer.
 struct KernelInput {
   unsigned buffer = 0;
@@ -234,6 +247,9 @@ struct KernelInput {
   /// (or sliced over fewer axes), e.g. a replicated weight read at a
   /// slice's offset.
   bool shifted = false;
+  /// Read through an index (a fused gather): `dims` are the data's, the
+  /// one along `gather->dim` replaced by the index's value.
+  std::optional<GatherAccess> gather;
   bool isScalar() const { return dims.empty(); }
 };
 

@@ -41,6 +41,10 @@ private:
     return a < 0 ? std::string("all axes") : mesh.axes[a].name;
   }
   std::string input(const KernelInput &in, const Extents &domain) const;
+  /// "[i0:P / P, at:N, i2:H]": how each dimension is read (`gathered`:
+  /// at the index's position).
+  std::string access(llvm::ArrayRef<DimAccess> dims, const Extents &domain,
+                     int gathered) const;
   void printBuffer(const Buffer &b);
   void printStep(unsigned index, const Step &step);
   void printFusedKernel(const FusedCollective &f, const FusedKernelPlan &k);
@@ -87,12 +91,26 @@ std::string Printer::input(const KernelInput &in, const Extents &domain) const {
     return out + " flat";
   if (in.shifted)
     out += " shifted";
-  out += " [";
-  for (size_t d = 0; d < in.dims.size(); ++d) {
-    const DimAccess &a = in.dims[d];
+  out += " " + access(in.dims, domain, in.gather ? int(in.gather->dim) : -1);
+  // A fused gather: the data at the positions its index holds.
+  if (in.gather)
+    out += " at " + name(in.gather->index) + " " +
+           access(in.gather->indexDims, domain, -1);
+  return out;
+}
+
+std::string Printer::access(llvm::ArrayRef<DimAccess> dims,
+                            const Extents &domain, int gathered) const {
+  std::string out = "[";
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const DimAccess &a = dims[d];
     out += d ? ", " : "";
     if (a.zero) {
       out += "0";
+      continue;
+    }
+    if (static_cast<int>(d) == gathered) {
+      out += "at:" + printExtent(a.extent, mesh, sizeName);
       continue;
     }
     out += "i" + std::to_string(a.domainDim);

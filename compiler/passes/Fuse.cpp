@@ -6,7 +6,10 @@
 // collective, which code generation turns into a single kernel). The group
 // must be connected and convex (no path leaves it and comes back, which
 // would be a cycle between the kernel and the outside), and may grow an
-// existing kernel only by containing all of it. Fusion changes no values.
+// existing kernel only by containing all of it. A gather may start such a
+// chain (no collective then): the kernel reads its data through its index
+// where the group's stages read it, and the gather itself is never stored.
+// Fusion changes no values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,7 +62,8 @@ public:
     for (Stage *s : members) {
       int arg = argOf[s];
       bool fusable = s->kind == StageKind::Elementwise || isReducing(s) ||
-                     s->kind == StageKind::AllGather;
+                     s->kind == StageKind::AllGather ||
+                     s->kind == StageKind::Gather;
       if (!fusable || (isCommunication(s->kind) && s->axis < 0 &&
                        program.mesh.size() > 1)) {
         refuse(diags, arg, DiagId::FuseNotFusable, s->name,
@@ -94,6 +98,12 @@ public:
                      "' of the group reads it");
           return failure();
         }
+
+    for (Stage *s : members)
+      if (s->kind == StageKind::Gather &&
+          !checkGather(program, diags, s, group, argOf[s],
+                       reducing ? reducing : gather))
+        return failure();
 
     // One loop: the shape and layout each member computes over.
     auto loopType = [](const Stage *s) {
@@ -180,6 +190,37 @@ public:
       return x.stages[0]->id < y.stages[0]->id;
     });
     return success();
+  }
+
+private:
+  /// A gather starts the kernel, only the group reads it (the kernel never
+  /// stores it), and the kernel holds no collective.
+  bool checkGather(const ir::Program &program, DiagnosticEngine &diags,
+                   Stage *s, const llvm::DenseSet<Stage *> &group, int arg,
+                   Stage *collective) {
+    auto fail = [&](const std::string &why) {
+      refuse(diags, arg, DiagId::FuseGather, s->name, why)
+          .note(s->loc, DiagId::StageDefinedHere, s->name);
+      return false;
+    };
+    if (collective)
+      return fail("a kernel that reads a gather through its index holds no "
+                  "collective, but the group holds '" +
+                  collective->name + "'");
+    for (Stage *o : s->operands)
+      if (group.contains(o))
+        return fail("a gather must start the kernel, but it reads '" + o->name +
+                    "' of the group");
+    if (program.isResult(s))
+      return fail("it is a result of the program, and the kernel never "
+                  "stores a gather (it reads its data through its index)");
+    // (A gather nothing reads is dead: no schedule names it.)
+    for (Stage *u : program.getUsers(s))
+      if (!group.contains(u))
+        return fail("'" + u->name +
+                    "' reads it outside the group, and the kernel never "
+                    "stores a gather (it reads its data through its index)");
+    return true;
   }
 };
 

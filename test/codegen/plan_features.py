@@ -125,6 +125,8 @@ VOCABULARY = [
     ("input:shifted", "target",
      "an operand read at the flat index plus an offset"),
     ("input:broadcast", "target", "an operand broadcast along a dimension"),
+    ("input:gathered", "target",
+     "an operand read through an index (a fused gather: `at`)"),
     ("input:offset", "target",
      "an operand read at the slice's offset (+shift)"),
     ("member:registers", "target", "a member kept in registers"),
@@ -212,7 +214,7 @@ PRINTER_WORDS = {
     "elementwise:*, input:*, member:*": [
         "elementwise over ", " flat", " global-index", "        in",
         " scalar", " shifted", "+shift", "i", "in", "registers",
-        " by segment of "],
+        " by segment of ", " at ", "at:"],
     "reduction:*": [": outer ", " reduced ", " inner ", ": per segment of "],
     "norm:*": ["layernorm ", "rmsnorm ", ": rows ", " of ", "; gamma ",
                "; beta ", "; eps "],
@@ -606,6 +608,8 @@ def features(text):
                     out.add("input:offset")
                 if a.startswith("by segment of "):
                     out.add("input:by-segment")
+                if " at " in a:
+                    out.add("input:gathered")
             if any(m["output"] == "registers" for m in s["members"]):
                 out.add("member:registers")
         elif kind == "reduction":

@@ -30,6 +30,16 @@ matmul whole, one after the other): the schedule's gain is sequential /
 overlapped; the schedule's layout against the unscheduled program's is
 sequential / unscheduled.
 
+The fused gathers (`--tables fusion`, tools/bench/moe_gather.coco): the
+combine (each assignment's row read through its index, times its gate)
+and the permutation before the dispatch (each slot's token cast to bf16)
+alone, k * N rows of H a rank and the index a random permutation,
+unscheduled (the gather's kernel stores the rows, the elementwise kernel
+reads them back) and fused (one kernel reads the rows through the index),
+beside torch's index_select as moe_torch.py writes it and the memory floor
+(tools/bench/gather_torch.py: the bytes the fused kernel must move, at
+numpy's copy speed).
+
 The dropless layers (moe_dropless, deepseek_dropless: alltoallv and
 grouped_matmul) beside torch's dropless layer as Megatron's all-to-all
 dispatcher writes it (moe_torch.py --capacity 0). Capacity factor 1.25:
@@ -63,15 +73,15 @@ def mpirun(ranks, command, env):
                           capture_output=True, text=True)
 
 
-def build(args, name, work, schedule=None, sequential=False):
+def build(args, name, work, schedule=None, sequential=False,
+          source=os.path.join(ROOT, "samples", "moe_layer.coco")):
     stem = name + ("_" + schedule if schedule else "")
     out = os.path.join(work, stem + ("-sequential" if sequential else ""))
     os.makedirs(out, exist_ok=True)
     subprocess.run([args.coconetc, "--emit=driver", "--target=cpu", "-o", out,
                     "--program", name] +
                    (["--schedule", schedule] if schedule else []) +
-                   (["--sequential"] if sequential else []) +
-                   [os.path.join(ROOT, "samples", "moe_layer.coco")],
+                   (["--sequential"] if sequential else []) + [source],
                    check=True)
     subprocess.run([os.path.join(ROOT, "tools", "build-generated.sh"), "cpu",
                     out, stem], check=True)
@@ -96,10 +106,12 @@ def layer_sizes(name, R, N, H):
     return sizes, k, E, Fw, C
 
 
-def step_ms(R, driver, sizes, env):
+def step_ms(R, driver, sizes, env, inputs=()):
     """The driver's mean ms per step (3 steps after a warm-up), or None."""
     ours = mpirun(R, [driver, "--size", sizes, "--iterations", "3",
-                      "--step-times"], env)
+                      "--step-times"] +
+                  [a for name, path in inputs
+                   for a in ("--input", f"{name}={path}")], env)
     m = re.search(r"([0-9.]+) ms per step", ours.stdout)
     if ours.returncode != 0 or not m:
         print(ours.stdout + ours.stderr)
@@ -132,6 +144,62 @@ def overlap_table(args, ranks, cores):
     return rows
 
 
+def fusion_table(args, ranks, cores):
+    import numpy as np
+    source = os.path.join(HERE, "moe_gather.coco")
+    programs = [("combine", "fused", ("back", "row", "gate")),
+                ("dispatch", "fused_dispatch", ("x", "holder"))]
+    M, H = 2 * args.tokens, args.hidden
+    rows = []
+    for R in ranks:
+        threads = max(1, cores // R)
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        rng = np.random.default_rng(R)
+        data = {"back": rng.random((R, M, H), dtype=np.float32),
+                "row": np.stack([rng.permutation(M) for _ in range(R)])
+                .astype(np.int32),
+                "gate": rng.random((R, M, 1), dtype=np.float32)}
+        data["x"], data["holder"] = data["back"], data["row"]
+        paths = {}
+        for name, value in data.items():
+            paths[name] = os.path.join(args.work, f"{name}-r{R}.npy")
+            np.save(paths[name], value)
+        ref = mpirun(R, [args.python, os.path.join(HERE, "gather_torch.py"),
+                         "--rows", str(M), "--hidden", str(H), "--threads",
+                         str(threads), "--iterations", str(args.iterations)],
+                     env)
+        m = re.search(r"combine ([0-9.]+) ms dispatch ([0-9.]+) ms "
+                      r"floor-combine ([0-9.]+) ms floor-dispatch ([0-9.]+) ms",
+                      ref.stdout)
+        if ref.returncode != 0 or not m:
+            print(ref.stdout + ref.stderr)
+            return None
+        torch_ms = {"combine": float(m.group(1)),
+                    "dispatch": float(m.group(2))}
+        floor_ms = {"combine": float(m.group(3)),
+                    "dispatch": float(m.group(4))}
+        for name, schedule, params in programs:
+            inputs = [(p, paths[p]) for p in params]
+            times = [step_ms(R, build(args, name, args.work, s, source=source),
+                             f"P={R},M={M},H={H}", env, inputs)
+                     for s in (None, schedule)]
+            if None in times:
+                return None
+            rows.append((name, schedule, R, threads) + tuple(times) +
+                        (torch_ms[name], floor_ms[name]))
+    print(f"Fused gathers: {M} rows of {H} a rank (k * N, N = {args.tokens}), "
+          "a random permutation; ms per step (torch, floor: the median of "
+          f"{args.iterations})")
+    print("| gather | schedule | ranks x threads | unfused | fused | torch "
+          "| floor | unfused/fused | fused/torch | fused/floor |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (name, schedule, R, th, plain, fused, t, f) in rows:
+        print(f"| {name} | {schedule} | {R} x {th} | {plain:.1f} | "
+              f"{fused:.1f} | {t:.1f} | {f:.1f} | {plain / fused:.2f} | "
+              f"{fused / t:.2f} | {fused / f:.2f} |")
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--coconetc", required=True)
@@ -144,13 +212,19 @@ def main():
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--tables", default="layers,overlap",
                     help="which tables: layers (with the dispatch alone), "
-                    "overlap")
+                    "overlap, fusion")
     args = ap.parse_args()
     ranks = [int(r) for r in args.ranks.split(",")]
     cores = os.cpu_count() or 1
     tables = set(args.tables.split(","))
-    if not tables <= {"layers", "overlap"}:
+    if not tables <= {"layers", "overlap", "fusion"}:
         ap.error(f"--tables: unknown table in {args.tables!r}")
+    if "fusion" in tables:
+        if fusion_table(args, ranks, cores) is None:
+            return 1
+        if not tables & {"layers", "overlap"}:
+            return 0
+        print()
     if "overlap" in tables:
         if overlap_table(args, ranks, cores) is None:
             return 1

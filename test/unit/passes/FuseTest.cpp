@@ -180,6 +180,31 @@ schedule mm_rs_c_ag for megatron_mlp {
                     worldRanks({{"B", 12}, {"H", 12}}));
 }
 
+TEST_CASE("fuse starts a kernel with gathers its stages read",
+          "[passes][fuse]") {
+  // Positions 2 * i - 3 of 0..15: negative ones and ones past the 6 rows
+  // (0 for each), read through the index in the kernel.
+  Compiled c = compile(R"(program p(mesh [ep: P], x: f32[P, 6, H] sliced(0),
+          i: i32[P, T] sliced(0), w: f32[P, T, 1] sliced(0)) {
+    idx = i * 2 - 3;
+    g = gather(x, idx, dim=1);
+    h = gather(x, idx, dim=1);
+    y = g * w + h;
+    return y;
+}
+schedule s for p {
+    fuse(g, h, y);
+}
+)");
+  Scheduled s = schedule(c, "s");
+  REQUIRE(s.program->kernels.size() == 1);
+  CHECK(kernelNames(s.program->kernels[0]) ==
+        std::vector<std::string>{"g", "h", "y"});
+  CHECK_FALSE(s.program->kernels[0].isFusedCollective());
+  expectSameResults(c.program(), *s.program, worldRanks({{"H", 5}, {"T", 9}}),
+                    Agreement::Bitwise);
+}
+
 TEST_CASE("fuse refuses a stage of another kind", "[passes][fuse][refusal]") {
   Compiled c = compile(R"(program p(x: f32[B, H] replicated, w: f32[H,
           H] replicated) {
@@ -200,13 +225,15 @@ schedule red for p {
       c, "mm",
       c.at("fuse(^y, z)") +
           ": error: cannot fuse 'y': it is a matmul; a kernel holds "
-          "elementwise stages, optionally after one reducescatter or "
+          "elementwise stages (the first may be gathers they read), "
+          "optionally after one reducescatter or "
           "allreduce and before one allgather [fuse-not-fusable]");
   CHECK(hasLine(d, c.at("^y = matmul") + ": note: 'y' is defined here"));
   expectRefusal(c, "red",
                 c.at("fuse(z, ^t)") +
                     ": error: cannot fuse 't': it is a reduction (sum); a "
-                    "kernel holds elementwise stages, optionally after one "
+                    "kernel holds elementwise stages (the first may be "
+                    "gathers they read), optionally after one "
                     "reducescatter or allreduce and before one allgather "
                     "[fuse-not-fusable]");
 
@@ -222,8 +249,9 @@ schedule s for p {
   expectRefusal(mesh, "s",
                 mesh.at("fuse(^gs, y)") +
                     ": error: cannot fuse 'gs': it is a collective over "
-                    "every mesh axis; a kernel holds elementwise stages, "
-                    "optionally after one reducescatter or allreduce and "
+                    "every mesh axis; a kernel holds elementwise stages "
+                    "(the first may be gathers they read), optionally "
+                    "after one reducescatter or allreduce and "
                     "before one allgather [fuse-not-fusable]");
 }
 

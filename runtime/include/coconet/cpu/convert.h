@@ -12,6 +12,7 @@
 #ifndef COCONET_RUNTIME_CPU_CONVERT_H
 #define COCONET_RUNTIME_CPU_CONVERT_H
 
+#include "coconet/tile.h"
 #include "coconet/types.h"
 
 #include <cstdint>
@@ -25,6 +26,11 @@ void widen(const BFloat16 *in, float *out, int64_t n);
 /// already a value of the narrow type).
 void narrow(const float *in, Half *out, int64_t n);
 void narrow(const float *in, BFloat16 *out, int64_t n);
+
+/// A tile of zeros of element type T: what a fused gather's row reads where
+/// its index holds a position outside the data (the generated kernels read
+/// it in place of the row, so the loop over the row has no select).
+template <typename T> inline const T kZeroTile[kTile] = {};
 
 /// How f16 arrays are converted.
 enum class ConversionPath { Portable, F16C };
