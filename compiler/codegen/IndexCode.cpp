@@ -112,11 +112,28 @@ void emitCumSum(CodeWriter &w, const Target &t, const Plan &plan,
   w.close();
 }
 
-/// Out of range: 0.
+/// Out of range: 0. Where one position serves a whole row (the index ends
+/// at the dimension) and the target copies rows (the CPU), one item a row:
+/// a memcpy of the data's row, or zeros (all bits 0 is 0 in every type).
 void emitGather(CodeWriter &w, const Target &t, const Plan &plan,
                 const IndexKernel &k) {
   const Buffer &x = plan.buffers[k.data], &index = plan.buffers[k.index];
   const Buffer &out = plan.buffers[k.output];
+  if (t.info.packRows && !k.indexInner) {
+    t.openLoop(w, LoopKind::Items, "cc_l", "cc_g.outer * cc_g.taken");
+    w.line("const int64_t cc_o = cc_l / cc_g.taken;");
+    w.line("const int64_t cc_j = " + position(t, index, "cc_l") + ";");
+    const std::string bytes = "static_cast<size_t>(cc_g.inner) * sizeof(" +
+                              t.storageType(out.dtype) + ")";
+    w.line("if (cc_j >= 0 && cc_j < cc_g.along)");
+    w.line("  std::memcpy(" + out.name + " + cc_l * cc_g.inner, " + x.name +
+           " + (cc_o * cc_g.along + cc_j) * cc_g.inner, " + bytes + ");");
+    w.line("else");
+    w.line("  std::memset(" + out.name + " + cc_l * cc_g.inner, 0, " + bytes +
+           ");");
+    w.close();
+    return;
+  }
   t.openLoop(w, LoopKind::Items, "cc_e",
              "cc_g.outer * cc_g.taken * cc_g.inner");
   w.line("const int64_t cc_i = cc_e % cc_g.inner;");
