@@ -614,8 +614,9 @@ void Generator::params(GeneratedProgram &out) {
     // topk, cumsum, gather and scatter off to the side, along the second
     // dimension of xi [Q, N]: its rows replicated, sliced over the ranks or
     // local, and the positions ii alike (generated 0..15, so some are
-    // negative or past N once shifted). The schedules leave them alone;
-    // their combination is returned.
+    // negative or past N once shifted). Their combination is returned; the
+    // plausible schedules fuse its last gather with the sum that reads it
+    // (a kernel that reads sc through ti).
     const DT t = chance(0.3) ? DT::I32 : randomFloat();
     const std::string dt = dtName(t);
     const char *lays[] = {"", " sliced(0)", " local"};
@@ -629,7 +630,8 @@ void Generator::params(GeneratedProgram &out) {
     body += "    cs = cumsum(xi, dim=1);\n";
     body += "    ga = gather(cs, ii * 3 - 8, dim=1);\n";
     body += "    sc = scatter(ga, ii - 2, 1, xi);\n";
-    body += "    gt = gather(sc, ti, dim=1) + tv;\n";
+    body += "    gg = gather(sc, ti, dim=1);\n";
+    body += "    gt = gg + tv;\n";
     indexResult = "gt";
   }
   dispatchResult.clear();
@@ -1750,6 +1752,9 @@ GeneratedSchedule Generator::plausible(const std::string &name, int64_t &chunks,
   }
   if (!early && chance(0.6))
     overlap(s, dirs, chunks);
+  // (No draw: the programs and schedules of every seed stay as they were.)
+  if (!indexResult.empty())
+    dirs.push_back("fuse(gg, gt);");
   if (dirs.empty()) {
     std::vector<int> group = planFuse(s);
     if (!group.empty()) {

@@ -210,6 +210,8 @@ def main():
     ap.add_argument("--tokens", type=int, default=4096)
     ap.add_argument("--hidden", type=int, default=1024)
     ap.add_argument("--iterations", type=int, default=3)
+    ap.add_argument("--layers", default=",".join(l[0] for l in LAYERS),
+                    help="the layers of the layers table (names in LAYERS)")
     ap.add_argument("--tables", default="layers,overlap",
                     help="which tables: layers (with the dispatch alone), "
                     "overlap, fusion")
@@ -219,6 +221,10 @@ def main():
     tables = set(args.tables.split(","))
     if not tables <= {"layers", "overlap", "fusion"}:
         ap.error(f"--tables: unknown table in {args.tables!r}")
+    layers = args.layers.split(",")
+    known = [l[0] for l in LAYERS]
+    if not layers or any(l not in known for l in layers):
+        ap.error(f"--layers: each of {args.layers!r} must be one of {known}")
     if "fusion" in tables:
         if fusion_table(args, ranks, cores) is None:
             return 1
@@ -233,6 +239,8 @@ def main():
         print()
     rows = []
     for name, k, E, Fw, S in LAYERS:
+        if name not in layers:
+            continue
         driver = build(args, name, args.work)
         N, H = args.tokens, args.hidden
         # Dropless: no capacity (C = 0 in the table); the floor's experts
