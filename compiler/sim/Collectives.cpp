@@ -153,11 +153,11 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
       // member pos's block is chunks [pos k, (pos + 1) k) of the
       // algorithm's, in the order of its own elements.
       const Placement &pi = result.placements[x.id][r];
-      Coords c;
+      // Each element's global coordinates, walked in order.
+      Coords c(po.offset.begin(), po.offset.end());
       for (int64_t i = 0; i < out.size(); ++i) {
-        Tensor::coordsOf(i, po.localShape, c);
-        for (size_t d = 0; d < c.size(); ++d)
-          c[d] += po.offset[d];
+        if (i)
+          Tensor::nextCoords(c, po.localShape, po.offset);
         int64_t j = operandIndex(pi, c);
         if (j < 0)
           return internalError(stage, "scattered block outside the input");
@@ -171,10 +171,10 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
       }
       if (magnitudes) {
         Tensor sums(DType::F64, po.localShape);
+        c.assign(po.offset.begin(), po.offset.end());
         for (int64_t i = 0; i < out.size(); ++i) {
-          Tensor::coordsOf(i, po.localShape, c);
-          for (size_t d = 0; d < c.size(); ++d)
-            c[d] += po.offset[d];
+          if (i)
+            Tensor::nextCoords(c, po.localShape, po.offset);
           const int64_t j = operandIndex(pi, c);
           double m = 0;
           for (const Tensor *b : blocks)
@@ -190,11 +190,11 @@ llvm::Error runCommunication(const ir::Program &program, const Stage &stage,
       // Every element of the result's block lies in exactly one member's
       // input block (an alltoall's result is the same global value, sliced
       // along another dimension).
-      Coords c;
+      // Each element's global coordinates, walked in order.
+      Coords c(po.offset.begin(), po.offset.end());
       for (int64_t i = 0; i < out.size(); ++i) {
-        Tensor::coordsOf(i, po.localShape, c);
-        for (size_t d = 0; d < c.size(); ++d)
-          c[d] += po.offset[d];
+        if (i)
+          Tensor::nextCoords(c, po.localShape, po.offset);
         int64_t found = -1;
         for (size_t m = 0; m < members.size() && found < 0; ++m) {
           int64_t j = operandIndex(result.placements[x.id][members[m]], c);

@@ -87,6 +87,36 @@ llvm::Error runAllToAllV(const ir::Program &program, const Stage &stage,
   return llvm::Error::success();
 }
 
+/// grouped_matmul's products: the rows of each count's group (j) times
+/// the block of expert j % local, K ascending as matmul adds (f64 for
+/// floats, integers wrap); rows past the last group stay 0.
+template <typename T>
+static void groupedProducts(const Tensor &ta, const Tensor &tc,
+                            const Tensor &tb, int64_t rows, int64_t k,
+                            int64_t n, int64_t local, Tensor &out) {
+  const std::vector<T> va = matmulValues<T>(ta), vb = matmulValues<T>(tb);
+  std::vector<T> sums(static_cast<size_t>(n));
+  int64_t start = 0;
+  for (int64_t j = 0; j < tc.size() && start < rows; ++j) {
+    const int64_t length = std::max<int64_t>(0, tc.getScalar(j).i);
+    const T *expert = vb.data() + (j % local) * k * n;
+    for (int64_t row = start; row < std::min(rows, start + length); ++row) {
+      std::fill(sums.begin(), sums.end(), T(0));
+      for (int64_t i = 0; i < k; ++i)
+        addProducts(va[row * k + i], expert + i * n, sums.data(), n);
+      for (int64_t col = 0; col < n; ++col) {
+        Scalar s;
+        if constexpr (std::is_same_v<T, double>)
+          s.f = sums[col];
+        else
+          s.i = sums[col];
+        out.setScalar(row * n + col, s);
+      }
+    }
+    start += length;
+  }
+}
+
 llvm::Error groupedMatmul(const Stage &stage, SimResult &result, int64_t rank) {
   const Stage &a = *stage.operands[0], &counts = *stage.operands[1],
               &b = *stage.operands[2];
@@ -100,32 +130,11 @@ llvm::Error groupedMatmul(const Stage &stage, SimResult &result, int64_t rank) {
   const int64_t n = po.localShape[2], local = pb.localShape[0];
   if (pb.localShape[1] != k || pb.localShape[2] != n || local < 1)
     return internalError(stage, "the experts' block does not fit the rows");
-  const bool isF = ir::isFloat(stage.type.dtype);
   Tensor out(stage.type.dtype, po.localShape);
-  int64_t start = 0;
-  for (int64_t j = 0; j < tc.size() && start < rows; ++j) {
-    const int64_t length = std::max<int64_t>(0, tc.getScalar(j).i);
-    const int64_t expert = j % local;
-    for (int64_t row = start; row < std::min(rows, start + length); ++row)
-      for (int64_t col = 0; col < n; ++col) {
-        // As Run::matmul adds: K ascending, in f64 (integers wrap).
-        double sum = 0;
-        uint64_t isum = 0;
-        for (int64_t i = 0; i < k; ++i) {
-          Scalar x = ta.getScalar(row * k + i);
-          Scalar y = tb.getScalar((expert * k + i) * n + col);
-          if (isF)
-            sum += x.f * y.f;
-          else
-            isum += x.i * y.i;
-        }
-        Scalar s;
-        s.f = sum;
-        s.i = isum;
-        out.setScalar(row * n + col, s);
-      }
-    start += length;
-  }
+  if (ir::isFloat(stage.type.dtype))
+    groupedProducts<double>(ta, tc, tb, rows, k, n, local, out);
+  else
+    groupedProducts<uint64_t>(ta, tc, tb, rows, k, n, local, out);
   result.values[stage.id][rank] = std::move(out);
   return llvm::Error::success();
 }

@@ -36,12 +36,24 @@ bool rankedBefore(DType dtype, Scalar a, Scalar b) {
   return static_cast<int64_t>(a.i) > static_cast<int64_t>(b.i);
 }
 
-/// Global coordinates of local element `i` of a block placed at `p`.
-void globalCoords(const Placement &p, int64_t i, Coords &c) {
-  Tensor::coordsOf(i, p.localShape, c);
-  for (size_t d = 0; d < c.size(); ++d)
-    c[d] += p.offset[d];
-}
+/// The global coordinates of the elements of a block placed at `p`, in
+/// order: next() gives local element 0's, then 1's, ... (no division).
+class BlockWalk {
+public:
+  explicit BlockWalk(const Placement &p)
+      : p(p), c(p.offset.begin(), p.offset.end()) {}
+  const Coords &next() {
+    if (started)
+      Tensor::nextCoords(c, p.localShape, p.offset);
+    started = true;
+    return c;
+  }
+
+private:
+  const Placement &p;
+  Coords c;
+  bool started = false;
+};
 
 /// The element of `t` (placed at `p`, leading dimensions of `global`) at
 /// global coordinates `global`, or an internal error.
@@ -89,11 +101,14 @@ llvm::Error indexOp(const Stage &stage, llvm::ArrayRef<const Tensor *> in,
           " along dimension " + std::to_string(dim) + ", which has only " +
           std::to_string(n) + " elements");
     // One line per result element at position 0 along `dim`.
+    BlockWalk walk(po);
     for (int64_t i = 0; i < out.size(); ++i) {
-      Tensor::coordsOf(i, po.localShape, c);
-      if (c[dim] != 0)
+      g = walk.next();
+      if (g[dim] != po.offset[dim])
         continue;
-      globalCoords(po, i, g);
+      c.resize(g.size());
+      for (size_t d = 0; d < g.size(); ++d)
+        c[d] = g[d] - po.offset[d];
       auto xAt = [&](int64_t j) -> llvm::Expected<int64_t> {
         g[dim] = j;
         return localIndex(stage, px, g, "the input");
@@ -144,8 +159,9 @@ llvm::Error indexOp(const Stage &stage, llvm::ArrayRef<const Tensor *> in,
   if (stage.kind == StageKind::Gather) {
     const Tensor &x = *in[0], &index = *in[1];
     const int64_t n = at[0]->globalShape[dim];
+    BlockWalk walk(po);
     for (int64_t i = 0; i < out.size(); ++i) {
-      globalCoords(po, i, g);
+      g = walk.next();
       auto inRange = toPosition(stage, *at[1], index, dim, n, g);
       if (!inRange)
         return inRange.takeError();
@@ -160,8 +176,9 @@ llvm::Error indexOp(const Stage &stage, llvm::ArrayRef<const Tensor *> in,
   }
   if (stage.kind == StageKind::Scatter) {
     const Tensor &into = *in[0], &index = *in[1], &x = *in[2];
+    BlockWalk walkOut(po);
     for (int64_t i = 0; i < out.size(); ++i) {
-      globalCoords(po, i, g);
+      g = walkOut.next();
       auto ti = localIndex(stage, *at[0], g, "the destination");
       if (!ti)
         return ti.takeError();
@@ -171,8 +188,9 @@ llvm::Error indexOp(const Stage &stage, llvm::ArrayRef<const Tensor *> in,
     // ascending order, so the last write to an element is the greatest j.
     const Placement &ps = *at[2];
     const int64_t n = po.globalShape[dim];
+    BlockWalk walkSource(ps);
     for (int64_t i = 0; i < x.size(); ++i) {
-      globalCoords(ps, i, g);
+      g = walkSource.next();
       auto inRange = toPosition(stage, *at[1], index, dim, n, g);
       if (!inRange)
         return inRange.takeError();
@@ -189,10 +207,18 @@ llvm::Error indexOp(const Stage &stage, llvm::ArrayRef<const Tensor *> in,
     // The same row-major order: element L of the result is element L of
     // the input.
     const Placement &px = *at[0];
+    const Coords zero(px.globalShape.size(), 0);
+    BlockWalk walk(po);
+    int64_t last = -2; // the previous element's global linear index
     for (int64_t i = 0; i < out.size(); ++i) {
-      globalCoords(po, i, g);
-      Tensor::coordsOf(Tensor::linearIndex(g, po.globalShape), px.globalShape,
-                       c);
+      g = walk.next();
+      const int64_t linear = Tensor::linearIndex(g, po.globalShape);
+      // The next global element: the input's coordinates step on.
+      if (linear == last + 1)
+        Tensor::nextCoords(c, px.globalShape, zero);
+      else
+        Tensor::coordsOf(linear, px.globalShape, c);
+      last = linear;
       auto xi = localIndex(stage, px, c, "the input");
       if (!xi)
         return xi.takeError();

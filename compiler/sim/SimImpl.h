@@ -9,6 +9,9 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <type_traits>
+#include <vector>
+
 namespace coconet::sim::detail {
 
 /// The index, in `operand`'s block, of the element that a result element
@@ -60,6 +63,29 @@ llvm::Error runAllToAllV(const ir::Program &program, const ir::Stage &stage,
                          SimResult &result);
 llvm::Error groupedMatmul(const ir::Stage &stage, SimResult &result,
                           int64_t rank);
+
+/// A matmul operand's elements as one flat array of what the product
+/// multiplies: each element's Scalar::f for a float result, Scalar::i for
+/// an integer one (Tensor::getScalar).
+template <typename T> std::vector<T> matmulValues(const Tensor &t) {
+  std::vector<T> values(static_cast<size_t>(t.size()));
+  for (int64_t i = 0; i < t.size(); ++i) {
+    ir::Scalar s = t.getScalar(i);
+    if constexpr (std::is_same_v<T, double>)
+      values[i] = s.f;
+    else
+      values[i] = s.i;
+  }
+  return values;
+}
+
+/// sums[j] += x * row[j] for j < n: one step k of n matmul sums at once
+/// (matmul and grouped_matmul add their products k ascending from 0, in
+/// f64 for floats, wrapping for integers).
+template <typename T> void addProducts(T x, const T *row, T *sums, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    sums[j] += x * row[j];
+}
 
 /// An error for a broken invariant: a bug in the compiler, not the input.
 llvm::Error internalError(const ir::Stage &stage, const llvm::Twine &what);

@@ -78,6 +78,7 @@ struct Run {
   llvm::Error elementwise(const Stage &stage, int64_t rank);
   llvm::Error reduction(const Stage &stage, int64_t rank);
   llvm::Error matmul(const Stage &stage, int64_t rank);
+  template <typename T> llvm::Error matmulAs(const Stage &stage, int64_t rank);
   llvm::Error transpose(const Stage &stage, int64_t rank);
   llvm::Error norm(const Stage &stage, int64_t rank);
 };
@@ -240,11 +241,11 @@ llvm::Error Run::elementwise(const Stage &stage, int64_t rank) {
     if ((bySegment[j] = ir::readsBySegment(program, stage, j)))
       table = &result.table(stage.type.segments);
   int64_t segment = 0;
-  Coords c;
+  // Each element's global coordinates, walked in order from the first.
+  Coords c(p.offset.begin(), p.offset.end());
   for (int64_t i = 0; i < out.size(); ++i) {
-    Tensor::coordsOf(i, p.localShape, c);
-    for (size_t d = 0; d < c.size(); ++d)
-      c[d] += p.offset[d];
+    if (i)
+      Tensor::nextCoords(c, p.localShape, p.offset);
     if (table) {
       if (i == 0)
         segment = table->segmentOf(c[0]);
@@ -422,16 +423,50 @@ llvm::Error Run::reduction(const Stage &stage, int64_t rank) {
 }
 
 llvm::Error Run::matmul(const Stage &stage, int64_t rank) {
+  return ir::isFloat(stage.type.dtype) ? matmulAs<double>(stage, rank)
+                                       : matmulAs<uint64_t>(stage, rank);
+}
+
+/// Row-major strides of a block of `shape`.
+static Coords stridesOf(llvm::ArrayRef<int64_t> shape) {
+  Coords strides(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+/// Whether `coords` lie in the block of `p`.
+static bool inBlock(llvm::ArrayRef<int64_t> coords, const Placement &p) {
+  for (size_t d = 0; d < coords.size(); ++d)
+    if (coords[d] < 0 || coords[d] >= p.localShape[d])
+      return false;
+  return true;
+}
+
+template <typename T>
+llvm::Error Run::matmulAs(const Stage &stage, int64_t rank) {
   const Stage &a = *stage.operands[0], &b = *stage.operands[1];
   const Placement &pa = at(a, rank), &pb = at(b, rank), &po = at(stage, rank);
-  const Tensor &ta = in(a, rank), &tb = in(b, rank);
   const size_t ra = pa.globalShape.size(), rb = pb.globalShape.size();
   const int64_t kLocal = pa.localShape[ra - 1];
-  const bool isF = ir::isFloat(stage.type.dtype);
+  // The row of b's block that a's column k multiplies is kOffset + k.
+  const int64_t kOffset = pa.offset[ra - 1] - pb.offset[rb - 2];
+  const std::vector<T> va = detail::matmulValues<T>(in(a, rank)),
+                       vb = detail::matmulValues<T>(in(b, rank));
+  const Coords sa = stridesOf(pa.localShape), sb = stridesOf(pb.localShape);
   Tensor out(stage.type.dtype, po.localShape);
+  // One row of the result at a time: its n elements' sums, each over k
+  // ascending from 0 (in f64 for floats, integers wrapping), accumulated
+  // side by side (the same additions in the same order as one element's
+  // loop over k, and a loop over j that vectorises).
+  const int64_t n = po.localShape[ra - 1];
+  std::vector<T> sums(static_cast<size_t>(n));
   Coords c, ca(ra), cb(rb);
-  for (int64_t i = 0; i < out.size(); ++i) {
-    Tensor::coordsOf(i, po.localShape, c);
+  for (int64_t first = 0; first < out.size(); first += n) {
+    Tensor::coordsOf(first, po.localShape, c);
     for (size_t d = 0; d < c.size(); ++d)
       c[d] += po.offset[d];
     // Batch dimensions of a match the result's; b's align at the end.
@@ -440,29 +475,37 @@ llvm::Error Run::matmul(const Stage &stage, int64_t rank) {
     for (size_t d = 0; d + 2 < rb; ++d)
       cb[d] = pb.globalShape[d] == 1 ? 0 : c[d + ra - rb] - pb.offset[d];
     ca[ra - 2] = c[ra - 2] - pa.offset[ra - 2];
-    cb[rb - 1] = c[ra - 1] - pb.offset[rb - 1];
-    double sum = 0;
-    uint64_t isum = 0;
-    for (int64_t k = 0; k < kLocal; ++k) {
-      ca[ra - 1] = k;
-      cb[rb - 2] = k + pa.offset[ra - 1] - pb.offset[rb - 2];
-      for (size_t d = 0; d < rb; ++d)
-        if (cb[d] < 0 || cb[d] >= pb.localShape[d])
-          return internalError(stage, "right operand block misses an element");
-      for (size_t d = 0; d < ra; ++d)
-        if (ca[d] < 0 || ca[d] >= pa.localShape[d])
-          return internalError(stage, "left operand block misses an element");
-      Scalar x = ta.getScalar(Tensor::linearIndex(ca, pa.localShape));
-      Scalar y = tb.getScalar(Tensor::linearIndex(cb, pb.localShape));
-      if (isF)
-        sum += x.f * y.f;
-      else
-        isum += x.i * y.i;
+    ca[ra - 1] = 0;
+    cb[rb - 2] = kOffset;
+    // Every k of every element must find its elements: b's block is
+    // checked first, as at k = 0 (a's coordinates other than k do not
+    // change with k).
+    for (int64_t j = 0; j < n && kLocal > 0; ++j) {
+      cb[rb - 1] = c[ra - 1] + j - pb.offset[rb - 1];
+      if (!inBlock(cb, pb))
+        return internalError(stage, "right operand block misses an element");
+      if (!inBlock(ca, pa))
+        return internalError(stage, "left operand block misses an element");
+      if (kOffset + kLocal > pb.localShape[rb - 2])
+        return internalError(stage, "right operand block misses an element");
     }
-    Scalar s;
-    s.f = sum;
-    s.i = isum;
-    out.setScalar(i, s);
+    std::fill(sums.begin(), sums.end(), T(0));
+    if (kLocal > 0) {
+      cb[rb - 1] = c[ra - 1] - pb.offset[rb - 1];
+      const T *rowA = va.data() + Tensor::linearIndex(ca, pa.localShape);
+      const T *rowB = vb.data() + Tensor::linearIndex(cb, pb.localShape);
+      for (int64_t k = 0; k < kLocal; ++k)
+        detail::addProducts(rowA[k * sa[ra - 1]], rowB + k * sb[rb - 2],
+                            sums.data(), n);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      Scalar s;
+      if constexpr (std::is_same_v<T, double>)
+        s.f = sums[j];
+      else
+        s.i = sums[j];
+      out.setScalar(first + j, s);
+    }
   }
   result.values[stage.id][rank] = std::move(out);
   return llvm::Error::success();
@@ -472,9 +515,12 @@ llvm::Error Run::transpose(const Stage &stage, int64_t rank) {
   const Tensor &x = in(*stage.operands[0], rank);
   const Placement &p = at(stage, rank);
   Tensor out(stage.type.dtype, p.localShape);
-  Coords c;
+  const Coords zero(p.localShape.size(), 0);
+  Coords walk = zero, c;
   for (int64_t i = 0; i < out.size(); ++i) {
-    Tensor::coordsOf(i, p.localShape, c);
+    if (i)
+      Tensor::nextCoords(walk, p.localShape, zero);
+    c = walk;
     std::swap(c[stage.dim], c[stage.dim2]);
     out.setScalar(i, x.getScalar(Tensor::linearIndex(c, x.shape())));
   }
@@ -496,7 +542,8 @@ llvm::Error Run::norm(const Stage &stage, int64_t rank) {
     return internalError(stage, "the normalised dimension is sliced");
   const double e = in(eps, rank).get(0);
   Tensor out(stage.type.dtype, p.localShape);
-  Coords c;
+  // Each element's global coordinates, walked in order (i = row * h + j).
+  Coords c(p.offset.begin(), p.offset.end());
   for (int64_t row = 0; row < out.size() / h; ++row) {
     double mean = 0, sq = 0;
     for (int64_t j = 0; j < h; ++j)
@@ -509,9 +556,8 @@ llvm::Error Run::norm(const Stage &stage, int64_t rank) {
     double scale = 1.0 / std::sqrt(sq / static_cast<double>(h) + e);
     for (int64_t j = 0; j < h; ++j) {
       int64_t i = row * h + j;
-      Tensor::coordsOf(i, p.localShape, c);
-      for (size_t d = 0; d < r; ++d)
-        c[d] += p.offset[d];
+      if (i)
+        Tensor::nextCoords(c, p.localShape, p.offset);
       int64_t gi = operandIndex(at(gamma, rank), c);
       int64_t bi = beta ? operandIndex(at(*beta, rank), c) : 0;
       if (gi < 0 || bi < 0)

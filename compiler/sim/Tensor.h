@@ -59,6 +59,18 @@ public:
   /// The coordinates of linear index `index`.
   static void coordsOf(int64_t index, llvm::ArrayRef<int64_t> shape,
                        Coords &coords);
+  /// Advances `coords`, an element of a block of `shape` at `offset` (its
+  /// local coordinates plus `offset`), to the next element in row-major
+  /// order: what coordsOf gives for the next index, plus `offset`, without
+  /// a division. From the last element it wraps to the first.
+  static void nextCoords(Coords &coords, llvm::ArrayRef<int64_t> shape,
+                         llvm::ArrayRef<int64_t> offset) {
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++coords[d] < offset[d] + shape[d])
+        return;
+      coords[d] = offset[d];
+    }
+  }
 
   bool operator==(const Tensor &o) const;
 
