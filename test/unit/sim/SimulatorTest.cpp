@@ -489,3 +489,29 @@ program t(x: i32[3] replicated, u: u64[1] replicated) {
   CHECK(s.at("ua", 0).getScalar(0).i == big.i);
   CHECK(s.at("ur", 0).getScalar(0).i == big.i);
 }
+
+TEST_CASE("nextCoords walks a block as coordsOf plus its offset",
+          "[sim][coords]") {
+  // Shapes with dimensions of 1 (a carry through them), and the wrap from
+  // the last element back to the first.
+  const std::vector<std::pair<sim::Coords, sim::Coords>> blocks = {
+      {{5}, {3}},
+      {{2, 3}, {0, 0}},
+      {{3, 1, 4}, {6, 2, 8}},
+      {{1, 1, 2}, {0, 5, 1}},
+      {{2, 3, 1, 2}, {4, 0, 7, 2}}};
+  for (const auto &[shape, offset] : blocks) {
+    int64_t count = 1;
+    for (int64_t d : shape)
+      count *= d;
+    sim::Coords walk(offset.begin(), offset.end()), expected;
+    for (int64_t i = 0; i <= count; ++i) {
+      sim::Tensor::coordsOf(i % count, shape, expected);
+      for (size_t d = 0; d < expected.size(); ++d)
+        expected[d] += offset[d];
+      INFO("element " << i << " of " << count);
+      CHECK(walk == expected);
+      sim::Tensor::nextCoords(walk, shape, offset);
+    }
+  }
+}
