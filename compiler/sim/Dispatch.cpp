@@ -104,14 +104,7 @@ static void groupedProducts(const Tensor &ta, const Tensor &tc,
       std::fill(sums.begin(), sums.end(), T(0));
       for (int64_t i = 0; i < k; ++i)
         addProducts(va[row * k + i], expert + i * n, sums.data(), n);
-      for (int64_t col = 0; col < n; ++col) {
-        Scalar s;
-        if constexpr (std::is_same_v<T, double>)
-          s.f = sums[col];
-        else
-          s.i = sums[col];
-        out.setScalar(row * n + col, s);
-      }
+      storeSums(llvm::ArrayRef<T>(sums), out, row * n);
     }
     start += length;
   }

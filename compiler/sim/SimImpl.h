@@ -87,6 +87,21 @@ template <typename T> void addProducts(T x, const T *row, T *sums, int64_t n) {
     sums[j] += x * row[j];
 }
 
+/// Stores matmul sums into `out` from element `first` on: each as the
+/// Scalar a product of its kind gives (f for floats, i for integers),
+/// rounded or wrapped to the element type.
+template <typename T>
+void storeSums(llvm::ArrayRef<T> sums, Tensor &out, int64_t first) {
+  for (size_t j = 0; j < sums.size(); ++j) {
+    ir::Scalar s;
+    if constexpr (std::is_same_v<T, double>)
+      s.f = sums[j];
+    else
+      s.i = sums[j];
+    out.setScalar(first + static_cast<int64_t>(j), s);
+  }
+}
+
 /// An error for a broken invariant: a bug in the compiler, not the input.
 llvm::Error internalError(const ir::Stage &stage, const llvm::Twine &what);
 

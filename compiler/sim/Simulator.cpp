@@ -498,14 +498,7 @@ llvm::Error Run::matmulAs(const Stage &stage, int64_t rank) {
         detail::addProducts(rowA[k * sa[ra - 1]], rowB + k * sb[rb - 2],
                             sums.data(), n);
     }
-    for (int64_t j = 0; j < n; ++j) {
-      Scalar s;
-      if constexpr (std::is_same_v<T, double>)
-        s.f = sums[j];
-      else
-        s.i = sums[j];
-      out.setScalar(first + j, s);
-    }
+    detail::storeSums(llvm::ArrayRef<T>(sums), out, first);
   }
   result.values[stage.id][rank] = std::move(out);
   return llvm::Error::success();
