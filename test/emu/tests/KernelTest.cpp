@@ -4,8 +4,9 @@
 // grid-stride loops over more items than the grid has threads, the block
 // reduction of coconet/cuda/kernels.h (shared memory and __syncthreads)
 // in a fixed order, a barrier that only some threads reach, a host pointer
-// given to a kernel, configurations a GPU refuses, and cooperative launches
-// whose blocks meet at a grid-wide barrier.
+// given to a kernel, configurations a GPU refuses, cooperative launches
+// whose blocks meet at a grid-wide barrier, and threads' own stacks kept
+// apart across barriers while the blocks before them left theirs for reuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +53,24 @@ __global__ void gridBarrier(int *counter, int *seen, int blocks) {
     }
     seen[blockIdx.x] = __atomic_load_n(counter, __ATOMIC_SEQ_CST);
   }
+}
+
+/// Each thread fills an array on its own stack from its global index,
+/// crosses two barriers (every thread of the block runs in between), and
+/// writes the array's sum: a stack that two live threads shared, or one
+/// reused before its thread ended, gives another thread's sum.
+__global__ void stackSums(int64_t *out) {
+  const int64_t id =
+      static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  volatile int64_t local[256];
+  for (int i = 0; i < 256; ++i)
+    local[i] = id * 1000 + i;
+  __syncthreads();
+  __syncthreads();
+  int64_t sum = 0;
+  for (int i = 0; i < 256; ++i)
+    sum += local[i];
+  out[id] = sum;
 }
 
 template <typename T> T *deviceArray(size_t n) {
@@ -162,4 +181,24 @@ TEST_CASE("a cooperative launch runs every block at once", "[emu]") {
   cudaGetLastError();
   cudaFree(counter);
   cudaFree(seen);
+}
+
+TEST_CASE("every thread keeps its own stack across barriers, block after "
+          "block",
+          "[emu]") {
+  // 6 blocks of 128 threads, one after another on the stream's thread: the
+  // later blocks run on the stacks the first one's threads left.
+  const int blocks = 6, threads = 128;
+  const int64_t n = static_cast<int64_t>(blocks) * threads;
+  int64_t *out = deviceArray<int64_t>(n);
+  for (int launch = 0; launch < 2; ++launch) {
+    REQUIRE(cc_launch(stackSums, blocks, threads, 0, nullptr, out) ==
+            cudaSuccess);
+    std::vector<int64_t> host(n);
+    REQUIRE(cudaMemcpy(host.data(), out, n * sizeof(int64_t),
+                       cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (int64_t id = 0; id < n; ++id)
+      REQUIRE(host[id] == id * 1000 * 256 + 255 * 256 / 2);
+  }
+  REQUIRE(cudaFree(out) == cudaSuccess);
 }
