@@ -813,9 +813,9 @@ def main():
                     action=argparse.BooleanOptionalAction, default=True,
                     help="cpu: force-include test/codegen/cpu_prelude.h, "
                          "precompiled once (the runtime's and the standard "
-                         "headers: half of each build's time; default on). "
-                         "The vectorized test and the build-rule tests "
-                         "compile generated files without it")
+                         "headers: half of each build's time; default on; "
+                         "the vectorized test takes it too). The build-rule "
+                         "tests compile generated files without it")
     ap.add_argument("--build-cache", default="",
                     help="a directory of built programs shared by runs "
                          "(a build identical in command, generated files, "
