@@ -33,8 +33,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_codegen import (CPU_FLAGS, CPU_PRELUDE, cases, expand,  # noqa: E402
-                         prelude_pch, run, selector)
+from run_codegen import (CPU_FLAGS, cases, cpu_prelude,  # noqa: E402
+                         expand, run, selector)
 
 SIMD = re.compile(r"^\s*#pragma omp simd\b")
 # The C library's functions (and the formulas that call them): exp, log,
@@ -107,13 +107,7 @@ def check(args, path, program, schedule):
         return [f"ok: {title}: no tiled loops{note}"], 0, 0
     flags = (["-std=c++17", "-fopenmp"] + CPU_FLAGS +
              ["-I" + args.runtime_include])
-    # The prelude precompiled once (under --work) for these flags; read as
-    # text where that failed.
-    prelude = (prelude_pch(args, flags, "mpicxx", CPU_PRELUDE,
-                           os.path.basename(CPU_PRELUDE)) +
-               ["-I" + os.path.dirname(CPU_PRELUDE), "-include",
-                os.path.basename(CPU_PRELUDE)])
-    ok, out = run(["mpicxx"] + prelude + flags +
+    ok, out = run(["mpicxx"] + cpu_prelude(args, flags) + flags +
                   ["-c", name + ".cpp", "-o", os.devnull,
                    "-fopt-info-vec-optimized-missed"], cwd=out_dir)
     if not ok:

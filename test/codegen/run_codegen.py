@@ -430,6 +430,16 @@ CPU_PRELUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            "cpu_prelude.h")
 
 
+def cpu_prelude(args, flags):
+    """The options that force-include cpu_prelude.h, precompiled (under
+    --build-cache, else --work) for an mpicxx compile with `flags`; read as
+    text where the precompiled header could not be built."""
+    return (prelude_pch(args, flags, "mpicxx", CPU_PRELUDE,
+                        os.path.basename(CPU_PRELUDE)) +
+            ["-I" + os.path.dirname(CPU_PRELUDE), "-include",
+             os.path.basename(CPU_PRELUDE)])
+
+
 def cpu_command(args, name):
     """mpicxx on the generated program and its driver, linked with the CPU
     runtime; with --precompiled-prelude the runtime's and the standard
@@ -437,12 +447,7 @@ def cpu_command(args, name):
     lib = args.runtime_lib
     flags = (["-std=c++17", "-fopenmp"] + CPU_FLAGS +
              ["-Wall", "-Wextra", "-Werror", "-I" + args.runtime_include])
-    prelude = []
-    if args.precompiled_prelude:
-        pch = prelude_pch(args, flags, "mpicxx", CPU_PRELUDE,
-                          os.path.basename(CPU_PRELUDE))
-        prelude = pch + ["-I" + os.path.dirname(CPU_PRELUDE), "-include",
-                         os.path.basename(CPU_PRELUDE)]
+    prelude = cpu_prelude(args, flags) if args.precompiled_prelude else []
     return (["mpicxx"] + prelude + flags + FAST_LINKER +
             [name + ".cpp", name + "_main.cpp", "-o", name,
              os.path.join(lib, "libcoconet_rt_mpi.a"),

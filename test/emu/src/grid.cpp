@@ -77,7 +77,7 @@ bool runBlock(dim3 grid, dim3 block, uint3 blockIdx,
   // The stacks of the fibers this OS thread ran before, reused: a block's
   // n stacks, allocated and freed again for every block, had their pages
   // faulted in anew each time (most of an emulated program's run time, in
-  // the kernel: 1.7 s of a 2.3 s run).
+  // the kernel: 1.7 s of a 2.3 s run). The pool grows 64 stacks at a time.
   thread_local ctx::pooled_fixedsize_stack stack(kStackBytes, 64);
   for (unsigned t = 0; t < n; ++t)
     threads[t].fiber =
