@@ -51,7 +51,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The code generators' test driver: its way of running a command, listing a
 # file's programs and schedules, and factoring a rank count over a mesh.
 sys.path.insert(0, os.path.join(HERE, "..", "codegen"))
-from run_codegen import cases, factorisations, run  # noqa: E402
+from run_codegen import (PRELUDE, cases, factorisations,  # noqa: E402
+                         prelude_pch, run)
 
 
 def mpi_flags():
@@ -86,13 +87,16 @@ def emu_compile(args, out_dir, name):
     """g++ on NAME.cu and NAME_python.cu with the emulation's prelude, as
     run_codegen.py's emu_command compiles a program, into a module library
     as `coconet build` links one: hidden symbols, the CUDA runtime library
-    (built for the emulation) static, the emulation shared."""
-    return (["g++", "-std=c++17", "-O1", "-fPIC", "-shared",
-             "-fvisibility=hidden", "-x", "c++", "-include",
-             "coconet/emu/prelude.h", "-ffp-contract=off", "-Wno-attributes",
-             "-Wno-unknown-pragmas", "-DCOCONET_WITH_MPI",
-             "-I" + args.emu_include, "-I" + args.runtime_include,
-             "-I" + args.cuda_include, "-I" + out_dir] + args.mpi[0]
+    (built for the emulation) static, the emulation shared. The prelude
+    comes precompiled (run_codegen.prelude_pch, under WORK/pch), as it
+    does for run_codegen.py's builds (this test 30 -> 25 s)."""
+    flags = (["-std=c++17", "-O1", "-fPIC", "-fvisibility=hidden",
+              "-ffp-contract=off", "-Wno-attributes", "-Wno-unknown-pragmas",
+              "-DCOCONET_WITH_MPI", "-I" + args.emu_include,
+              "-I" + args.runtime_include, "-I" + args.cuda_include]
+             + args.mpi[0] + ["-fopenmp", "-pthread"])
+    return (["g++"] + prelude_pch(args, flags) + flags
+            + ["-shared", "-x", "c++", "-include", PRELUDE, "-I" + out_dir]
             + [os.path.join(out_dir, name + ".cu"),
                os.path.join(out_dir, name + "_python.cu"), "-x", "none",
                os.path.join(args.emu_lib, "libcoconet_rt_cuda_emu.a"),

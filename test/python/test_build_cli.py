@@ -65,7 +65,9 @@ def safe(text):
 
 
 failures = 0
-env = dict(os.environ)
+# The precompiled module prelude goes into the cache (below).
+cache_dir = os.path.join(work, "cache")
+env = dict(os.environ, COCONET_CACHE_DIR=cache_dir)
 for extra, status, says in CASES:
     argv = [sys.executable, "-m", "coconet", "build", "-o", out] + extra
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -110,4 +112,50 @@ if (p.returncode != 0 or "built " not in text or
 else:
     print("ok: --schedule auto --machine cpu-2x1 --size N=1024 --ranks 2: "
           "built sgd_auto")
+
+
+# The module prelude, precompiled into the cache by that build, is one file
+# that GCC takes (-H marks a precompiled header it uses with "!", one it
+# refuses with "x"): made with the module compile's own flags.
+def gch_files():
+    found = []
+    for d, _, files in os.walk(os.path.join(cache_dir, "pch")):
+        found += [os.path.join(d, f) for f in files]
+    return found
+
+
+sys.path.insert(0, os.environ.get("PYTHONPATH", ""))
+from coconet import build as cb  # noqa: E402
+
+gchs = gch_files()
+if len(gchs) != 1 or not gchs[0].endswith("coconet/cpu/module_prelude.h.gch"):
+    failures += 1
+    print("FAILED: the cache's pch/ holds %s, not one module_prelude.h.gch"
+          % gchs)
+else:
+    cmd = (cb._compile_cpu(out, "sgd_auto", cache_dir) +
+           ["-H", "-Winvalid-pch", "-o", os.path.join(work, "h.so")])
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err = p.stderr.decode("utf-8", "replace")
+    used = [l for l in err.splitlines() if l.endswith("module_prelude.h.gch")]
+    if p.returncode != 0 or used != ["! " + gchs[0]]:
+        failures += 1
+        print("FAILED: the module compile does not take the precompiled "
+              "prelude (exit %d): %s\n%s" % (p.returncode, used, err[-1500:]))
+    else:
+        print("ok: the module compile takes %s" % os.path.relpath(gchs[0], work))
+    # A precompiled header GCC cannot use (here: not one) is read past:
+    # the prelude's text is included and the module builds.
+    with open(gchs[0], "wb") as f:
+        f.write(b"gpch.013" + b"x" * 64)
+    argv = [sys.executable, "-m", "coconet", "build", "-o", out,
+            "--program", "sgd", sample]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env, timeout=600)
+    if p.returncode != 0 or not os.path.exists(os.path.join(out, "sgd.py")):
+        failures += 1
+        print("FAILED: with an unusable precompiled prelude: exit %d\n%s"
+              % (p.returncode, (p.stdout + p.stderr).decode()[-2000:]))
+    else:
+        print("ok: an unusable precompiled prelude is read past")
 sys.exit(1 if failures else 0)

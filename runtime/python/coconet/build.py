@@ -12,6 +12,7 @@ with DIR on sys.path then gives the step (NAME.Step).
 """
 
 import glob
+import hashlib
 import os
 import re
 import shlex
@@ -85,12 +86,83 @@ def _unity_source(out_dir, name):
     return path
 
 
-def _compile_cpu(out_dir, name):
+# The headers a CPU module includes (runtime/include/coconet/cpu/
+# module_prelude.h), force-included first and precompiled (_prelude).
+_PRELUDE = "coconet/cpu/module_prelude.h"
+
+
+def _headers_digest():
+    """sha256 over the runtime's installed headers (names and bytes): a
+    precompiled header does not notice that a header it read changed."""
+    h = hashlib.sha256()
+    root = os.path.join(_config.INCLUDE_DIR, "coconet")
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in sorted(files):
+            path = os.path.join(d, f)
+            h.update(os.path.relpath(path, root).encode() + b"\0")
+            with open(path, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()
+
+
+def _prelude(flags, cache_dir, verbose):
+    """The options that force-include the module prelude: -I DIR first,
+    DIR holding it precompiled by _config.CXX with `flags` (the module
+    compile's own: GCC takes a precompiled header only where they match,
+    and reads the header's text otherwise) under the cache's pch/,
+    named by the compiler, the flags and the runtime's headers. Built on
+    the first module's build (a second or two, once); where it cannot be
+    built or kept, the prelude is read as text and the module is the
+    same."""
+    force = ["-include", _PRELUDE]
+    from . import cache  # (cache imports this module)
+    try:
+        h = hashlib.sha256()
+        for f in [_config.CXX] + flags:
+            h.update(f.encode() + b"\0")
+        h.update(_headers_digest().encode())
+        root = os.path.join(cache.directory(cache_dir), "pch", h.hexdigest())
+        gch = os.path.join(root, _PRELUDE + ".gch")
+        if not os.path.isfile(gch):
+            os.makedirs(os.path.dirname(gch), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".module_prelude.",
+                                       suffix=".gch",
+                                       dir=os.path.dirname(gch))
+            os.close(fd)
+            cmd = ([_config.CXX] + flags +
+                   ["-I" + _config.INCLUDE_DIR, "-x", "c++-header",
+                    os.path.join(_config.INCLUDE_DIR, _PRELUDE), "-o", tmp])
+            if verbose:
+                print(" ".join(_quoted(c) for c in cmd), file=sys.stderr)
+            try:
+                proc = subprocess.run(cmd, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT)
+                if proc.returncode != 0:
+                    return force
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, gch)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        return ["-I" + root] + force
+    except OSError:
+        return force
+
+
+def _compile_flags():
+    """A CPU module's compile options (not its include directories)."""
+    return (["-std=c++17", "-O2"] + _cpu_flags()
+            + ["-fPIC", "-fvisibility=hidden"]
+            + _config.OPENMP_FLAGS + _config.MPI_COMPILE_FLAGS)
+
+
+def _compile_cpu(out_dir, name, cache_dir=None, verbose=False):
     sources = [_unity_source(out_dir, name)]
     libs = [os.path.join(_config.LIB_DIR, lib) for lib in _config.CPU_LIBS]
-    return ([_config.CXX, "-std=c++17", "-O2"] + _cpu_flags()
-            + ["-fPIC", "-shared", "-fvisibility=hidden"]
-            + _config.OPENMP_FLAGS + _config.MPI_COMPILE_FLAGS
+    flags = _compile_flags()
+    return ([_config.CXX] + flags + ["-shared"]
+            + _prelude(flags, cache_dir, verbose)
             + ["-I" + _config.INCLUDE_DIR, "-I" + out_dir] + sources
             + libs + _config.OPENMP_FLAGS + _config.MPI_LINK_FLAGS
             + ["-Wl,--no-undefined", "-Wl,--exclude-libs,ALL"])
@@ -121,7 +193,7 @@ def _size_text(size):
 
 def build(source, program=None, schedule=None, target="cpu", out_dir=".",
           include=(), verbose=False, cuda_arch="90", size=None, ranks=None,
-          machine=None):
+          machine=None, cache_dir=None):
     """Builds program `program` (under `schedule`) of `source` into a module
     in `out_dir`; returns the paths of the NAME.py written (one per program
     coconetc wrote: without `program`, every program of the file). Raises
@@ -130,7 +202,8 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
     `size` ("N=1024" or {"N": 1024}), `ranks` and `machine` (a machine
     file's name or path) are coconetc's --size, --ranks and --machine: what
     `schedule="auto"` (the tuner's fastest schedule) needs. coconetc checks
-    their values."""
+    their values. `cache_dir` is where the cpu target's precompiled module
+    prelude is kept (default: coconet.cache.directory())."""
     if target == "cpu" and not _config.HAS_CPU:
         raise BuildError("this coconet was built without its CPU runtime "
                          "(MPI and OpenMP): it cannot build for the cpu target")
@@ -149,6 +222,9 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
     if machine is not None and not isinstance(machine, str):
         raise BuildError("machine is a machine file's name or path, not %s"
                          % _shown(machine))
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise BuildError("cache_dir is a directory's path, not %s"
+                         % _shown(cache_dir))
     if not os.path.exists(source):
         raise BuildError("no such file: %s" % _shown(source))
     if not os.path.isfile(source):
@@ -189,7 +265,7 @@ def build(source, program=None, schedule=None, target="cpu", out_dir=".",
     for name in names:
         lib = os.path.join(out_dir, "_" + name + ".so")
         if target == "cpu":
-            cmd = _compile_cpu(out_dir, name)
+            cmd = _compile_cpu(out_dir, name, cache_dir, verbose)
         else:
             cmd = _compile_cuda(out_dir, name, cuda_arch)
         # Written beside and renamed: a process that loaded the old library

@@ -99,7 +99,8 @@ def load(source, program, schedule=None, target="cpu", *, cache_dir=None,
                 paths = _build.build(source, program=program, schedule=schedule,
                                      target=target, out_dir=tmp,
                                      include=include, cuda_arch=cuda_arch,
-                                     size=size, ranks=ranks, machine=machine)
+                                     size=size, ranks=ranks, machine=machine,
+                                     cache_dir=root)
                 if len(paths) != 1:
                     raise _build.BuildError(
                         "expected one module of %s, got %d" % (name, len(paths)))
