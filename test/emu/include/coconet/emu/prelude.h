@@ -30,10 +30,14 @@
 // The half and bfloat16 headers define their functions for a host
 // compiler as `static __attribute__ ((unused))`, not inline: at -O0 GCC
 // emits every one of them (about 340) into every translation unit, and a
-// sanitized build instrumented them all: half the code of a sanitized
-// program. Their attribute list gets no_sanitize too (NVIDIA's functions,
-// not the code under test; a sanitized program's compile 3.1 s -> 2.3 s).
-#define unused unused, no_sanitize_address, no_sanitize_undefined
+// sanitized build instrumented them all. So `unused` closes the attribute
+// list there and goes on as `inline __attribute__ ((no_sanitize_...))`:
+// each function is emitted only where a program calls it, and not
+// instrumented (NVIDIA's functions, not the code under test). (A sanitized
+// program's compile 3.1 s -> 2.3 s with no_sanitize alone; inline, 2.4 s
+// -> 1.9 s for adam_fused_rs_c_ag.cu, 335 functions emitted -> 30 for an
+// empty file.)
+#define unused unused)) inline __attribute__((no_sanitize_address, no_sanitize_undefined
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #undef unused
