@@ -24,8 +24,10 @@
 namespace coconet::test {
 
 /// A program given as text with one of its schedules applied. The source
-/// manager outlives the program, whose locations point into it.
-struct Scheduled {
+/// manager outlives the program, whose locations point into it. (Not
+/// `Scheduled`: PassTestUtil.h's is another struct of this namespace, and
+/// two definitions of one name broke the tests built at -O0.)
+struct ScheduledText {
   llvm::SourceMgr sourceMgr;
   std::string diagnostics;
   std::unique_ptr<ir::Module> module;
@@ -34,9 +36,9 @@ struct Scheduled {
 
 /// Checks `source` and applies schedule `name` ("" for none) to its first
 /// program.
-inline std::unique_ptr<Scheduled> schedule(llvm::StringRef source,
-                                           llvm::StringRef name = "") {
-  auto s = std::make_unique<Scheduled>();
+inline std::unique_ptr<ScheduledText> schedule(llvm::StringRef source,
+                                               llvm::StringRef name = "") {
+  auto s = std::make_unique<ScheduledText>();
   unsigned id = s->sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(source, "test.coco"), llvm::SMLoc());
   llvm::raw_string_ostream os(s->diagnostics);
