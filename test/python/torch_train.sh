@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# CTest python-torch-train: test/python/torch_train.py on 2 ranks, and on
-# 1, 2 and 4 in the extended tier (a small transformer trained with each
-# coconet.torch optimizer against torch's own; the modules built once into
-# WORK_DIR/cache). One rank is the default tier's python-torch-optim
+# CTest python-torch-train: test/python/torch_train.py on 2 ranks for 40
+# steps (restored at 20), and in the extended tier on 1, 2 and 4 for 100
+# (restored at 50) (a small transformer trained with each coconet.torch
+# optimizer against torch's own, every step checked against torch's from
+# the same state; the modules built once into WORK_DIR/cache). One rank is the default tier's python-torch-optim
 # (every optimizer against torch.optim step by step, on one rank).
 #   torch_train.sh PYTHON WORK_DIR [EXTENDED: 0 or 1]
 set -euo pipefail
@@ -16,11 +17,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 # Every optimizer on 1 and 2 ranks; in the extended tier, on 4 (two cores
 # oversubscribed) the two whose schedules shard and fuse, AdamW and LAMB.
 counts="2"
+steps=(--steps 40 --restore-at 20)
 if [[ $extended == 1 ]]; then
   counts="1 2"
+  steps=()
 fi
 for ranks in $counts; do
-  mpirun --oversubscribe -np "$ranks" "$python" "$here/torch_train.py" --cache "$work/cache"
+  mpirun --oversubscribe -np "$ranks" "$python" "$here/torch_train.py" --cache "$work/cache" \
+    "${steps[@]}"
 done
 if [[ $extended == 1 ]]; then
   mpirun --oversubscribe -np 4 "$python" "$here/torch_train.py" --cache "$work/cache" \
