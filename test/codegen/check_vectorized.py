@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Proves that the hot loops of the generated CPU code vectorise.
 
-    check_vectorized.py --coconetc BIN --runtime-include DIR --work DIR
-        [--jobs J] FILE.coco|DIR...
+    check_vectorized.py --coconetc BIN --runtime-include DIR
+        --runtime-lib DIR --work DIR [--build-cache DIR] [--jobs J]
+        FILE.coco|DIR...
 
 Every (program, schedule) of the given files -- the unscheduled program
-included -- is emitted with --target=cpu --emit=code and compiled as the
-project's build rule compiles it (mpicxx, g++ with OpenMP and the flags of
-tools/cpu-flags.txt) with -fopt-info-vec-optimized-missed; the runtime's
-and the standard headers come precompiled (test/codegen/cpu_prelude.h,
-force-included, as run_codegen.py's CPU builds take them: the same code
-for the same flags, 15% less compile time). Every loop the
+included -- is emitted with --target=cpu --emit=driver and built as
+run_codegen.py's CPU tests build it (mpicxx, g++ with OpenMP and the flags
+of tools/cpu-flags.txt, the build rule's; the runtime's and the standard
+headers precompiled), which writes GCC's -fopt-info-vec-optimized-missed
+remarks on the program's file to NAME.cpp.vec. With --build-cache, the
+cache the codegen-cpu tests fill (CTest runs this test after them), an
+identical build is not redone: its binary and remarks are copied. Every
+loop the
 generator marks `#pragma omp simd` (the element loop of an elementwise
 kernel's tile) must be reported as vectorised within its lines; a kernel
 whose loop is not fails the check with GCC's reasons (its "missed"
@@ -33,8 +36,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_codegen import (CPU_FLAGS, cases, cpu_prelude,  # noqa: E402
-                         expand, run, selector)
+from run_codegen import (VEC_REPORT, build_cached,  # noqa: E402
+                         cases, cpu_command, expand, run, selector)
 
 SIMD = re.compile(r"^\s*#pragma omp simd\b")
 # The C library's functions (and the formulas that call them): exp, log,
@@ -90,8 +93,8 @@ def check(args, path, program, schedule):
     out_dir = os.path.join(args.work, name)
     shutil.rmtree(out_dir, ignore_errors=True)
     os.makedirs(out_dir)
-    ok, out = run([args.coconetc, "--color=never", "--target=cpu",
-                   "--emit=code", "-o", out_dir, path] +
+    ok, out = run([args.coconetc, "--color=never", "--emit=driver",
+                   "--target=cpu", "-o", out_dir, path] +
                   selector(program, schedule))
     if not ok:
         return [f"FAILED: {title}: coconetc:\n{out}"], 1, 0
@@ -105,13 +108,12 @@ def check(args, path, program, schedule):
             if untiled else "")
     if not loops:
         return [f"ok: {title}: no tiled loops{note}"], 0, 0
-    flags = (["-std=c++17", "-fopenmp"] + CPU_FLAGS +
-             ["-I" + args.runtime_include])
-    ok, out = run(["mpicxx"] + cpu_prelude(args, flags) + flags +
-                  ["-c", name + ".cpp", "-o", os.devnull,
-                   "-fopt-info-vec-optimized-missed"], cwd=out_dir)
+    ok, out = build_cached(args, cpu_command(args, name), out_dir, name,
+                           [name + VEC_REPORT])
     if not ok:
         return [f"FAILED: {title}: mpicxx:\n{out}"], 1, 0
+    with open(os.path.join(out_dir, name + VEC_REPORT)) as f:
+        out = f.read()
     vectorised = set()
     copies = set()
     missed = {}
@@ -163,14 +165,20 @@ def main():
                                 formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--coconetc", required=True)
     p.add_argument("--runtime-include", required=True)
+    p.add_argument("--runtime-lib", required=True)
     p.add_argument("--work", required=True)
+    p.add_argument("--build-cache", default="",
+                   help="run_codegen.py's cache of built programs "
+                        "(default: WORK/build-cache)")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("files", nargs="+")
     args = p.parse_args()
     args.runtime_include = os.path.abspath(args.runtime_include)
+    args.runtime_lib = os.path.abspath(args.runtime_lib)
     args.work = os.path.abspath(args.work)
-    # One precompiled prelude for every file's cases (WORK/pch/DIGEST).
-    args.build_cache = args.work
+    args.build_cache = os.path.abspath(
+        args.build_cache or os.path.join(args.work, "build-cache"))
+    args.precompiled_prelude = True
     if shutil.which("mpicxx") is None:
         print("skipped: mpicxx is missing")
         return 77

@@ -4,9 +4,8 @@
 // generated program's compile (about 1 s of 2 per file, at -O2 or -O0
 // alike). It adds nothing a file does not include itself, so a generated
 // file that forgets an include still fails where it is compiled without
-// it: the vectorized test (every sample's and standard-library file's
-// program), the CMake and Make rules, the install test and tune-measure
-// (drivers). COCONET_WITH_MPI as a generated driver defines it (the
+// it: the CMake and Make rules, the install test and tune-measure
+// (drivers). (The vectorized test reads these builds' remarks.) COCONET_WITH_MPI as a generated driver defines it (the
 // program's own file does not read it).
 #define COCONET_WITH_MPI 1
 #include "coconet/combine.h"

@@ -440,19 +440,30 @@ def cpu_prelude(args, flags):
              os.path.basename(CPU_PRELUDE)])
 
 
+# GCC's vectorisation remarks on a CPU build's program (its own file, not
+# the driver's): NAME.cpp.vec beside it, kept with the binary in the build
+# cache (build_cached's `side`), which the vectorized test reads
+# (check_vectorized.py) instead of compiling every program again.
+VEC_REPORT = ".cpp.vec"
+
+
 def cpu_command(args, name):
-    """mpicxx on the generated program and its driver, linked with the CPU
-    runtime; with --precompiled-prelude the runtime's and the standard
-    headers come precompiled (cpu_prelude.h)."""
+    """Two mpicxx commands: the generated program compiled (-c), its
+    vectorisation remarks written to NAME.cpp.vec; then its driver,
+    linked with it and the CPU runtime. With --precompiled-prelude the
+    runtime's and the standard headers come precompiled (cpu_prelude.h)."""
     lib = args.runtime_lib
     flags = (["-std=c++17", "-fopenmp"] + CPU_FLAGS +
              ["-Wall", "-Wextra", "-Werror", "-I" + args.runtime_include])
     prelude = cpu_prelude(args, flags) if args.precompiled_prelude else []
-    return (["mpicxx"] + prelude + flags + FAST_LINKER +
-            [name + ".cpp", name + "_main.cpp", "-o", name,
+    return [["mpicxx"] + prelude + flags +
+            ["-fopt-info-vec-optimized-missed=" + name + VEC_REPORT,
+             "-c", name + ".cpp", "-o", name + ".o"],
+            ["mpicxx"] + prelude + flags + FAST_LINKER +
+            [name + ".o", name + "_main.cpp", "-o", name,
              os.path.join(lib, "libcoconet_rt_mpi.a"),
              os.path.join(lib, "libcoconet_rt_cpu.a"),
-             os.path.join(lib, "libcoconet_rt.a")])
+             os.path.join(lib, "libcoconet_rt.a")]]
 
 
 def file_digest(path):
@@ -508,10 +519,10 @@ def run_all(commands, cwd):
     return True, output
 
 
-def build_cached(args, command, out_dir, name):
+def build_cached(args, command, out_dir, name, side=()):
     """Runs the build `command` (or a list of commands, in turn) in
-    `out_dir` (making ./NAME), or copies
-    NAME from --build-cache when an identical build made it before: the
+    `out_dir` (making ./NAME and the files named in `side`), or copies
+    them from --build-cache when an identical build made them before: the
     same command, the same generated files (coconetc's output is
     deterministic, so tests that build one program share it), the same
     libraries and runtime headers."""
@@ -529,16 +540,21 @@ def build_cached(args, command, out_dir, name):
                      file_digest(os.path.join(out_dir, f)).encode())
     h.update(headers_digest(args).encode())
     cached = os.path.join(args.build_cache, h.hexdigest())
-    binary = os.path.join(out_dir, name)
-    if os.path.isfile(cached):
-        shutil.copy2(cached, binary)
+    # (out_dir's file, the cache's) for the binary and each side output.
+    files = [(os.path.join(out_dir, f), cached + f[len(name):])
+             for f in [name] + list(side)]
+    if all(os.path.isfile(c) for _, c in files):
+        for mine, c in files:
+            shutil.copy2(c, mine)
         return True, ""
     ok, out = run_all(commands, out_dir)
     if ok:
         os.makedirs(args.build_cache, exist_ok=True)
-        temp = f"{cached}.{os.getpid()}.{threading.get_ident()}"
-        shutil.copy2(binary, temp)
-        os.replace(temp, cached)
+        # The binary last: an entry whose binary is there is whole.
+        for mine, c in reversed(files):
+            temp = f"{c}.{os.getpid()}.{threading.get_ident()}"
+            shutil.copy2(mine, temp)
+            os.replace(temp, c)
     return ok, out
 
 
@@ -575,7 +591,8 @@ def check_cpu(args, env, path, program, schedule, name, title, out_dir,
     else:
         compiler = "mpicxx"
         command = cpu_command(args, name)
-    ok, out = build_cached(args, command, out_dir, name)
+    side = [name + VEC_REPORT] if args.target == "cpu" else []
+    ok, out = build_cached(args, command, out_dir, name, side)
     if not ok:
         report.fail(f"{title}: {compiler}:\n{out}")
         report.line(f"FAILED: {title}: {compiler}")
