@@ -5,8 +5,9 @@
 // alike). It adds nothing a file does not include itself, so a generated
 // file that forgets an include still fails where it is compiled without
 // it: the CMake and Make rules, the install test and tune-measure
-// (drivers). (The vectorized test reads these builds' remarks.) COCONET_WITH_MPI as a generated driver defines it (the
-// program's own file does not read it).
+// (drivers). (The vectorized test reads these builds' remarks.)
+// COCONET_WITH_MPI as a generated driver defines it (the program's own file
+// does not read it).
 #define COCONET_WITH_MPI 1
 #include "coconet/combine.h"
 #include "coconet/cpu/convert.h"
