@@ -64,11 +64,15 @@ struct UniformValues {
 /// new const variable of the compute type). `operands` are the member's
 /// operand values, `globalIndex` the element's global row-major index
 /// (used by dropout). `temp` numbers the temporaries of one kernel.
-/// Subexpressions in `uniform` are read from their variables.
+/// Subexpressions in `uniform` are read from their variables. With
+/// `storeRounds`, the root's own rounding to f16/bf16 is left out: its one
+/// use is a store that rounds to the same type exactly as the rounding
+/// would (the CPU target's tile narrowing), and rounding twice gives the
+/// bits of rounding once.
 void emitBody(CodeWriter &w, const ir::ScalarExpr *body,
               llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
               llvm::StringRef out, const Target &target, unsigned &temp,
-              const UniformValues *uniform = nullptr);
+              const UniformValues *uniform = nullptr, bool storeRounds = false);
 /// Prints the subexpressions of one member's body that depend on no
 /// element (every leaf a constant or an operand with `uniformOperand` set;
 /// no dropout) and adds them to `uniform`. Returns the variable holding

@@ -194,6 +194,21 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     w.line("const " + computeType(b.dtype) + " " + name + " = " + value + ";");
     inputs.push_back(name);
   }
+  // The members whose one use is the tile's narrowing store (no later
+  // member reads them): their value is narrowed after the tile, which
+  // rounds it as the root's own rounding would, so it is left out (a
+  // cast to bf16 before a store is then no work in the loop).
+  llvm::SmallVector<bool, 8> storeRounds(k.members.size(), false);
+  for (size_t i = 0; i < k.members.size(); ++i) {
+    const auto &m = k.members[i];
+    storeRounds[i] = m.output && overrides.skipStore != i &&
+                     isNarrow(plan.buffers[*m.output].dtype) &&
+                     (tile || overrides.tileMember == i);
+  }
+  for (const auto &m : k.members)
+    for (const Source &src : m.operands)
+      if (src.kind == Source::Kind::Member)
+        storeRounds[src.index] = false;
   unsigned temp = 0;
   std::vector<std::string> members;
   for (const auto &m : k.members) {
@@ -208,7 +223,8 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
       continue;
     }
     std::string name = memberName(plan, step, m);
-    emitBody(w, m.body, operands, global, name, target, temp, &uniform);
+    emitBody(w, m.body, operands, global, name, target, temp, &uniform,
+             storeRounds[members.size()]);
     members.push_back(name);
   }
   for (size_t i = 0; i < k.members.size(); ++i) {
@@ -222,7 +238,8 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
       continue;
     }
     if ((tile || overrides.tileMember == i) && isNarrow(b.dtype)) {
-      // Already rounded to the type: narrowed exactly after the tile.
+      // Rounded to the type (by its body, or, storeRounds, only by the
+      // narrowing after the tile, which is exact on a rounded value).
       w.line("cc_s" + std::to_string(i) + "[cc_j] = " + members[i] + ";");
       continue;
     }

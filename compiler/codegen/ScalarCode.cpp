@@ -189,8 +189,9 @@ public:
 
   /// Prints the nodes of `root`; the root's value goes into the variable
   /// `out` (declared here). Nodes already in `values` (hoisted) are not
-  /// printed again.
-  void print(const ScalarExpr *root, llvm::StringRef out);
+  /// printed again. With `storeRounds` the root is not rounded to its
+  /// f16/bf16 type from float (emitBody).
+  void print(const ScalarExpr *root, llvm::StringRef out, bool storeRounds);
   /// Prints, as `const T cc_u<N> = ...;`, every node of `root` that depends
   /// on no element: an operation all of whose leaves are constants or
   /// operands with `uniformOperand` set (dropout depends on the element's
@@ -209,7 +210,7 @@ private:
   }
   /// Rounds a float-computed value to an f16/bf16 node's type.
   std::string round(DType dtype, const std::string &v) {
-    if (dtype == DType::F16 || dtype == DType::BF16)
+    if ((dtype == DType::F16 || dtype == DType::BF16) && !unrounded)
       return target.narrow(Narrowing::RoundFloat, dtype, v);
     return v;
   }
@@ -224,6 +225,8 @@ private:
   const Target &target;
   unsigned &temp;
   llvm::DenseMap<const ScalarExpr *, std::string> values;
+  /// Set while print() prints a root whose store rounds it.
+  bool unrounded = false;
 };
 
 std::string BodyPrinter::binaryFloat(ScalarOp op, bool isDouble,
@@ -405,7 +408,8 @@ std::string BodyPrinter::node(const ScalarExpr *e) {
   llvm_unreachable("unknown scalar op class");
 }
 
-void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {
+void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out,
+                        bool storeRounds) {
   // A body computed entirely before the loop.
   if (auto it = values.find(root); it != values.end() &&
                                    root->op != ScalarOp::Operand &&
@@ -416,7 +420,11 @@ void BodyPrinter::print(const ScalarExpr *root, llvm::StringRef out) {
   }
   for (const ScalarExpr *e : ir::postOrder(
            root, [&](const ScalarExpr *e) { return values.count(e); })) {
+    // A root rounded from float (not from double: that rounding is not the
+    // store's) is left unrounded where the store rounds it.
+    unrounded = storeRounds && e == root;
     std::string value = node(e);
+    unrounded = false;
     const bool leaf = e->op == ScalarOp::Operand || e->op == ScalarOp::Const;
     if (leaf && e != root) {
       values[e] = value;
@@ -475,9 +483,9 @@ std::string BodyPrinter::hoist(const ScalarExpr *root,
 void emitBody(CodeWriter &w, const ir::ScalarExpr *body,
               llvm::ArrayRef<std::string> operands, llvm::StringRef globalIndex,
               llvm::StringRef out, const Target &target, unsigned &temp,
-              const UniformValues *uniform) {
+              const UniformValues *uniform, bool storeRounds) {
   BodyPrinter printer(w, operands, globalIndex, target, temp, uniform);
-  printer.print(body, out);
+  printer.print(body, out, storeRounds);
 }
 
 std::string emitUniformBody(CodeWriter &w, const ir::ScalarExpr *body,
