@@ -194,17 +194,20 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
     w.line("const " + computeType(b.dtype) + " " + name + " = " + value + ";");
     inputs.push_back(name);
   }
-  // The members whose one use is the tile's narrowing store (no later
-  // member reads them): their value is narrowed after the tile, which
-  // rounds it as the root's own rounding would, so it is left out (a
-  // cast to bf16 before a store is then no work in the loop).
-  llvm::SmallVector<bool, 8> storeRounds(k.members.size(), false);
-  for (size_t i = 0; i < k.members.size(); ++i) {
+  // Is member i stored as a float into its tile `cc_s<i>`, narrowed to its
+  // f16/bf16 buffer after the tile?
+  auto narrowedAfterTile = [&](size_t i) {
     const auto &m = k.members[i];
-    storeRounds[i] = m.output && overrides.skipStore != i &&
-                     isNarrow(plan.buffers[*m.output].dtype) &&
-                     (tile || overrides.tileMember == i);
-  }
+    return m.output && overrides.skipStore != i &&
+           isNarrow(plan.buffers[*m.output].dtype) &&
+           (tile || overrides.tileMember == i);
+  };
+  // The members whose one use is that store (no later member reads them):
+  // the narrowing rounds them as the root's own rounding would, so it is
+  // left out (a cast to bf16 before a store is then no work in the loop).
+  llvm::SmallVector<bool, 8> storeRounds(k.members.size(), false);
+  for (size_t i = 0; i < k.members.size(); ++i)
+    storeRounds[i] = narrowedAfterTile(i);
   for (const auto &m : k.members)
     for (const Source &src : m.operands)
       if (src.kind == Source::Kind::Member)
@@ -237,9 +240,9 @@ void emitElementBody(CodeWriter &w, const Plan &plan, const Step &step,
              "[cc_j] = " + target.store(b.dtype, members[i]) + ";");
       continue;
     }
-    if ((tile || overrides.tileMember == i) && isNarrow(b.dtype)) {
-      // Rounded to the type (by its body, or, storeRounds, only by the
-      // narrowing after the tile, which is exact on a rounded value).
+    if (narrowedAfterTile(i)) {
+      // The narrowing after the tile rounds a value its body left
+      // unrounded (storeRounds) and is exact on a rounded one.
       w.line("cc_s" + std::to_string(i) + "[cc_j] = " + members[i] + ";");
       continue;
     }
